@@ -1,0 +1,50 @@
+"""Three ways to measure one experiment, behind one function: `measure(experiment)`.
+
+| backend  | runs                        | ground truth beside the tracker          |
+|----------|-----------------------------|------------------------------------------|
+| estimate | fake tensors, no memory     | none                                     |
+| cpu      | a real step on the CPU      | the CPU allocator's events (profiler)    |
+| cuda     | a real step on a CUDA GPU   | torch.cuda max allocated / reserved      |
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..config import Experiment
+from ..errors import GeneratorError
+from ..models import resolve_model
+from ..suite import check_model
+
+
+class BackendUnavailable(GeneratorError):
+    """The backend cannot run on this machine (e.g. cuda without a GPU)."""
+
+
+def backend_available(name: str) -> str | None:
+    """None if `name` can run here, else the reason it cannot."""
+    if name == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return "no CUDA GPU on this machine (torch.cuda.is_available() is False)"
+    return None
+
+
+def measure(exp: Experiment) -> dict[str, Any]:
+    """Run one experiment in this process and return its figures (see results.py)."""
+    reason = backend_available(exp.backend)
+    if reason:
+        raise BackendUnavailable(f"cannot run backend {exp.backend!r}: {reason}")
+    check_model(exp)
+    return _runner(exp.backend)(exp, resolve_model(exp.model))
+
+
+def _runner(name: str) -> Callable[..., dict[str, Any]]:
+    if name == "estimate":
+        from .estimate import run
+    elif name == "cpu":
+        from .cpu import run
+    else:
+        from .cuda import run
+    return run

@@ -1,0 +1,46 @@
+"""Estimate a step with fake tensors: every op runs for its shapes only, nothing is allocated.
+
+A CPU-only PyTorch cannot run autograd on fake CUDA tensors, so the estimate runs fake CPU
+tensors and models the CUDA device by what matters for memory: the caching allocator's
+512-byte blocks, the foreach optimizer kernels that PyTorch picks on CUDA, and autocast on
+the CPU (`torch.autocast('cpu', dtype)`) standing in for CUDA's autocast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from ..config import Experiment
+from ..step import Trainer
+from .common import count_parameters, figures, tracked_step
+
+CUDA_BLOCK_BYTES = 512  # the CUDA caching allocator rounds every block up to this
+
+
+def run(exp: Experiment, spec) -> dict[str, Any]:
+    notes = ["estimate: fake tensors, nothing allocated; kernels' internal workspaces are not seen"]
+    if exp.device == "cuda":
+        notes.append("models CUDA: sizes rounded up to 512-byte blocks, foreach optimizer kernels")
+        if exp.precision != "fp32":
+            notes.append("CPU autocast stands in for CUDA autocast; their op lists differ "
+                         "(CPU autocast keeps layer_norm in low precision, CUDA runs it in fp32)")
+    with FakeTensorMode():
+        workload = spec.build()
+        trainer = Trainer.create(workload, batch_size=exp.batch_size, seq_len=exp.seq_len,
+                                 precision=exp.precision, optimizer=exp.optimizer,
+                                 device=torch.device("cpu"), modelled_device=exp.device,
+                                 fake=True)
+        warmups = trainer.warm_up()
+        report = tracked_step(trainer,
+                              round_bytes=CUDA_BLOCK_BYTES if exp.device == "cuda" else 1,
+                              device_type=None)
+        parameters = count_parameters(workload.model)
+    return {
+        **figures(report, parameter_count=parameters, warmup_steps=warmups),
+        "step_seconds": None,
+        "ground_truth": None,
+        "notes": notes,
+    }

@@ -1,0 +1,95 @@
+"""What each sub-command does, top to bottom: suite → measure → render → site."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .config import Experiment
+from .progress import format_bytes
+from .timeline import CATEGORIES
+
+MKDOCS_CONFIG = Path("mkdocs.yml")
+
+
+def _measure_suite(args: argparse.Namespace) -> int:
+    from .runner import run_all
+    from .suite import load_suite
+
+    experiments = load_suite(args.config)
+    outcomes = run_all(experiments, args.results, force=args.force)
+    counts = {}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    print(f"{len(outcomes)} experiments: {summary}; results in {args.results}/", file=sys.stderr)
+    return 1 if counts.get("failed") else 0
+
+
+def measure(args: argparse.Namespace) -> int:
+    return _measure_suite(args)
+
+
+def render(args: argparse.Namespace) -> int:
+    from .render import render as render_pages
+
+    written = render_pages(args.results, args.docs)
+    print(f"rendered {len(written)} page(s) into {args.docs}/", file=sys.stderr)
+    return 0
+
+
+def site(args: argparse.Namespace) -> int:
+    from .site import build_site
+
+    build_site(MKDOCS_CONFIG, args.site)
+    print(f"site built in {args.site}/ (open {args.site}/index.html, or run `mkdocs serve`)",
+          file=sys.stderr)
+    return 0
+
+
+def build(args: argparse.Namespace) -> int:
+    status = _measure_suite(args)
+    render(args)
+    site(args)
+    return status
+
+
+def models(args: argparse.Namespace) -> int:
+    from .models import MODELS
+
+    width = max(len(name) for name in MODELS)
+    for spec in MODELS.values():
+        limit = f"≤ {spec.max_seq_len} tokens" if spec.max_seq_len else "any length"
+        print(f"{spec.name:<{width}}  {spec.description} ({limit})")
+    print("\nor your own: --model package.module:function returning (model, make_batch, loss_fn)")
+    return 0
+
+
+def estimate(args: argparse.Namespace) -> int:
+    from .worker import measure_to_result
+
+    exp = Experiment(model=args.model, batch_size=args.batch_size, seq_len=args.seq_len,
+                     precision=args.precision, optimizer=args.optimizer,
+                     backend="estimate", device=args.device)
+    result = measure_to_result(exp)
+    print(f"{exp.model} · batch {exp.batch_size} · seq {exp.seq_len} · {exp.precision} · "
+          f"{exp.optimizer} — estimated for {exp.device} with fake tensors, nothing allocated")
+    print(f"{result['parameter_count']:,} parameters\n")
+    print(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
+    for cat in CATEGORIES:
+        print(f"{cat:<18}{_mib(result['live_at_peak_bytes'][cat]):>14}"
+              f"{_mib(result['category_max_bytes'][cat]):>14}")
+    peak = result["peak_bytes"]
+    print(f"\npeak: {_mib(peak)} ({format_bytes(peak)})")
+    if args.gpu_memory is not None:
+        budget = args.gpu_memory
+        verdict = (f"yes, {format_bytes(budget - peak)} to spare" if peak <= budget
+                   else f"no, {format_bytes(peak - budget)} short")
+        print(f"fits in {format_bytes(budget)}: {verdict} "
+              "(not counting the CUDA context and the allocator's cached free blocks)")
+    return 0
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**20:,.1f} MiB"

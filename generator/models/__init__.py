@@ -1,0 +1,100 @@
+"""The model zoo: built-in models by name, and user models as `package.module:function`.
+
+Every model is built from code (no downloads), on the current default device or fake mode,
+in training mode. `resolve_model` is the one entry point the rest of the tool uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+from ..errors import ModelError
+from ..workload import Workload
+from .bert import BERT_BASE, BERT_TINY, BertConfig, BertForMaskedLM, build_bert
+from .gpt2 import GPT2_SMALL, GPT2Config, GPT2LMHeadModel, build_gpt2
+from .transformer_parts import ATTENTION_IMPLS
+from .user import FACTORY_FORM, factory_build, import_factory, is_factory_name
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model the profiler can build, with what a report needs to say about it."""
+
+    name: str
+    description: str
+    #: Largest sequence length the model accepts (its position embeddings); None if unbounded.
+    max_seq_len: int | None
+    #: Builds the workload on the current default device / fake mode, in training mode.
+    build: Callable[[], Workload]
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            name="bert-base",
+            description=(
+                "BERT-base with MLM head (Devlin et al. 2019), 12 layers, hidden 768, "
+                "12 heads, vocab 30522"
+            ),
+            max_seq_len=BERT_BASE.max_position_embeddings,
+            build=partial(build_bert, BERT_BASE),
+        ),
+        ModelSpec(
+            name="gpt2-small",
+            description=(
+                "GPT-2 small with tied LM head (Radford et al. 2019), 12 layers, hidden 768, "
+                "12 heads, vocab 50257"
+            ),
+            max_seq_len=GPT2_SMALL.max_position_embeddings,
+            build=partial(build_gpt2, GPT2_SMALL),
+        ),
+        ModelSpec(
+            name="tiny",
+            description=(
+                "tiny BERT with MLM head for fast tests, 2 layers, hidden 64, 4 heads, vocab 1000"
+            ),
+            max_seq_len=BERT_TINY.max_position_embeddings,
+            build=partial(build_bert, BERT_TINY),
+        ),
+    )
+}
+
+
+def resolve_model(name: str) -> ModelSpec:
+    """The spec of a built-in model, or of a user factory `package.module:function`.
+
+    A user module is imported here, so an import failure surfaces at once; the factory is
+    only called by `spec.build()`. Every failure is a one-line ModelError.
+    """
+    if name in MODELS:
+        return MODELS[name]
+    if not is_factory_name(name):
+        choices = ", ".join(MODELS)
+        raise ModelError(
+            f"unknown model {name!r}; choose one of: {choices}, or give a factory as {FACTORY_FORM}"
+        )
+    factory = import_factory(name)
+    return ModelSpec(
+        name=name,
+        description=f"user model {name}",
+        max_seq_len=None,
+        build=factory_build(name, factory),
+    )
+
+
+__all__ = [
+    "ATTENTION_IMPLS",
+    "BERT_BASE",
+    "BERT_TINY",
+    "GPT2_SMALL",
+    "MODELS",
+    "BertConfig",
+    "BertForMaskedLM",
+    "GPT2Config",
+    "GPT2LMHeadModel",
+    "ModelSpec",
+    "resolve_model",
+]

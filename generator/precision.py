@@ -1,0 +1,44 @@
+"""Precisions and optimizers as lookup tables, so that every backend trains the same way."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterable
+
+import torch
+
+#: The low-precision dtype of each precision; None means plain fp32, no autocast.
+AUTOCAST_DTYPE: dict[str, torch.dtype | None] = {
+    "fp32": None,
+    "amp-fp16": torch.float16,
+    "amp-bf16": torch.bfloat16,
+}
+
+
+def autocast_context(precision: str, device_type: str) -> contextlib.AbstractContextManager:
+    """The one autocast context of a step (nanoGPT's pattern: a table plus one context)."""
+    dtype = AUTOCAST_DTYPE[precision]
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.amp.autocast(device_type=device_type, dtype=dtype)
+
+
+def make_grad_scaler(precision: str, device_type: str) -> torch.amp.GradScaler | None:
+    """fp16 needs loss scaling against gradient underflow; bf16 has fp32's range and does not."""
+    if precision != "amp-fp16":
+        return None
+    return torch.amp.GradScaler(device_type)
+
+
+def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], *,
+                   foreach: bool) -> torch.optim.Optimizer:
+    """`foreach` is what PyTorch itself picks on the modelled device: True on CUDA, False on
+    CPU. It matters for memory: the foreach kernels hold a temporary per parameter at once."""
+    params = list(params)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=1e-4, foreach=foreach)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=foreach)
+    raise ValueError(f"unknown optimizer {name!r}")

@@ -1,0 +1,50 @@
+"""Progress while measuring: a live line on a terminal, one line per experiment elsewhere."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from .runner import Outcome
+
+
+def format_bytes(nbytes: float) -> str:
+    """Binary units, as PyTorch and nvidia-smi count: 1 GiB = 1024³ bytes."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+class Progress:
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total, self.index = total, 0
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty()
+        self.label = ""
+
+    def start(self, label: str) -> None:
+        self.index += 1
+        self.label = label
+        if self.live:
+            self._write(f"\r\033[K[{self.index}/{self.total}] {label} …")
+
+    def tick(self, elapsed: float) -> None:
+        if self.live:
+            self._write(f"\r\033[K[{self.index}/{self.total}] {self.label} … {elapsed:.0f} s")
+
+    def finish(self, outcome: "Outcome") -> None:
+        detail = outcome.message
+        if outcome.result is not None:
+            if outcome.result.get("error"):
+                detail = f"does not fit: {outcome.result['error']}"
+            else:
+                detail = f"peak {format_bytes(outcome.result['peak_bytes'])}"
+        timing = f" in {outcome.seconds:.1f} s" if outcome.status == "measured" else ""
+        line = f"[{self.index}/{self.total}] {outcome.status}{timing}: {self.label}: {detail}"
+        self._write(("\r\033[K" if self.live else "") + line + "\n")
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()

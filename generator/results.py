@@ -1,0 +1,88 @@
+"""The results store: one JSON file per experiment, written atomically, versioned.
+
+Layout: `<results>/<machine-id>/<experiment-key>.json`. JSON only: a results file is data
+that other people commit, and must never be able to run code when read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .config import Experiment
+from .errors import ConfigError, OutputError, ResultsError
+
+SCHEMA_VERSION = 1
+#: Fields every result has; figures are absent when `error` is set.
+REQUIRED = ("schema_version", "key", "experiment", "backend", "environment", "error")
+FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
+           "module_activation_bytes", "parameter_count")
+
+
+def result_path(results_dir: Path, machine_id: str, key: str) -> Path:
+    """Where a result lives; refuses names that would leave the results folder."""
+    for part in (machine_id, key):
+        if not part or part in (".", "..") or "/" in part or "\\" in part or part.startswith("."):
+            raise ConfigError(f"unsafe results path component {part!r}")
+    return Path(results_dir) / machine_id / f"{key}.json"
+
+
+def save(path: Path, result: dict[str, Any]) -> None:
+    """Write via a temporary file in the same folder and rename it into place, so a reader
+    or an interrupted run never sees half a file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    except OSError as error:
+        raise OutputError(f"cannot write results to {path.parent}: {error.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(result, handle, indent=1, sort_keys=True, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and check one result; every defect is a ResultsError naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ResultsError(f"{path}: cannot read ({error.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
+                           f"column {error.colno}); delete it to measure again") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: a result must be a JSON object")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
+                           f"generator reads schema {SCHEMA_VERSION}")
+    needed = REQUIRED + (FIGURES if data.get("error") is None else ())
+    missing = [name for name in needed if name not in data]
+    if missing:
+        raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
+    try:
+        Experiment.from_dict(data["experiment"])
+    except (ConfigError, TypeError) as error:
+        raise ResultsError(f"{path}: invalid experiment ({error})") from None
+    return data
+
+
+def load_all(results_dir: Path) -> list[dict[str, Any]]:
+    """Every result under `results_dir`, sorted by machine and key for stable output."""
+    paths = sorted(Path(results_dir).glob("*/*.json"))
+    return [load(path) for path in paths]
+
+
+def experiment_of(result: dict[str, Any]) -> Experiment:
+    return Experiment.from_dict(result["experiment"])

@@ -1,0 +1,26 @@
+"""Build the site with mkdocs, strictly: a broken link or anchor fails the build."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from .errors import GeneratorError
+
+
+class SiteBuildError(GeneratorError):
+    """mkdocs refused to build the site (a warning under --strict, or a bad config)."""
+
+
+def build_site(config: Path, site_dir: Path) -> None:
+    if not Path(config).exists():
+        raise SiteBuildError(f"no mkdocs config at {config}; run from the project folder")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean",
+               "-f", str(config), "-d", str(Path(site_dir).resolve())]
+    process = subprocess.run(command, capture_output=True, text=True)
+    if process.returncode != 0:
+        lines = [line for line in (process.stderr + process.stdout).splitlines()
+                 if "WARNING" in line or "ERROR" in line or "Error" in line]
+        reason = lines[0].strip() if lines else f"mkdocs exited with status {process.returncode}"
+        raise SiteBuildError(f"mkdocs build --strict failed: {reason}")
