@@ -64,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
         "--site", type=Path, default=Path("site"))
 
     est = commands.add_parser("estimate", help="estimate one training step, nothing allocated")
-    est.add_argument("model", help="a model from `models`, or package.module:function")
+    est.add_argument("model", nargs="?", help="a model from `models`, or package.module:function")
+    est.add_argument("--model", dest="model_option", metavar="MODEL", help="the same, as an option")
     est.add_argument("--batch-size", type=_positive_int, required=True)
     est.add_argument("--seq-len", type=_positive_int, required=True)
     est.add_argument("--precision", choices=PRECISIONS, default="fp32")

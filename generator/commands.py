@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .config import Experiment
+from .errors import ConfigError
 from .progress import format_bytes
 from .timeline import CATEGORIES
 
@@ -69,7 +70,10 @@ def models(args: argparse.Namespace) -> int:
 def estimate(args: argparse.Namespace) -> int:
     from .worker import measure_to_result
 
-    exp = Experiment(model=args.model, batch_size=args.batch_size, seq_len=args.seq_len,
+    model = args.model_option or args.model
+    if not model or (args.model and args.model_option and args.model != args.model_option):
+        raise ConfigError("give one model, as MODEL or --model MODEL")
+    exp = Experiment(model=model, batch_size=args.batch_size, seq_len=args.seq_len,
                      precision=args.precision, optimizer=args.optimizer,
                      backend="estimate", device=args.device)
     result = measure_to_result(exp)
@@ -81,7 +85,7 @@ def estimate(args: argparse.Namespace) -> int:
         print(f"{cat:<18}{_mib(result['live_at_peak_bytes'][cat]):>14}"
               f"{_mib(result['category_max_bytes'][cat]):>14}")
     peak = result["peak_bytes"]
-    print(f"\npeak: {_mib(peak)} ({format_bytes(peak)})")
+    print(f"\npeak: {_mib(peak)} ({peak / 2**30:.2f} GiB)")
     if args.gpu_memory is not None:
         budget = args.gpu_memory
         verdict = (f"yes, {format_bytes(budget - peak)} to spare" if peak <= budget

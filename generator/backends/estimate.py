@@ -8,11 +8,13 @@ the CPU (`torch.autocast('cpu', dtype)`) standing in for CUDA's autocast.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from ..autocast_policy import CudaAutocastPolicy
 from ..config import Experiment
 from ..step import Trainer
 from .common import count_parameters, figures, tracked_step
@@ -25,9 +27,10 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     if exp.device == "cuda":
         notes.append("models CUDA: sizes rounded up to 512-byte blocks, foreach optimizer kernels")
         if exp.precision != "fp32":
-            notes.append("CPU autocast stands in for CUDA autocast; their op lists differ "
-                         "(CPU autocast keeps layer_norm in low precision, CUDA runs it in fp32)")
-    with FakeTensorMode():
+            notes.append("CPU autocast stands in for CUDA autocast, with CUDA's fp32 policy "
+                         "for softmax, log_softmax, layer_norm and group_norm")
+    policy = CudaAutocastPolicy() if exp.device == "cuda" else contextlib.nullcontext()
+    with FakeTensorMode(), policy:
         workload = spec.build()
         trainer = Trainer.create(workload, batch_size=exp.batch_size, seq_len=exp.seq_len,
                                  precision=exp.precision, optimizer=exp.optimizer,
