@@ -31,13 +31,17 @@ class Outcome:
 
 
 def reusable(path: Path, exp: Experiment) -> dict[str, Any] | None:
-    """The stored result of `exp` if it was measured the same way with this PyTorch."""
+    """The stored result of `exp` if it was measured the same way, by the same method, with
+    this PyTorch."""
     if not path.exists():
         return None
     import torch
 
+    from .backends import METHOD_VERSION
+
     stored = results.load(path)
     same = (stored["experiment"] == exp.to_dict()
+            and stored.get("method_version") == METHOD_VERSION
             and stored["environment"].get("torch") == torch.__version__)
     return stored if same else None
 

@@ -28,7 +28,7 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 def measure_to_result(exp: Experiment) -> dict[str, Any]:
     """Measure `exp` here and wrap its figures into a complete result."""
-    from .backends import measure
+    from .backends import METHOD_VERSION, measure
     from .environment import describe
 
     try:
@@ -44,6 +44,7 @@ def measure_to_result(exp: Experiment) -> dict[str, Any]:
         "key": exp.key,
         "experiment": exp.to_dict(),
         "backend": exp.backend,
+        "method_version": METHOD_VERSION,
         "environment": describe(exp.backend),
         "measured_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
         "error": None,

@@ -17,6 +17,11 @@ from ..models import resolve_model
 from ..suite import check_model
 
 
+#: Raise when a change to the measuring code changes what it reports: stored results of an
+#: older method are measured again instead of being reused.
+METHOD_VERSION = 2
+
+
 class BackendUnavailable(GeneratorError):
     """The backend cannot run on this machine (e.g. cuda without a GPU)."""
 
