@@ -347,7 +347,7 @@ def test_render_control_a_good_result_renders(seeded: Path) -> None:
     proc = run_cli(["render"], seeded)
     assert proc.returncode == 0, proc.stderr
     page = (seeded / "docs" / "index.md").read_text(encoding="utf-8")
-    assert "tiny b2 s16 fp32 (estimate): out_of_memory" in page, page
+    assert "out_of_memory" in page, page  # the seeded result: a step that did not fit
 
 
 def test_measure_refuses_a_stored_result_with_a_wrongly_typed_field(seeded: Path) -> None:

@@ -19,7 +19,7 @@ from ..suite import check_model
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
-METHOD_VERSION = 2
+METHOD_VERSION = 3
 
 
 class BackendUnavailable(GeneratorError):

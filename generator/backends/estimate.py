@@ -2,8 +2,8 @@
 
 A CPU-only PyTorch cannot run autograd on fake CUDA tensors, so the estimate runs fake CPU
 tensors and models the CUDA device by what matters for memory: the caching allocator's
-512-byte blocks, the foreach optimizer kernels that PyTorch picks on CUDA, and autocast on
-the CPU (`torch.autocast('cpu', dtype)`) standing in for CUDA's autocast.
+512-byte blocks, the foreach optimizer kernels that PyTorch picks on CUDA, and CUDA's dropout
+and autocast policies (cuda_emulation.py) on top of CPU autocast.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from ..autocast_policy import CudaAutocastPolicy
+from ..cuda_emulation import CudaKernelPolicy
 from ..config import Experiment
 from ..step import Trainer
 from .common import count_parameters, figures, tracked_step
@@ -25,11 +25,12 @@ CUDA_BLOCK_BYTES = 512  # the CUDA caching allocator rounds every block up to th
 def run(exp: Experiment, spec) -> dict[str, Any]:
     notes = ["estimate: fake tensors, nothing allocated; kernels' internal workspaces are not seen"]
     if exp.device == "cuda":
-        notes.append("models CUDA: sizes rounded up to 512-byte blocks, foreach optimizer kernels")
+        notes.append("models CUDA: sizes rounded up to 512-byte blocks, foreach optimizer "
+                     "kernels, fused dropout with 1-byte masks")
         if exp.precision != "fp32":
             notes.append("CPU autocast stands in for CUDA autocast, with CUDA's fp32 policy "
                          "for softmax, log_softmax, layer_norm and group_norm")
-    policy = CudaAutocastPolicy() if exp.device == "cuda" else contextlib.nullcontext()
+    policy = CudaKernelPolicy() if exp.device == "cuda" else contextlib.nullcontext()
     with FakeTensorMode(), policy:
         workload = spec.build()
         trainer = Trainer.create(workload, batch_size=exp.batch_size, seq_len=exp.seq_len,

@@ -1,0 +1,34 @@
+"""The estimate's CUDA emulation: fused dropout and CUDA autocast's fp32 ops."""
+
+import torch
+import torch.nn.functional as F
+
+from generator.cuda_emulation import CudaKernelPolicy
+
+
+def test_dropout_takes_the_fused_kernel_with_a_bool_mask():
+    x = torch.randn(4, 8, requires_grad=True)
+    assert type(F.dropout(x, 0.1, True).grad_fn).__name__ == "MulBackward0"  # CPU fallback
+    with CudaKernelPolicy():
+        y = F.dropout(x, 0.1, True)
+        assert type(y.grad_fn).__name__ == "NativeDropoutBackward0"
+        assert F.dropout(x, 0.1, False) is x  # eval: untouched
+    y.sum().backward()
+    assert x.grad is not None
+
+
+def test_softmax_and_layer_norm_run_in_fp32_under_autocast():
+    x = torch.randn(2, 4, 8)
+    with CudaKernelPolicy(), torch.autocast("cpu", dtype=torch.float16):
+        half = torch.nn.Linear(8, 8)(x)
+        assert half.dtype == torch.float16
+        assert torch.softmax(half, -1).dtype == torch.float32
+        assert F.log_softmax(half, dim=-1).dtype == torch.float32
+        assert half.softmax(-1).dtype == torch.float32
+        assert F.layer_norm(half, (8,)).dtype == torch.float32
+
+
+def test_without_autocast_nothing_changes():
+    x = torch.randn(2, 8, dtype=torch.float16)
+    with CudaKernelPolicy():
+        assert torch.softmax(x, -1).dtype == torch.float16
