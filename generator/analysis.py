@@ -35,21 +35,30 @@ def saving(before: int, after: int) -> float | None:
     return None if before == 0 else 1 - after / before
 
 
-def precision_comparison(by_precision: dict[str, Result]) -> dict[str, Any]:
-    """Live-at-peak bytes per category for each precision, and each AMP precision's saving
-    against fp32, per category and for the peak."""
+def precision_comparison(by_precision: dict[str, Result], view: str = "live") -> dict[str, Any]:
+    """Bytes per category for each precision, and each AMP precision's saving against fp32.
+
+    view "live": bytes live at the peak, closing with the peak; view "max": each category's
+    own maximum, closing with the sum of maxima (the article's way of adding up)."""
+    if view not in ("live", "max"):
+        raise ValueError(f"unknown view {view!r}; choose live or max")
+    field = "live_at_peak_bytes" if view == "live" else "category_max_bytes"
+
+    def value(result: Result, cat: str) -> int:
+        if cat == "total":
+            return result["peak_bytes"] if view == "live" else sum(result[field].values())
+        return result[field][cat]
+
     base = by_precision.get("fp32")
     rows = []
-    for cat in CATEGORIES + ("peak",):
+    for cat in CATEGORIES + ("total",):
         row: dict[str, Any] = {"category": cat, "bytes": {}, "saving": {}}
         for precision, result in by_precision.items():
-            value = result["peak_bytes"] if cat == "peak" else result["live_at_peak_bytes"][cat]
-            row["bytes"][precision] = value
+            row["bytes"][precision] = value(result, cat)
             if base is not None and precision != "fp32":
-                base_value = base["peak_bytes"] if cat == "peak" else base["live_at_peak_bytes"][cat]
-                row["saving"][precision] = saving(base_value, value)
+                row["saving"][precision] = saving(value(base, cat), row["bytes"][precision])
         rows.append(row)
-    return {"precisions": list(by_precision), "rows": rows}
+    return {"precisions": list(by_precision), "rows": rows, "view": view}
 
 
 def usable(results: list[Result]) -> list[Result]:
@@ -105,3 +114,45 @@ def estimate_accuracy(results: list[Result]) -> list[dict[str, Any]]:
 def _config_key(exp: dict[str, Any], device: str) -> tuple:
     return (exp["model"], exp["batch_size"], exp["seq_len"], exp["precision"],
             exp["optimizer"], device)
+
+
+def activation_formula_bytes(*, seq_len: int, batch_size: int, hidden: int, heads: int,
+                             intermediate: int, element_bytes: int) -> float:
+    """Activations one transformer layer saves for backward, after Korthikanti et al. 2022
+    ("Reducing Activation Recomputation in Large Transformer Models", eq. 1: per layer
+    s·b·h·(34 + 5·a·s/h) bytes with 16-bit tensors, 1-byte dropout masks and FFN = 4h).
+
+    Counted per element so that other element sizes and FFN widths follow: attention keeps
+    5 sbh tensors (QKV input, Q, K, V, output-projection input) plus 2 a·s²·b (softmax output,
+    dropout output), the MLP sbh + 2 sbf (its two linear inputs and the GELU input), the two
+    LayerNorms 2 sbh; three dropout masks of sbh and one of a·s²·b are 1 byte each.
+    element_bytes=2 gives the paper's formula; 4 is its fp32 variant, 66 + 9·a·s/h."""
+    s, b, h, a, f, e = seq_len, batch_size, hidden, heads, intermediate, element_bytes
+    sbh = s * b * h
+    return sbh * (8 * e + 2) + 2 * e * s * b * f + (2 * e + 1) * a * s * s * b
+
+
+def formula_check(result: Result) -> dict[str, Any] | None:
+    """The formula beside the measured activations per layer, for eager-attention
+    transformers; None where the formula does not apply."""
+    arch = result.get("architecture")
+    layers = {k: v for k, v in result.get("module_activation_bytes", {}).items()
+              if k.startswith("layers.")}
+    if not arch or arch.get("attention") != "eager" or not layers:
+        return None
+    exp = result["experiment"]
+    shape = dict(seq_len=exp["seq_len"], batch_size=exp["batch_size"], hidden=arch["hidden"],
+                 heads=arch["heads"], intermediate=arch["intermediate"])
+    measured = sum(layers.values()) / len(layers)
+    paper = activation_formula_bytes(**shape, element_bytes=2)
+    fp32 = activation_formula_bytes(**shape, element_bytes=4)
+    predicted = fp32 if exp["precision"] == "fp32" else paper
+    return {
+        "layers": arch["layers"],
+        "measured_per_layer": measured,
+        "formula_16bit_per_layer": paper,
+        "formula_fp32_per_layer": fp32,
+        "predicted_per_layer": predicted,
+        "variant": "fp32" if exp["precision"] == "fp32" else "16-bit",
+        "error": measured / predicted - 1,
+    }

@@ -8,6 +8,7 @@ CATEGORY_LABELS = {
     "autocast_copies": {"zh": "autocast 权重副本", "en": "Autocast weight copies"},
     "temporaries": {"zh": "临时张量", "en": "Temporaries"},
     "peak": {"zh": "峰值", "en": "Peak"},
+    "sum_of_maxima": {"zh": "各项最大值之和", "en": "Sum of the maxima"},
 }
 
 PRECISION_LABELS = {

@@ -14,6 +14,7 @@ from typing import Any
 
 from .config import Experiment
 from .errors import ConfigError, OutputError, ResultsError
+from .timeline import CATEGORIES
 
 SCHEMA_VERSION = 1
 #: Fields every result has; figures are absent when `error` is set.
@@ -28,6 +29,17 @@ def result_path(results_dir: Path, machine_id: str, key: str) -> Path:
         if not part or part in (".", "..") or "/" in part or "\\" in part or part.startswith("."):
             raise ConfigError(f"unsafe results path component {part!r}")
     return Path(results_dir) / machine_id / f"{key}.json"
+
+
+def ensure_writable(results_dir: Path) -> None:
+    """Fail before measuring, not after, when results cannot be stored."""
+    try:
+        Path(results_dir).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=results_dir):
+            pass
+    except OSError as error:
+        raise OutputError(f"cannot write results to {results_dir}: "
+                          f"{error.strerror or error}") from None
 
 
 def save(path: Path, result: dict[str, Any]) -> None:
@@ -71,11 +83,43 @@ def load(path: Path) -> dict[str, Any]:
     missing = [name for name in needed if name not in data]
     if missing:
         raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
+    problem = _type_problem(data)
+    if problem:
+        raise ResultsError(f"{path}: {problem}")
     try:
         Experiment.from_dict(data["experiment"])
     except (ConfigError, TypeError) as error:
         raise ResultsError(f"{path}: invalid experiment ({error})") from None
     return data
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _type_problem(data: dict[str, Any]) -> str | None:
+    """The first field of the wrong type, described; None if all are right."""
+    for name in ("experiment", "environment"):
+        if not isinstance(data[name], dict):
+            return f"field {name} must be an object"
+    if data["error"] is not None:
+        return None if isinstance(data["error"], str) else "field error must be a string or null"
+    for name in ("peak_bytes", "parameter_count"):
+        if not _is_count(data[name]):
+            return f"field {name} must be a non-negative integer, got {data[name]!r}"
+    for name in ("live_at_peak_bytes", "category_max_bytes"):
+        value = data[name]
+        if not isinstance(value, dict) or set(value) != set(CATEGORIES) or \
+                not all(_is_count(v) for v in value.values()):
+            return f"field {name} must map each of {', '.join(CATEGORIES)} to a byte count"
+    modules = data["module_activation_bytes"]
+    if not isinstance(modules, dict) or not all(_is_count(v) for v in modules.values()):
+        return "field module_activation_bytes must map block names to byte counts"
+    timeline = data["timeline"]
+    if not isinstance(timeline, dict) or not isinstance(timeline.get("tick"), list) or \
+            not isinstance(timeline.get("bytes"), dict):
+        return "field timeline must hold a tick list and a bytes object"
+    return None
 
 
 def load_all(results_dir: Path) -> list[dict[str, Any]]:

@@ -49,6 +49,7 @@ def reusable(path: Path, exp: Experiment) -> dict[str, Any] | None:
 def run_all(experiments: list[Experiment], results_dir: Path, *, force: bool = False,
             progress: Progress | None = None) -> list[Outcome]:
     """Measure what is missing; a crash of one experiment does not stop the others."""
+    results.ensure_writable(results_dir)
     progress = progress or Progress(total=len(experiments))
     outcomes = []
     for exp in experiments:

@@ -18,17 +18,9 @@ from .errors import GeneratorError
 from .results import SCHEMA_VERSION
 
 
-def is_out_of_memory(error: BaseException) -> bool:
-    import torch
-
-    if isinstance(error, (torch.OutOfMemoryError, MemoryError)):
-        return True
-    return isinstance(error, RuntimeError) and "can't allocate memory" in str(error)
-
-
 def measure_to_result(exp: Experiment) -> dict[str, Any]:
     """Measure `exp` here and wrap its figures into a complete result."""
-    from .backends import METHOD_VERSION, measure
+    from .backends import METHOD_VERSION, is_out_of_memory, measure
     from .environment import describe
 
     try:

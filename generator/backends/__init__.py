@@ -13,13 +13,14 @@ from typing import Any, Callable
 
 from ..config import Experiment
 from ..errors import GeneratorError
-from ..models import resolve_model
+from ..errors import ModelError
+from ..models import MODELS, resolve_model
 from ..suite import check_model
 
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
-METHOD_VERSION = 3
+METHOD_VERSION = 4
 
 
 class BackendUnavailable(GeneratorError):
@@ -42,7 +43,28 @@ def measure(exp: Experiment) -> dict[str, Any]:
     if reason:
         raise BackendUnavailable(f"cannot run backend {exp.backend!r}: {reason}")
     check_model(exp)
-    return _runner(exp.backend)(exp, resolve_model(exp.model))
+    spec = resolve_model(exp.model)
+    try:
+        figures = _runner(exp.backend)(exp, spec)
+    except GeneratorError:
+        raise
+    except Exception as error:
+        if exp.model in MODELS or is_out_of_memory(error):
+            raise  # a built-in model that fails is this tool's bug: keep the traceback
+        detail = str(error).splitlines()[0][:200] if str(error) else ""
+        raise ModelError(f"model {exp.model!r} failed in the training step: "
+                         f"{type(error).__name__}: {detail}") from None
+    if not figures.get("error"):
+        figures["architecture"] = spec.architecture
+    return figures
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    import torch
+
+    if isinstance(error, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    return isinstance(error, RuntimeError) and "can't allocate memory" in str(error)
 
 
 def _runner(name: str) -> Callable[..., dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import ModelError
 from ..workload import Workload
@@ -28,6 +28,15 @@ class ModelSpec:
     max_seq_len: int | None
     #: Builds the workload on the current default device / fake mode, in training mode.
     build: Callable[[], Workload]
+    #: For transformers: layers, hidden, heads, intermediate, vocab, attention (the inputs of
+    #: the activation formula of Korthikanti et al. 2022); None for other models.
+    architecture: dict[str, Any] | None = None
+
+
+def _architecture(config: Any) -> dict[str, Any]:
+    return {"layers": config.num_layers, "hidden": config.hidden_size,
+            "heads": config.num_heads, "intermediate": config.intermediate_size,
+            "vocab": config.vocab_size, "attention": config.attention}
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -41,6 +50,7 @@ MODELS: dict[str, ModelSpec] = {
             ),
             max_seq_len=BERT_BASE.max_position_embeddings,
             build=partial(build_bert, BERT_BASE),
+            architecture=_architecture(BERT_BASE),
         ),
         ModelSpec(
             name="gpt2-small",
@@ -50,6 +60,7 @@ MODELS: dict[str, ModelSpec] = {
             ),
             max_seq_len=GPT2_SMALL.max_position_embeddings,
             build=partial(build_gpt2, GPT2_SMALL),
+            architecture=_architecture(GPT2_SMALL),
         ),
         ModelSpec(
             name="tiny",
@@ -58,6 +69,7 @@ MODELS: dict[str, ModelSpec] = {
             ),
             max_seq_len=BERT_TINY.max_position_embeddings,
             build=partial(build_bert, BERT_TINY),
+            architecture=_architecture(BERT_TINY),
         ),
     )
 }

@@ -1,0 +1,312 @@
+"""The article's three charts as finished, theme-aware, accessible SVG strings.
+
+Figures are bare `matplotlib.figure.Figure` objects, never pyplot: no global backend is chosen
+or needed (savefig picks the SVG canvas from `format="svg"`), and every rcParam is set inside
+`rc_context`, so importing or calling this module changes no global state. Output is
+deterministic: a fixed hash salt per figure, no dates, ids rewritten to per-chart names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import math
+import re
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.transforms import blended_transform_factory
+
+from .labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
+from .palette import CATEGORY_COLORS, FONT_STACK, INK
+from .svgtools import finalize
+from .timeline import CATEGORIES
+
+Result = dict[str, Any]
+GIB, MIB = 2 ** 30, 2 ** 20
+PRECISION_ORDER = ("fp32", "amp-fp16", "amp-bf16")
+OUTSIDE_MODULES = "(outside modules)"
+ENVELOPE_BINS = 320  # about 2 px per slice across the plot of a ~700 px wide chart
+WIDTH_IN = 7.3  # ≈ 525 pt, shown in a ~700 px column: 10 pt text reads at ~13 px
+_CJK_FONTS = FONT_STACK[:5]
+
+#: Every word the charts show or say, as (English, Chinese).
+_WORDS: dict[str, tuple[str, str]] = {
+    "sep": (", ", "，"), "stop": (". ", "。"), "colon": (": ", "："), "peak": ("Peak", "峰值"),
+    "gib_axis": ("Live at the peak (GiB)", "峰值时刻占用（GiB）"),
+    "step_axis": ("Live memory (GiB)", "占用（GiB）"),
+    "events": ("allocation events (step progress)", "分配事件（训练步进度）"),
+    "mib_axis": ("Activations saved (MiB)", "保存的激活值（MiB）"),
+    "outside": ("loss & outside blocks", "损失及模块之外"),
+    "batch": ("batch {}", "batch {}"), "seq": ("sequence {}", "序列长度 {}"),
+    "bars_title": ("Memory live at the peak by precision", "不同精度下峰值时刻的内存构成"),
+    "live": ("Live at the peak", "峰值时刻"),
+    "step_title": ("Memory over one training step", "一个训练步内的内存变化"),
+    "step_peak": ("Peak {v} at allocation event {at} of {end}",
+                  "峰值 {v}，出现在第 {at} 个分配事件（共 {end} 个）"),
+    "in_phase": (", in the {} phase", "，处于{}阶段"),
+    "phase_from": ("{} from event {}", "{}从事件 {} 开始"), "phases_word": ("Phases", "阶段"),
+    "mod_title": ("Activations saved for backward, per block", "各模块为反向传播保存的激活值"),
+    "mod_total": ("{n} blocks, {v} in all", "共 {n} 个部分，合计 {v}"),
+    "forward": ("forward", "前向"), "backward": ("backward", "反向"),
+    "optimizer": ("optimizer", "优化器"),
+}
+_LANGS = ("en", "zh")
+
+
+def gib(nbytes: float) -> str:
+    """How every chart (and its test) prints a size in GiB."""
+    return f"{nbytes / GIB:.2f} GiB"
+
+
+def mib(nbytes: float) -> str:
+    return f"{nbytes / MIB:.1f} MiB"
+
+
+def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
+    """One bar per precision, stacked by category live at the peak, peak printed above."""
+    t = _text(lang)
+    results = [(p, _usable(by_precision[p])) for p in PRECISION_ORDER if p in by_precision]
+    if not results:
+        raise ValueError("no result to chart")
+    shown = [c for c in CATEGORIES if any(r["live_at_peak_bytes"].get(c) for _, r in results)]
+    # Name each bar's backend only when the bars do not all come from one.
+    mixed = len({r["backend"] for _, r in results}) > 1
+    with _figure("bars", lang, 4.2) as (fig, ax):
+        xs = range(len(results))
+        bottoms = [0.0] * len(results)
+        for cat in shown:
+            heights = [r["live_at_peak_bytes"].get(cat, 0) / GIB for _, r in results]
+            ax.bar(xs, heights, 0.55, bottom=bottoms, color=CATEGORY_COLORS[cat],
+                   label=CATEGORY_LABELS[cat][lang], linewidth=0)
+            bottoms = [b + h for b, h in zip(bottoms, heights)]
+        for x, (_, r) in zip(xs, results):
+            ax.annotate(gib(r["peak_bytes"]), (x, r["peak_bytes"] / GIB), xytext=(0, 3),
+                        textcoords="offset points", ha="center", va="bottom", fontweight="bold")
+        ax.set_xticks(list(xs), [PRECISION_LABELS[p][lang] + (
+            "\n" + BACKEND_LABELS[r["backend"]][lang] if mixed else "") for p, r in results])
+        ax.set_xlim(-0.6, len(results) - 0.4)
+        ax.set_ylim(0, max(r["peak_bytes"] for _, r in results) / GIB * 1.12)
+        ax.set_ylabel(t["gib_axis"])
+        ax.grid(axis="y")
+        handles, names = ax.get_legend_handles_labels()
+        # Reversed, so the legend reads top-down like the stack.
+        fig.legend(handles[::-1], names[::-1], loc="outside right upper")
+        svg = _save(fig, "bars", lang)
+    exp = results[0][1]["experiment"]
+    title = t["bars_title"] + t["colon"] + _setup(exp, t, "model", "batch", "seq")
+    desc = t["peak"] + t["colon"] + t["sep"].join(
+        f"{PRECISION_LABELS[p][lang]} {gib(r['peak_bytes'])}" for p, r in results) + t["stop"]
+    desc += "".join(PRECISION_LABELS[p][lang] + t["colon"] + _breakdown(r, lang) + t["stop"]
+                    for p, r in results)
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-bars-{lang}")
+
+
+def timeline(result: Result, lang: str) -> str:
+    """Stacked areas of live bytes per category over the step, phases shaded, peak marked."""
+    t = _text(lang)
+    tl = _usable(result)["timeline"]
+    if not tl["tick"]:
+        raise ValueError("the result has an empty timeline")
+    shown = [c for c in CATEGORIES if any(tl["bytes"].get(c, ()))]
+    totals = [sum(tl["bytes"][c][i] for c in shown) for i in range(len(tl["tick"]))]
+    at = max(range(len(totals)), key=totals.__getitem__)
+    phases = sorted(result.get("phases") or [], key=lambda p: p["tick"])
+    with _figure("timeline", lang, 4.4) as (fig, ax):
+        edges, rows = _envelope(tl["tick"], tl["end_tick"], totals)
+        lower = [0.0] * len(rows)
+        for cat in shown:
+            upper = [lo + (tl["bytes"][cat][i] / GIB if i is not None else 0.0)
+                     for lo, i in zip(lower, rows)]
+            top, bottom = _steps(edges, upper), _steps(edges, lower)[::-1]
+            ax.fill([x for x, _ in top + bottom], [y for _, y in top + bottom], linewidth=0,
+                    color=CATEGORY_COLORS[cat], label=CATEGORY_LABELS[cat][lang])
+            lower = upper
+        # INK at low alpha becomes translucent currentColor: a light band on dark, dark on light.
+        above = blended_transform_factory(ax.transData, ax.transAxes)
+        for i, phase in enumerate(phases):
+            end = phases[i + 1]["tick"] if i + 1 < len(phases) else tl["end_tick"]
+            ax.axvspan(phase["tick"], end, color=INK, alpha=0.08 if i % 2 == 0 else 0.03,
+                       linewidth=0, zorder=0)
+            if i:
+                ax.axvline(phase["tick"], color=INK, alpha=0.45, linewidth=0.8, linestyle="--")
+            ax.text((phase["tick"] + end) / 2, 1.015, t.get(phase["name"], phase["name"]),
+                    transform=above, ha="center", va="bottom")
+        x, y = tl["tick"][at], totals[at] / GIB
+        ax.plot([x], [y], marker="v", color=INK, markersize=7, linestyle="none")
+        ax.annotate(f"{t['peak']} {gib(result['peak_bytes'])}", (x, y), xytext=(0, 8),
+                    textcoords="offset points", va="bottom", fontweight="bold",
+                    ha="right" if x > 0.7 * tl["end_tick"] else "left")
+        ax.set_xlim(0, tl["end_tick"])
+        ax.set_ylim(0, y * 1.2)
+        ax.set_xlabel(t["events"])
+        ax.set_ylabel(t["step_axis"])
+        ax.grid(axis="y")
+        handles, names = ax.get_legend_handles_labels()
+        # The legend fills column by column; this order makes its rows read in CATEGORIES order.
+        order = [i for col in range(3) for i in range(col, len(handles), 3)]
+        fig.legend([handles[i] for i in order], [names[i] for i in order],
+                   loc="outside lower center", ncol=3)
+        svg = _save(fig, "timeline", lang)
+    exp = result["experiment"]
+    where = next((p["name"] for p in reversed(phases) if p["tick"] <= x), None)
+    title = t["step_title"] + t["colon"] + _setup(exp, t, "model", "precision", "batch", "backend")
+    desc = t["step_peak"].format(v=gib(result["peak_bytes"]), at=x, end=tl["end_tick"])
+    desc += (t["in_phase"].format(t.get(where, where)) if where else "") + t["stop"]
+    if phases:
+        desc += t["phases_word"] + t["colon"] + t["sep"].join(
+            t["phase_from"].format(t.get(p["name"], p["name"]), p["tick"])
+            for p in phases) + t["stop"]
+    desc += t["live"] + t["colon"] + _breakdown(result, lang) + t["stop"]
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-timeline-{lang}")
+
+
+def module_activations(result: Result, lang: str) -> str:
+    """Horizontal bars: activation bytes saved by each block, in model order, in MiB."""
+    t = _text(lang)
+    blocks = sorted(_usable(result)["module_activation_bytes"].items(),
+                    key=lambda kv: _block_order(kv[0]))
+    if not blocks:
+        raise ValueError("the result has no per-block activations to chart")
+    names = [t["outside"] if n == OUTSIDE_MODULES else n for n, _ in blocks]
+    values = [v / MIB for _, v in blocks]
+    with _figure("modules", lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
+        bars = ax.barh(range(len(blocks)), values, 0.7, color=CATEGORY_COLORS["activations"])
+        ax.bar_label(bars, [mib(v) for _, v in blocks], padding=3)
+        ax.set_yticks(range(len(blocks)), names)
+        ax.set_ylim(len(blocks) - 0.5, -0.5)  # model order reads top-down, as the data flows
+        ax.set_xlim(0, max(values + [1]) * 1.2)
+        ax.set_xlabel(t["mib_axis"])
+        ax.grid(axis="x")
+        svg = _save(fig, "modules", lang)
+    exp = result["experiment"]
+    title = t["mod_title"] + t["colon"] + _setup(exp, t, "model", "precision", "batch")
+    desc = t["mod_total"].format(n=len(blocks), v=mib(sum(v for _, v in blocks))) + t["colon"]
+    desc += t["sep"].join(f"{n} {mib(v)}" for n, (_, v) in zip(names, blocks)) + t["stop"]
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-modules-{lang}")
+
+
+def _text(lang: str) -> dict[str, str]:
+    if lang not in _LANGS:
+        raise ValueError(f"unknown language {lang!r}; expected 'zh' or 'en'")
+    return {key: pair[_LANGS.index(lang)] for key, pair in _WORDS.items()} | {"lang": lang}
+
+
+def _usable(result: Result) -> Result:
+    if result.get("error"):
+        raise ValueError(f"result {result.get('key', '?')} failed ({result['error']}); no figures")
+    return result
+
+
+def _setup(exp: dict[str, Any], t: dict[str, str], *fields: str) -> str:
+    """The experiment in words, for titles: model, precision, batch, sequence, backend."""
+    lang = t["lang"]
+    words = {"model": exp["model"], "precision": PRECISION_LABELS[exp["precision"]][lang],
+             "batch": t["batch"].format(exp["batch_size"]), "seq": t["seq"].format(exp["seq_len"]),
+             "backend": BACKEND_LABELS[exp["backend"]][lang]}
+    return t["sep"].join(words[f] for f in fields)
+
+
+def _breakdown(result: Result, lang: str) -> str:
+    """The non-zero categories live at the peak, in words."""
+    live = result["live_at_peak_bytes"]
+    return _text(lang)["sep"].join(f"{CATEGORY_LABELS[c][lang]} {gib(live[c])}"
+                                   for c in CATEGORIES if live.get(c))
+
+
+def _block_order(name: str) -> tuple:
+    """Model order from names alone (results store them sorted as text): embeddings, numbered
+    blocks by number, other blocks (heads), and the bytes outside every block last."""
+    if name == OUTSIDE_MODULES:
+        return (3, name, 0)
+    numbered = re.fullmatch(r"(.+)\.(\d+)", name)
+    if numbered:
+        return (1, numbered.group(1), int(numbered.group(2)))
+    return (0 if "embed" in name else 2, name, 0)
+
+
+def _envelope(ticks: list[int], end: int, totals: list[int],
+              bins: int = ENVELOPE_BINS) -> tuple[list[float], list[int | None]]:
+    """Equal slices of the step, each showing the point with the highest total live in it.
+    Each point holds until the next allocation event, often for less than a pixel: drawn as
+    is, the peak would be a hairline below its marker. Returns the slice edges and, per
+    slice, the index of its point (None before the first allocation)."""
+    width = end / bins
+    rows: list[int | None] = [None] * bins
+    for i, start in enumerate(ticks):
+        stop = ticks[i + 1] if i + 1 < len(ticks) else end
+        first = min(int(start / width), bins - 1)
+        for b in range(first, min(max(math.ceil(stop / width), first + 1), bins)):
+            if rows[b] is None or totals[i] > totals[rows[b]]:
+                rows[b] = i
+    return [b * width for b in range(bins + 1)], rows
+
+
+def _steps(edges: list[float], ys: list[float]) -> list[tuple[float, float]]:
+    """The outline of a step function (ys[k] between edges k and k+1), without the points
+    where nothing changes: a flat layer costs two vertices, not hundreds."""
+    points = [(edges[0], ys[0])]
+    for x, y in zip(edges[1:], ys[1:]):
+        if y != points[-1][1]:
+            points += [(x, points[-1][1]), (x, y)]
+    return points + [(edges[-1], points[-1][1])]
+
+
+@functools.lru_cache(maxsize=1)
+def _fonts() -> tuple[tuple[str, ...], bool]:
+    """The names of FONT_STACK matplotlib can find, and whether one of them covers Chinese."""
+    from matplotlib import font_manager
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    found = tuple(name for name in FONT_STACK if name in known) or ("DejaVu Sans",)
+    return found, any(name in known for name in _CJK_FONTS)
+
+
+@contextlib.contextmanager
+def _figure(name: str, lang: str, height: float) -> Iterator[tuple[Figure, Any]]:
+    """A full-width figure and its axes, drawn with the charts' style (set only meanwhile)."""
+    families, has_cjk = _fonts()
+    rc = {"svg.fonttype": "none", "svg.hashsalt": f"generator-chart-{name}-{lang}",
+          "font.family": list(families), "font.size": 10, "legend.fontsize": 9.5,
+          "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
+          "xtick.color": INK, "ytick.color": INK, "xtick.labelcolor": INK, "ytick.labelcolor": INK,
+          "figure.facecolor": "none", "axes.facecolor": "none",
+          "savefig.facecolor": "none", "savefig.edgecolor": "none",
+          "axes.spines.top": False, "axes.spines.right": False,
+          "legend.frameon": False, "axes.axisbelow": True, "path.simplify": False,
+          "grid.color": INK, "grid.alpha": 0.15, "grid.linewidth": 0.6}
+    with matplotlib.rc_context(rc), warnings.catch_warnings():
+        if not has_cjk:
+            # Without a CJK font matplotlib cannot measure Chinese glyphs; the text stays text
+            # and the reader's browser draws it through the CSS font stack.
+            warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font",
+                                    category=UserWarning)
+        fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
+        yield fig, fig.add_subplot()
+
+
+_FONT_FAMILY = re.compile(r"font-family:[^;\"]*")
+_CSS_STACK = "font-family: " + ", ".join(n if n == "sans-serif" else f"'{n}'" for n in FONT_STACK)
+_PATH_DATA = re.compile(r'\sd="[^"]*"')
+_DECIMAL = re.compile(r"-?\d+\.\d+")
+
+
+def _save(fig: Figure, name: str, lang: str) -> str:
+    """SVG text with the full CSS font stack, compact paths, and ids that cannot clash."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.08,
+                metadata={"Date": None, "Creator": None})
+    svg = _FONT_FAMILY.sub(_CSS_STACK, buf.getvalue())
+    # A hundredth of a point is far below a pixel; one line per vertex only bloats the page.
+    svg = _PATH_DATA.sub(lambda m: " " + " ".join(_DECIMAL.sub(
+        lambda n: f"{float(n.group()):.2f}".rstrip("0").rstrip("."), m.group()).split()), svg)
+    # matplotlib names groups figure_1, axes_1 … in every chart: keep only the ids something
+    # refers to (clip paths, markers), prefixed with the chart's name.
+    prefix = f"chart-{name}-{lang}-"
+    used = set(re.findall(r"(?:url\(#|href=\"#)([^)\"]+)", svg))
+    svg = re.sub(r"\sid=\"([^\"]*)\"",
+                 lambda m: f' id="{prefix}{m.group(1)}"' if m.group(1) in used else "", svg)
+    return re.sub(r"(url\(#|href=\"#)([^)\"]+)", lambda m: m.group(1) + prefix + m.group(2), svg)
