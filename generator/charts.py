@@ -23,7 +23,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from .labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
 from .palette import CATEGORY_COLORS, FONT_STACK, INK
-from .svgtools import finalize
+from .svgtools import finalize, prefix_ids
 from .timeline import CATEGORIES
 
 Result = dict[str, Any]
@@ -76,7 +76,8 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
     shown = [c for c in CATEGORIES if any(r["live_at_peak_bytes"].get(c) for _, r in results)]
     # Name each bar's backend only when the bars do not all come from one.
     mixed = len({r["backend"] for _, r in results}) > 1
-    with _figure("bars", lang, 4.2) as (fig, ax):
+    name = f"bars-{results[0][1]['key']}"
+    with _figure(name, lang, 4.2) as (fig, ax):
         xs = range(len(results))
         bottoms = [0.0] * len(results)
         for cat in shown:
@@ -96,14 +97,14 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
         handles, names = ax.get_legend_handles_labels()
         # Reversed, so the legend reads top-down like the stack.
         fig.legend(handles[::-1], names[::-1], loc="outside right upper")
-        svg = _save(fig, "bars", lang)
+        svg = _save(fig, name, lang)
     exp = results[0][1]["experiment"]
     title = t["bars_title"] + t["colon"] + _setup(exp, t, "model", "batch", "seq")
     desc = t["peak"] + t["colon"] + t["sep"].join(
         f"{PRECISION_LABELS[p][lang]} {gib(r['peak_bytes'])}" for p, r in results) + t["stop"]
     desc += "".join(PRECISION_LABELS[p][lang] + t["colon"] + _breakdown(r, lang) + t["stop"]
                     for p, r in results)
-    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-bars-{lang}")
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
 
 
 def timeline(result: Result, lang: str) -> str:
@@ -116,7 +117,8 @@ def timeline(result: Result, lang: str) -> str:
     totals = [sum(tl["bytes"][c][i] for c in shown) for i in range(len(tl["tick"]))]
     at = max(range(len(totals)), key=totals.__getitem__)
     phases = sorted(result.get("phases") or [], key=lambda p: p["tick"])
-    with _figure("timeline", lang, 4.4) as (fig, ax):
+    name = f"timeline-{result['key']}"
+    with _figure(name, lang, 4.4) as (fig, ax):
         edges, rows = _envelope(tl["tick"], tl["end_tick"], totals)
         lower = [0.0] * len(rows)
         for cat in shown:
@@ -151,7 +153,7 @@ def timeline(result: Result, lang: str) -> str:
         order = [i for col in range(3) for i in range(col, len(handles), 3)]
         fig.legend([handles[i] for i in order], [names[i] for i in order],
                    loc="outside lower center", ncol=3)
-        svg = _save(fig, "timeline", lang)
+        svg = _save(fig, name, lang)
     exp = result["experiment"]
     where = next((p["name"] for p in reversed(phases) if p["tick"] <= x), None)
     title = t["step_title"] + t["colon"] + _setup(exp, t, "model", "precision", "batch", "backend")
@@ -162,7 +164,7 @@ def timeline(result: Result, lang: str) -> str:
             t["phase_from"].format(t.get(p["name"], p["name"]), p["tick"])
             for p in phases) + t["stop"]
     desc += t["live"] + t["colon"] + _breakdown(result, lang) + t["stop"]
-    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-timeline-{lang}")
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
 
 
 def module_activations(result: Result, lang: str) -> str:
@@ -174,7 +176,8 @@ def module_activations(result: Result, lang: str) -> str:
         raise ValueError("the result has no per-block activations to chart")
     names = [t["outside"] if n == OUTSIDE_MODULES else n for n, _ in blocks]
     values = [v / MIB for _, v in blocks]
-    with _figure("modules", lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
+    name = f"modules-{result['key']}"
+    with _figure(name, lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
         bars = ax.barh(range(len(blocks)), values, 0.7, color=CATEGORY_COLORS["activations"])
         ax.bar_label(bars, [mib(v) for _, v in blocks], padding=3)
         ax.set_yticks(range(len(blocks)), names)
@@ -182,12 +185,12 @@ def module_activations(result: Result, lang: str) -> str:
         ax.set_xlim(0, max(values + [1]) * 1.2)
         ax.set_xlabel(t["mib_axis"])
         ax.grid(axis="x")
-        svg = _save(fig, "modules", lang)
+        svg = _save(fig, name, lang)
     exp = result["experiment"]
     title = t["mod_title"] + t["colon"] + _setup(exp, t, "model", "precision", "batch")
     desc = t["mod_total"].format(n=len(blocks), v=mib(sum(v for _, v in blocks))) + t["colon"]
     desc += t["sep"].join(f"{n} {mib(v)}" for n, (_, v) in zip(names, blocks)) + t["stop"]
-    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-modules-{lang}")
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
 
 
 def _text(lang: str) -> dict[str, str]:
@@ -303,10 +306,5 @@ def _save(fig: Figure, name: str, lang: str) -> str:
     # A hundredth of a point is far below a pixel; one line per vertex only bloats the page.
     svg = _PATH_DATA.sub(lambda m: " " + " ".join(_DECIMAL.sub(
         lambda n: f"{float(n.group()):.2f}".rstrip("0").rstrip("."), m.group()).split()), svg)
-    # matplotlib names groups figure_1, axes_1 … in every chart: keep only the ids something
-    # refers to (clip paths, markers), prefixed with the chart's name.
-    prefix = f"chart-{name}-{lang}-"
-    used = set(re.findall(r"(?:url\(#|href=\"#)([^)\"]+)", svg))
-    svg = re.sub(r"\sid=\"([^\"]*)\"",
-                 lambda m: f' id="{prefix}{m.group(1)}"' if m.group(1) in used else "", svg)
-    return re.sub(r"(url\(#|href=\"#)([^)\"]+)", lambda m: m.group(1) + prefix + m.group(2), svg)
+    # matplotlib names groups figure_1, axes_1 … in every chart.
+    return prefix_ids(svg, f"chart-{name}-{lang}-")

@@ -31,3 +31,15 @@ def finalize(svg: str, *, title: str, desc: str, id_prefix: str) -> str:
     svg = svg[:root.start()] + tag + head + svg[root.end():]
     svg = re.sub(INK, "currentColor", svg, flags=re.I)
     return "\n".join(line for line in svg.splitlines() if line.strip()) + "\n"
+
+
+_ID = re.compile(r'\sid="([^"]*)"')
+_REF = re.compile(r'(url\(#|href="#)([^)"]+)')
+
+
+def prefix_ids(svg: str, prefix: str) -> str:
+    """Keep only the ids something refers to (clip paths, markers), each with `prefix`, so
+    that several SVGs can be inlined into one page without their ids clashing."""
+    used = set(m.group(2) for m in _REF.finditer(svg))
+    svg = _ID.sub(lambda m: f' id="{prefix}{m.group(1)}"' if m.group(1) in used else "", svg)
+    return _REF.sub(lambda m: m.group(1) + prefix + m.group(2), svg)

@@ -63,7 +63,7 @@ def test_well_formed_and_accessible(rendered, name: str, lang: str) -> None:
     root = ET.fromstring(svg)
     assert root.tag == f"{SVG}svg"
     assert root.get("role") == "img"
-    assert root.get("id") == f"chart-{name}-{lang}"
+    assert root.get("id").startswith(f"chart-{name}-") and root.get("id").endswith(f"-{lang}")
     title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
     assert title is not None and title.text and desc is not None and desc.text
     assert root.get("aria-labelledby") == f"{title.get('id')} {desc.get('id')}"
@@ -200,3 +200,11 @@ def test_without_a_cjk_font(monkeypatch, by_precision) -> None:
     monkeypatch.setattr(charts, "_fonts", lambda: (("DejaVu Sans",), True))
     with pytest.warns(UserWarning, match="Glyph"):
         charts.module_activations(by_precision["fp32"], "zh")
+
+
+def test_ids_differ_between_experiments_on_one_page(by_precision) -> None:
+    # the three precisions' timelines and block charts share the explainer page (content tabs)
+    svgs = [chart(r, "en") for r in by_precision.values()
+            for chart in (charts.timeline, charts.module_activations)]
+    ids = [i for svg in svgs for i in re.findall(r'\sid="([^"]+)"', svg)]
+    assert len(ids) == len(set(ids))
