@@ -23,6 +23,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from .labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
 from .palette import CATEGORY_COLORS, FONT_STACK, INK
+from . import units
 from .svgtools import finalize, prefix_ids
 from .timeline import CATEGORIES
 
@@ -60,11 +61,11 @@ _LANGS = ("en", "zh")
 
 def gib(nbytes: float) -> str:
     """How every chart (and its test) prints a size in GiB."""
-    return f"{nbytes / GIB:.2f} GiB"
+    return f"{units.gib(nbytes)} GiB"
 
 
 def mib(nbytes: float) -> str:
-    return f"{nbytes / MIB:.1f} MiB"
+    return f"{units.mib(nbytes)} MiB"
 
 
 def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:

@@ -1,4 +1,10 @@
-"""Render pages from results: Jinja2 templates under templates/ → Markdown under docs/."""
+"""Render the site's pages from results: figures and Markdown under docs/<lang>/.
+
+Data flows one way: results → analysis (figures computed once, here) → templates, which
+only print. Everything under docs/zh/ and docs/en/ is generated and owned by this module:
+files it did not write in this run are removed, so a page or figure that no longer has data
+does not linger.
+"""
 
 from __future__ import annotations
 
@@ -7,82 +13,78 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import jinja2
+from markupsafe import Markup
 
-from . import analysis, results
+from . import analysis, results, tables
 from .errors import OutputError
-from .labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
+from .figures import article_figures
+from .templating import environment
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+LANGS = ("zh", "en")
+PAGES = ("index.md",)
 #: The article's example, the configuration every headline number is about.
 ARTICLE = {"model": "bert-base", "batch_size": 32, "seq_len": 128, "optimizer": "adamw"}
 
 
-def mib(nbytes: float | None) -> str:
-    """Bytes → MiB with a thousands separator (1 MiB = 2²⁰ bytes)."""
-    return "–" if nbytes is None else f"{nbytes / 2**20:,.1f}"
-
-
-def gib(nbytes: float | None) -> str:
-    return "–" if nbytes is None else f"{nbytes / 2**30:,.2f}"
-
-
-def pct(fraction: float | None, digits: int = 1) -> str:
-    return "–" if fraction is None else f"{fraction * 100:.{digits}f} %"
-
-
-def signed_pct(fraction: float | None, digits: int = 2) -> str:
-    return "–" if fraction is None else f"{fraction * 100:+.{digits}f} %"
-
-
-def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates),
-        autoescape=True,  # every text that reaches a page (model names too) is escaped
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters.update(mib=mib, gib=gib, pct=pct, signed_pct=signed_pct)
-    env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
-                       backends=BACKEND_LABELS)
-    return env
-
-
-def page_context(all_results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Everything the first page shows, computed here and not in the template."""
+def site_data(all_results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every derived figure the pages show, computed once for both languages."""
     article = analysis.best_by_precision(all_results, **ARTICLE)
-    fp32 = article.get("fp32")
     return {
         "article": ARTICLE,
         "article_results": article,
-        "fp32": fp32,
-        "fp32_shares": analysis.shares(fp32) if fp32 else None,
-        "comparison": analysis.precision_comparison(article) if article else None,
+        "fp32": article.get("fp32"),
+        "formula": {p: analysis.formula_check(r) for p, r in article.items()},
         "accuracy": analysis.estimate_accuracy(all_results),
         "result_count": len(all_results),
         "failed": [r for r in all_results if r.get("error")],
     }
 
 
+def page_tables(data: dict[str, Any], lang: str) -> dict[str, Markup]:
+    article, fp32 = data["article_results"], data["fp32"]
+    found: dict[str, Markup] = {}
+    if fp32:
+        found["fp32_breakdown"] = tables.breakdown(fp32, lang)
+    for precision, result in article.items():
+        found[f"breakdown-{precision}"] = tables.breakdown(result, lang)
+    if article:
+        found["precisions_live"] = tables.precisions(article, lang, "live")
+        found["precisions_max"] = tables.precisions(article, lang, "max")
+    return found
+
+
 def render(results_dir: Path, docs_dir: Path) -> list[Path]:
-    """Render every page from the results present; returns the files written."""
-    context = page_context(results.load_all(results_dir))
+    """Render every page and figure from the results present; returns the files written."""
+    data = site_data(results.load_all(results_dir))
     env = environment()
-    written = []
-    for name in ("index.md",):
-        text = env.get_template(f"{name}.j2").render(**context)
-        target = Path(docs_dir) / name
-        write_text_atomic(target, text)
-        written.append(target)
+    written: list[Path] = []
+    for lang in LANGS:
+        root = Path(docs_dir) / lang
+        figures = article_figures(data["article_results"], lang)
+        for name, svg in sorted(figures.items()):
+            written.append(write_text_atomic(root / "figures" / f"{name}.svg", svg))
+        context = {**data, "lang": lang, "tables": page_tables(data, lang),
+                   "figures": {name: Markup(svg) for name, svg in figures.items()}}
+        for page in PAGES:
+            text = env.get_template(f"{lang}/{page}.j2").render(**context)
+            written.append(write_text_atomic(root / page, text))
+        _prune(root, set(written))
     return written
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def _prune(root: Path, keep: set[Path]) -> None:
+    """Remove generated files of an earlier run that this run did not write."""
+    for path in sorted(root.rglob("*"), reverse=True):
+        if path.is_file() and path not in keep:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
     """Write whole or not at all; skip the write when nothing changed (keeps mtimes stable)."""
     if path.exists() and path.read_text(encoding="utf-8") == text:
-        return
+        return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -95,3 +97,4 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path

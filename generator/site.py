@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +19,10 @@ def build_site(config: Path, site_dir: Path) -> None:
         raise SiteBuildError(f"no mkdocs config at {config}; run from the project folder")
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean",
                "-f", str(config), "-d", str(Path(site_dir).resolve())]
-    process = subprocess.run(command, capture_output=True, text=True)
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material's notice about MkDocs 2
+    process = subprocess.run(command, capture_output=True, text=True, env=env)
     if process.returncode != 0:
         lines = [line for line in (process.stderr + process.stdout).splitlines()
-                 if "WARNING" in line or "ERROR" in line or "Error" in line]
+                 if line.startswith(("WARNING", "ERROR")) or "Error" in line]
         reason = lines[0].strip() if lines else f"mkdocs exited with status {process.returncode}"
         raise SiteBuildError(f"mkdocs build --strict failed: {reason}")

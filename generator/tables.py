@@ -12,6 +12,7 @@ from . import analysis
 from .labels import CATEGORY_LABELS, PRECISION_LABELS
 from .palette import CATEGORY_COLORS
 from .timeline import CATEGORIES
+from .units import mib, pct
 
 TEXT = {
     "category": {"zh": "类别", "en": "Category"},
@@ -26,18 +27,6 @@ TEXT = {
 
 def _t(key: str, lang: str) -> str:
     return TEXT[key][lang]
-
-
-def mib(nbytes: float | None) -> str:
-    """Bytes → MiB with a thousands separator (1 MiB = 2²⁰ bytes)."""
-    return "–" if nbytes is None else f"{nbytes / 2**20:,.1f}"
-
-
-def pct(fraction: float | None, digits: int = 1) -> str:
-    """A share or saving in percent; -0.0 prints as 0.0."""
-    if fraction is None:
-        return "–"
-    return f"{round(fraction * 100, digits) + 0.0:.{digits}f} %"
 
 
 def swatch(category: str, lang: str) -> str:

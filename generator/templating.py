@@ -1,0 +1,32 @@
+"""The one Jinja2 environment for pages (Markdown) and diagrams (SVG)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import jinja2
+
+from . import units
+from .labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
+from .palette import CATEGORY_COLORS
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """Autoescape on for every template: model names come from users and end up in HTML and
+    SVG. StrictUndefined: a missing value is a bug, not an empty string."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(mib=units.mib, gib=units.gib, size=units.size, pct=units.pct)
+    env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
+                       backends=BACKEND_LABELS, colors=CATEGORY_COLORS)
+    return env

@@ -1,0 +1,30 @@
+"""How sizes and shares are printed, everywhere: binary units (1 MiB = 2²⁰ bytes, as PyTorch
+and nvidia-smi count), thousands separators, and '–' for a missing value."""
+
+from __future__ import annotations
+
+
+def mib(nbytes: float | None) -> str:
+    """Bytes → MiB, number only: '1,024.0'."""
+    return "–" if nbytes is None else f"{nbytes / 2**20:,.1f}"
+
+
+def gib(nbytes: float | None) -> str:
+    """Bytes → GiB, number only: '5.64'."""
+    return "–" if nbytes is None else f"{nbytes / 2**30:,.2f}"
+
+
+def size(nbytes: int) -> str:
+    """With its unit: MiB as a rule, GiB from 1 GiB on, KiB and B for tiny models."""
+    if nbytes >= 2**30:
+        return f"{gib(nbytes)} GiB"
+    if nbytes >= 2**20:
+        return f"{mib(nbytes)} MiB"
+    return f"{nbytes / 2**10:,.1f} KiB" if nbytes >= 2**10 else f"{nbytes} B"
+
+
+def pct(fraction: float | None, digits: int = 1) -> str:
+    """A share or saving in percent; -0.0 prints as 0.0."""
+    if fraction is None:
+        return "–"
+    return f"{round(fraction * 100, digits) + 0.0:.{digits}f} %"
