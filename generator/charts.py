@@ -77,7 +77,7 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
     shown = [c for c in CATEGORIES if any(r["live_at_peak_bytes"].get(c) for _, r in results)]
     # Name each bar's backend only when the bars do not all come from one.
     mixed = len({r["backend"] for _, r in results}) > 1
-    name = f"bars-{results[0][1]['key']}"
+    name = f"bars-{_identity(results[0][1])}"
     with _figure(name, lang, 4.2) as (fig, ax):
         xs = range(len(results))
         bottoms = [0.0] * len(results)
@@ -118,7 +118,7 @@ def timeline(result: Result, lang: str) -> str:
     totals = [sum(tl["bytes"][c][i] for c in shown) for i in range(len(tl["tick"]))]
     at = max(range(len(totals)), key=totals.__getitem__)
     phases = sorted(result.get("phases") or [], key=lambda p: p["tick"])
-    name = f"timeline-{result['key']}"
+    name = f"timeline-{_identity(result)}"
     with _figure(name, lang, 4.4) as (fig, ax):
         edges, rows = _envelope(tl["tick"], tl["end_tick"], totals)
         lower = [0.0] * len(rows)
@@ -177,7 +177,7 @@ def module_activations(result: Result, lang: str) -> str:
         raise ValueError("the result has no per-block activations to chart")
     names = [t["outside"] if n == OUTSIDE_MODULES else n for n, _ in blocks]
     values = [v / MIB for _, v in blocks]
-    name = f"modules-{result['key']}"
+    name = f"modules-{_identity(result)}"
     with _figure(name, lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
         bars = ax.barh(range(len(blocks)), values, 0.7, color=CATEGORY_COLORS["activations"])
         ax.bar_label(bars, [mib(v) for _, v in blocks], padding=3)
@@ -192,6 +192,11 @@ def module_activations(result: Result, lang: str) -> str:
     desc = t["mod_total"].format(n=len(blocks), v=mib(sum(v for _, v in blocks))) + t["colon"]
     desc += t["sep"].join(f"{n} {mib(v)}" for n, (_, v) in zip(names, blocks)) + t["stop"]
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
+
+
+def _identity(result: Result) -> str:
+    """Unique per result, for ids: the same experiment may come from two machines."""
+    return f"{result['key']}-{result['environment']['machine_id']}"
 
 
 def _text(lang: str) -> dict[str, str]:

@@ -35,8 +35,9 @@ def measure(args: argparse.Namespace) -> int:
 def render(args: argparse.Namespace) -> int:
     from .render import render as render_pages
 
-    written = render_pages(args.results, args.docs)
-    print(f"rendered {len(written)} page(s) into {args.docs}/", file=sys.stderr)
+    written = render_pages(args.results, args.docs,
+                           MKDOCS_CONFIG if MKDOCS_CONFIG.exists() else None)
+    print(f"rendered {len(written)} files (pages, figures, data) into {args.docs}/", file=sys.stderr)
     return 0
 
 

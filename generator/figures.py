@@ -26,3 +26,17 @@ def article_figures(article: dict[str, Result], lang: str) -> dict[str, str]:
     if "fp32" in article and amp is not None:
         figures["house"] = diagrams.house(article["fp32"], amp, lang)
     return figures
+
+
+def report_figures(reports: dict[str, list[Result]], lang: str) -> dict[str, str]:
+    """Each measured experiment's timeline and activations per block, for its report page."""
+    figures: dict[str, str] = {}
+    for group in reports.values():
+        for result in group:
+            if result.get("error") or not result["timeline"]["tick"]:
+                continue
+            name = f"{result['key']}-{result['environment']['machine_id']}"
+            figures[f"report-timeline-{name}"] = charts.timeline(result, lang)
+            if result["module_activation_bytes"]:
+                figures[f"report-modules-{name}"] = charts.module_activations(result, lang)
+    return figures

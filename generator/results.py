@@ -122,10 +122,14 @@ def _type_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
+def load_all_with_paths(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every result under `results_dir` with its file, sorted by machine and key."""
+    return [(path, load(path)) for path in sorted(Path(results_dir).glob("*/*.json"))]
+
+
 def load_all(results_dir: Path) -> list[dict[str, Any]]:
     """Every result under `results_dir`, sorted by machine and key for stable output."""
-    paths = sorted(Path(results_dir).glob("*/*.json"))
-    return [load(path) for path in paths]
+    return [result for _, result in load_all_with_paths(results_dir)]
 
 
 def experiment_of(result: dict[str, Any]) -> Experiment:

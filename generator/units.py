@@ -28,3 +28,17 @@ def pct(fraction: float | None, digits: int = 1) -> str:
     if fraction is None:
         return "–"
     return f"{round(fraction * 100, digits) + 0.0:.{digits}f} %"
+
+
+def gb(nbytes: float | None) -> str:
+    """Bytes → decimal GB, for setting our figures beside the article's (it writes GB)."""
+    if nbytes is None:
+        return "–"
+    value = nbytes / 1e9
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"  # '12', '13.7', '6.05'
+
+
+
+def mb(nbytes: float | None) -> str:
+    """Bytes → decimal MB, the article's unit for small figures."""
+    return "–" if nbytes is None else f"{nbytes / 1e6:,.0f}"
