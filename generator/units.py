@@ -14,8 +14,10 @@ def gib(nbytes: float | None) -> str:
     return "–" if nbytes is None else f"{nbytes / 2**30:,.2f}"
 
 
-def size(nbytes: int) -> str:
+def size(nbytes: int | None) -> str:
     """With its unit: MiB as a rule, GiB from 1 GiB on, KiB and B for tiny models."""
+    if nbytes is None:
+        return "–"
     if nbytes >= 2**30:
         return f"{gib(nbytes)} GiB"
     if nbytes >= 2**20:

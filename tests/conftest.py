@@ -51,6 +51,7 @@ def tree_state(root: Path) -> dict[str, tuple] | None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """An empty project folder: just a copy of the repository's mkdocs.yml."""
+    """An empty project folder: a copy of the repository's mkdocs.yml and hand-written assets."""
     shutil.copy(REPO_ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    shutil.copytree(REPO_ROOT / "docs" / "assets", tmp_path / "docs" / "assets")
     return tmp_path

@@ -156,7 +156,7 @@ def seeded(project: Path) -> Path:
     write_json(project / "results" / "estimate" / "tiny-b2-s16-fp32-adamw-estimate.json",
                result_dict())
     page = project / "docs" / "index.md"
-    page.parent.mkdir()
+    page.parent.mkdir(exist_ok=True)
     page.write_text("# an old page\n", encoding="utf-8")
     os.utime(page, (PAST, PAST))
     return project
@@ -346,7 +346,7 @@ def test_render_control_a_good_result_renders(seeded: Path) -> None:
     """The files above are refused for their defect, not because any result is refused."""
     proc = run_cli(["render"], seeded)
     assert proc.returncode == 0, proc.stderr
-    page = (seeded / "docs" / "index.md").read_text(encoding="utf-8")
+    page = (seeded / "docs" / "en" / "reports" / "tiny.md").read_text(encoding="utf-8")
     assert "out_of_memory" in page, page  # the seeded result: a step that did not fit
 
 
@@ -472,12 +472,14 @@ def test_build_end_to_end(built) -> None:
     estimate = json.loads((root / "results" / "estimate" /
                            "tiny-b2-s16-fp32-adamw-estimate-as-cpu.json").read_text())
     peak_mib = f"{estimate['peak_bytes'] / 2**20:,.1f}"
-    page = (root / "docs" / "index.md").read_text(encoding="utf-8")
-    rows = [line for line in page.splitlines() if line.startswith("| tiny b2 s16 fp32 (cpu)")]
+    page = (root / "docs" / "en" / "methodology.md").read_text(encoding="utf-8")
+    label = "| tiny b2 s16 FP32 (measured on the CPU)"
+    rows = [line for line in page.splitlines() if line.startswith(label)]
     assert len(rows) == 1, page
     cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
     assert cells[4] == peak_mib, rows[0]
-    assert "tiny b2 s16 fp32 (cpu)" in (root / "site" / "index.html").read_text(encoding="utf-8")
+    html = (root / "site" / "en" / "methodology" / "index.html").read_text(encoding="utf-8")
+    assert "tiny b2 s16 FP32 (measured on the CPU)" in html
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator import render, results
-from generator.units import mib
+from generator.units import gib, mib
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 
@@ -29,7 +29,9 @@ def docs(tmp_path_factory):
 
 def test_pages_and_figures_in_both_languages(docs):
     for lang in render.LANGS:
-        assert (docs / lang / "index.md").exists()
+        for page in render.STATIC_PAGES + ("reports/bert-base.md", "data/estimate/"
+                                           "bert-base-b32-s128-fp32-adamw-estimate.json"):
+            assert (docs / lang / page).exists(), page
         names = {p.name for p in (docs / lang / "figures").glob("*.svg")}
         assert {"bars.svg", "house.svg", "amp-flow-fp32.svg", "amp-flow-amp-fp16.svg",
                 "timeline-fp32.svg", "modules-amp-bf16.svg"} <= names
@@ -51,12 +53,12 @@ def test_every_svg_is_well_formed_and_accessible(docs):
 def test_ids_are_unique_on_each_page(docs):
     for page in docs.rglob("*.md"):
         ids = re.findall(r'\sid="([^"]+)"', page.read_text())
-        assert ids and len(ids) == len(set(ids)), page
+        assert len(ids) == len(set(ids)), page
 
 
 def test_tables_print_the_fixture_numbers(docs):
     fp32 = results.load(FIXTURES / "estimate/bert-base-b32-s128-fp32-adamw-estimate.json")
-    page = (docs / "en" / "index.md").read_text()
+    page = (docs / "en" / "reports" / "bert-base.md").read_text()
     for cat, nbytes in fp32["live_at_peak_bytes"].items():
         if nbytes:
             assert f"| {mib(nbytes)} |" in page, cat
@@ -75,9 +77,13 @@ def test_numbers_follow_the_results(tmp_path):
     data["peak_bytes"] += extra
     path.write_text(json.dumps(data))
     render.render(changed, tmp_path / "docs")
-    page = (tmp_path / "docs" / "zh" / "index.md").read_text()
-    assert f"**{mib(data['peak_bytes'])}**" in page
-    assert f"| {mib(data['live_at_peak_bytes']['activations'])} |" in page
+    for lang in render.LANGS:
+        home = (tmp_path / "docs" / lang / "index.md").read_text()
+        assert f"**{gib(data['peak_bytes'])} GiB**" in home
+        report = (tmp_path / "docs" / lang / "reports" / "bert-base.md").read_text()
+        assert f"| {mib(data['live_at_peak_bytes']['activations'])} |" in report
+        explainer = (tmp_path / "docs" / lang / "explainer.md").read_text()
+        assert f"{mib(data['live_at_peak_bytes']['activations'])}" in explainer
 
 
 def test_stale_generated_files_are_removed(tmp_path):
