@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .config import DEVICES, OPTIMIZERS, PRECISIONS, parse_size
+from .config import (ATTENTIONS, DEVICES, OPTIMIZER_IMPLS, OPTIMIZERS, PRECISIONS, ZERO_GRADS,
+                     parse_size)
 from .errors import GeneratorError
 
 
@@ -74,6 +75,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="the device to model (default: cuda)")
     est.add_argument("--gpu-memory", type=_size, default=None, metavar="SIZE",
                      help="say whether the step fits in SIZE, e.g. 24GiB or 80GB")
+    est.add_argument("--attention", choices=ATTENTIONS, default="eager",
+                     help="built-in transformers: eager or sdpa attention (default: eager)")
+    est.add_argument("--checkpointing", action="store_true",
+                     help="recompute each block of model.layers in backward")
+    est.add_argument("--zero-grad", choices=ZERO_GRADS, default="none",
+                     help="none: zero_grad(set_to_none=True) (default); zeros: set_to_none=False")
+    est.add_argument("--optimizer-impl", choices=OPTIMIZER_IMPLS, default="auto",
+                     help="auto (PyTorch's pick), for-loop, foreach or fused")
     commands.add_parser("models", help="list the model zoo")
     return parser
 

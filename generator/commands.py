@@ -76,7 +76,9 @@ def estimate(args: argparse.Namespace) -> int:
         raise ConfigError("give one model, as MODEL or --model MODEL")
     exp = Experiment(model=model, batch_size=args.batch_size, seq_len=args.seq_len,
                      precision=args.precision, optimizer=args.optimizer,
-                     backend="estimate", device=args.device)
+                     backend="estimate", device=args.device, attention=args.attention,
+                     checkpointing=args.checkpointing, zero_grad=args.zero_grad,
+                     optimizer_impl=args.optimizer_impl)
     result = measure_to_result(exp)
     print(f"{exp.model} · batch {exp.batch_size} · seq {exp.seq_len} · {exp.precision} · "
           f"{exp.optimizer} — estimated for {exp.device} with fake tensors, nothing allocated")

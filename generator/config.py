@@ -12,6 +12,9 @@ PRECISIONS = ("fp32", "amp-fp16", "amp-bf16")
 OPTIMIZERS = ("adamw", "adam", "sgd")
 BACKENDS = ("estimate", "cpu", "cuda")
 DEVICES = ("cuda", "cpu")
+ATTENTIONS = ("eager", "sdpa")
+ZERO_GRADS = ("none", "zeros")
+OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
 
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
 
@@ -35,6 +38,16 @@ class Experiment:
     device: str = field(default="")
     """The device whose behaviour is modelled: cpu or cuda. Real backends model themselves;
     the estimate models cuda unless told otherwise."""
+    attention: str = "eager"
+    """Built-in transformers: eager (matmul, softmax, dropout) or sdpa (fused attention)."""
+    checkpointing: bool = False
+    """Recompute each block of `model.layers` in backward instead of keeping its activations."""
+    zero_grad: str = "none"
+    """none: zero_grad(set_to_none=True) frees .grad; zeros: set_to_none=False keeps it."""
+    optimizer_impl: str = "auto"
+    """auto (PyTorch's pick for the modelled device), for-loop, foreach or fused kernels."""
+    gpu_memory: int | None = None
+    """A memory budget in bytes: a step whose peak exceeds it is recorded as out of memory."""
 
     def __post_init__(self) -> None:
         if not self.device:
@@ -50,7 +63,12 @@ class Experiment:
         key = f"{model}-b{self.batch_size}-s{self.seq_len}-{self.precision}-{self.optimizer}-{self.backend}"
         if self.backend == "estimate" and self.device != "cuda":
             key += f"-as-{self.device}"
-        return key
+        options = [self.attention if self.attention != "eager" else "",
+                   "ckpt" if self.checkpointing else "",
+                   "grad-zeros" if self.zero_grad != "none" else "",
+                   self.optimizer_impl if self.optimizer_impl != "auto" else "",
+                   f"budget-{_size_tag(self.gpu_memory)}" if self.gpu_memory is not None else ""]
+        return "-".join([key] + [o for o in options if o])
 
     @property
     def label(self) -> str:
@@ -72,7 +90,17 @@ class Experiment:
         missing = [name for name in ("model", "batch_size", "seq_len") if name not in data]
         if missing:
             raise ConfigError(f"experiment is missing {', '.join(missing)}")
+        if isinstance(data.get("gpu_memory"), str):  # "24GiB" in experiments.toml
+            data = {**data, "gpu_memory": parse_size(data["gpu_memory"])}
         return cls(**data)
+
+
+def _size_tag(nbytes: int) -> str:
+    """24 GiB → '24gib'; sizes that are no whole GiB or MiB stay in bytes."""
+    for unit, size in (("gib", 2**30), ("mib", 2**20)):
+        if isinstance(nbytes, int) and nbytes % size == 0:
+            return f"{nbytes // size}{unit}"
+    return f"{nbytes}b"
 
 
 def _positive_int_problem(name: str, value: Any) -> str | None:
@@ -98,7 +126,14 @@ def validation_problems(exp: Experiment) -> list[str]:
         _choice_problem("optimizer", exp.optimizer, OPTIMIZERS),
         _choice_problem("backend", exp.backend, BACKENDS),
         _choice_problem("device", exp.device, DEVICES),
+        _choice_problem("attention", exp.attention, ATTENTIONS),
+        _choice_problem("zero_grad", exp.zero_grad, ZERO_GRADS),
+        _choice_problem("optimizer_impl", exp.optimizer_impl, OPTIMIZER_IMPLS),
     ]
+    if not isinstance(exp.checkpointing, bool):
+        problems.append(f"checkpointing must be true or false, got {exp.checkpointing!r}")
+    if exp.gpu_memory is not None and _positive_int_problem("gpu_memory", exp.gpu_memory):
+        problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
     if not isinstance(exp.model, str) or not exp.model.strip():
         problems.append(f"model must be a non-empty name, got {exp.model!r}")
     if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:

@@ -30,15 +30,20 @@ def make_grad_scaler(precision: str, device_type: str) -> torch.amp.GradScaler |
     return torch.amp.GradScaler(device_type)
 
 
-def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], *,
-                   foreach: bool) -> torch.optim.Optimizer:
-    """`foreach` is what PyTorch itself picks on the modelled device: True on CUDA, False on
-    CPU. It matters for memory: the foreach kernels hold a temporary per parameter at once."""
+def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], *, impl: str,
+                   modelled_device: str) -> torch.optim.Optimizer:
+    """impl "auto" is what PyTorch itself picks on the modelled device: foreach on CUDA, the
+    for-loop on the CPU. It matters for memory: the foreach kernels hold a temporary for every
+    parameter at once, the for-loop one parameter's worth, the fused kernels none."""
+    if impl == "auto":
+        impl = "foreach" if modelled_device == "cuda" else "for-loop"
+    kinds = {"for-loop": {"foreach": False}, "foreach": {"foreach": True},
+             "fused": {"fused": True}}[impl]
     params = list(params)
     if name == "adamw":
-        return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
+        return torch.optim.AdamW(params, lr=1e-4, **kinds)
     if name == "adam":
-        return torch.optim.Adam(params, lr=1e-4, foreach=foreach)
+        return torch.optim.Adam(params, lr=1e-4, **kinds)
     if name == "sgd":
-        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=foreach)
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, **kinds)
     raise ValueError(f"unknown optimizer {name!r}")

@@ -57,6 +57,9 @@ def check_model(exp: Experiment) -> None:
     from .models import resolve_model
 
     spec = resolve_model(exp.model)
+    if exp.attention != "eager" and spec.architecture is None:
+        raise ConfigError(f"model {exp.model!r} has no attention option; attention = "
+                          f"{exp.attention!r} works with the built-in transformers")
     if spec.max_seq_len is not None and exp.seq_len > spec.max_seq_len:
         raise ConfigError(f"seq_len {exp.seq_len} is longer than {exp.model} allows "
                           f"({spec.max_seq_len} positions)")

@@ -74,6 +74,9 @@ class MemoryTracker(TorchDispatchMode):
     def __enter__(self) -> "MemoryTracker":
         for tensor in itertools.chain(self.model.parameters(), self.model.buffers()):
             self._see(tensor, "parameters", born=0)
+        for param in self.model.parameters():  # kept from the last step by set_to_none=False
+            if param.grad is not None:
+                self._see(param.grad, "gradients", born=0)
         self._label_optimizer_state(born=0)
         for param in self.model.parameters():
             if param.requires_grad:

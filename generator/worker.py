@@ -41,7 +41,7 @@ def measure_to_result(exp: Experiment) -> dict[str, Any]:
         "measured_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
         "error": None,
         "error_detail": None,
-        **figures,
+        **figures,  # may set error and error_detail
     }
 
 

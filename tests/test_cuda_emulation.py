@@ -32,3 +32,16 @@ def test_without_autocast_nothing_changes():
     x = torch.randn(2, 8, dtype=torch.float16)
     with CudaKernelPolicy():
         assert torch.softmax(x, -1).dtype == torch.float16
+
+
+def test_attention_takes_a_fused_cuda_kernel_on_fake_tensors():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(), CudaKernelPolicy():
+        q = torch.randn(2, 4, 16, 8, requires_grad=True)
+        out = F.scaled_dot_product_attention(q, q, q, dropout_p=0.1)
+        assert type(out.grad_fn).__name__ == "ScaledDotProductEfficientAttentionBackward0"
+        half = torch.randn(2, 4, 16, 8, dtype=torch.float16, requires_grad=True)
+        out = F.scaled_dot_product_attention(half, half, half, dropout_p=0.1)
+        assert type(out.grad_fn).__name__ == "ScaledDotProductFlashAttentionBackward0"
+        out.sum().backward()

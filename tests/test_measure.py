@@ -115,3 +115,22 @@ def test_cuda_tracker_agrees_with_caching_allocator():
     result = measure(Experiment(**TINY, backend="cuda"))
     truth = result["ground_truth"]["peak_bytes"]
     assert abs(result["peak_bytes"] / truth - 1) < 0.05
+
+
+def test_levers_change_what_they_should():
+    base = _estimate(batch_size=8)
+    ckpt = _estimate(batch_size=8, checkpointing=True)
+    assert ckpt["category_max_bytes"]["activations"] < base["category_max_bytes"]["activations"]
+    sdpa = _estimate(batch_size=8, attention="sdpa")
+    assert sdpa["category_max_bytes"]["activations"] < base["category_max_bytes"]["activations"]
+    zeros = _estimate(batch_size=8, zero_grad="zeros")  # .grad kept from the warm-up step
+    assert zeros["live_at_peak_bytes"]["gradients"] == zeros["category_max_bytes"]["parameters"]
+    assert base["live_at_peak_bytes"]["gradients"] == 0
+
+
+def test_a_budget_smaller_than_the_peak_is_out_of_memory():
+    fits = _estimate(gpu_memory=2**30)
+    assert fits.get("error") is None
+    tight = _estimate(gpu_memory=fits["peak_bytes"] - 1)
+    assert tight["error"] == "out_of_memory" and "budget" in tight["error_detail"]
+    assert tight["peak_bytes"] == fits["peak_bytes"]  # the figures are kept

@@ -20,7 +20,7 @@ from ..suite import check_model
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
-METHOD_VERSION = 4
+METHOD_VERSION = 6
 
 
 class BackendUnavailable(GeneratorError):
@@ -56,6 +56,13 @@ def measure(exp: Experiment) -> dict[str, Any]:
                          f"{type(error).__name__}: {detail}") from None
     if not figures.get("error"):
         figures["architecture"] = spec.architecture
+        peak = figures["ground_truth"]["peak_bytes"] if figures.get("ground_truth") \
+            else figures["peak_bytes"]
+        if exp.gpu_memory is not None and peak > exp.gpu_memory:
+            # The figures stay: how much the step would have needed is worth knowing.
+            figures["error"] = "out_of_memory"
+            figures["error_detail"] = (f"the step needs {peak:,} bytes, more than the "
+                                       f"budget of {exp.gpu_memory:,} bytes")
     return figures
 
 

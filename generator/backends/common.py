@@ -7,7 +7,9 @@ import time
 from dataclasses import asdict
 from typing import Any, Callable
 
+from ..config import Experiment
 from ..step import Trainer
+from ..workload import Workload
 from ..tracker import MemoryTracker
 from ..timeline import TrackerReport
 
@@ -47,6 +49,13 @@ def figures(report: TrackerReport, *, parameter_count: int, warmup_steps: int) -
     data["parameter_count"] = parameter_count
     data["warmup_steps"] = warmup_steps
     return data
+
+
+def build_workload(spec, exp: Experiment) -> Workload:
+    """The experiment's model, with its attention option where it is not the default."""
+    if exp.attention == "eager":
+        return spec.build()
+    return spec.build(attention=exp.attention)
 
 
 def count_parameters(model) -> int:

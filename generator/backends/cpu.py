@@ -16,17 +16,16 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from ..config import Experiment
 from ..step import Trainer
-from .common import count_parameters, figures, median_step_seconds, tracked_step
+from .common import (build_workload, count_parameters, figures, median_step_seconds,
+                     tracked_step)
 
 MEASURED_STEP = "generator::measured_step"
 
 
 def run(exp: Experiment, spec) -> dict[str, Any]:
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        workload = spec.build()
-        trainer = Trainer.create(workload, batch_size=exp.batch_size, seq_len=exp.seq_len,
-                                 precision=exp.precision, optimizer=exp.optimizer,
-                                 device=torch.device("cpu"), modelled_device="cpu")
+        workload = build_workload(spec, exp)
+        trainer = Trainer.create(workload, exp, device=torch.device("cpu"))
         warmups = trainer.warm_up()
         with record_function(MEASURED_STEP):
             report = tracked_step(trainer, round_bytes=1, device_type="cpu")

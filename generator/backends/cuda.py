@@ -8,7 +8,8 @@ import torch
 
 from ..config import Experiment
 from ..step import Trainer
-from .common import count_parameters, figures, median_step_seconds, tracked_step
+from .common import (build_workload, count_parameters, figures, median_step_seconds,
+                     tracked_step)
 
 CUDA_BLOCK_BYTES = 512
 _STATS = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free",
@@ -18,12 +19,13 @@ _STATS = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free"
 def run(exp: Experiment, spec) -> dict[str, Any]:
     device = torch.device("cuda")
     torch.cuda.init()
+    if exp.gpu_memory is not None:  # a smaller GPU, emulated: the allocator refuses beyond it
+        total = torch.cuda.get_device_properties(device).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, exp.gpu_memory / total), device)
     try:
         with device:
-            workload = spec.build()
-        trainer = Trainer.create(workload, batch_size=exp.batch_size, seq_len=exp.seq_len,
-                                 precision=exp.precision, optimizer=exp.optimizer,
-                                 device=device, modelled_device="cuda")
+            workload = build_workload(spec, exp)
+        trainer = Trainer.create(workload, exp, device=device)
         warmups = trainer.warm_up()
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()

@@ -17,7 +17,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from ..cuda_emulation import CudaKernelPolicy
 from ..config import Experiment
 from ..step import Trainer
-from .common import count_parameters, figures, tracked_step
+from .common import build_workload, count_parameters, figures, tracked_step
 
 CUDA_BLOCK_BYTES = 512  # the CUDA caching allocator rounds every block up to this
 
@@ -32,11 +32,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                          "for softmax, log_softmax, layer_norm and group_norm")
     policy = CudaKernelPolicy() if exp.device == "cuda" else contextlib.nullcontext()
     with FakeTensorMode(), policy:
-        workload = spec.build()
-        trainer = Trainer.create(workload, batch_size=exp.batch_size, seq_len=exp.seq_len,
-                                 precision=exp.precision, optimizer=exp.optimizer,
-                                 device=torch.device("cpu"), modelled_device=exp.device,
-                                 fake=True)
+        workload = build_workload(spec, exp)
+        trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
         warmups = trainer.warm_up()
         report = tracked_step(trainer,
                               round_bytes=CUDA_BLOCK_BYTES if exp.device == "cuda" else 1,

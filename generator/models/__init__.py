@@ -7,7 +7,7 @@ in training mode. `resolve_model` is the one entry point the rest of the tool us
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from dataclasses import replace
 from typing import Any, Callable
 
 from ..errors import ModelError
@@ -27,10 +27,18 @@ class ModelSpec:
     #: Largest sequence length the model accepts (its position embeddings); None if unbounded.
     max_seq_len: int | None
     #: Builds the workload on the current default device / fake mode, in training mode.
-    build: Callable[[], Workload]
+    #: Built-in models accept config overrides, e.g. build(attention="sdpa").
+    build: Callable[..., Workload]
     #: For transformers: layers, hidden, heads, intermediate, vocab, attention (the inputs of
     #: the activation formula of Korthikanti et al. 2022); None for other models.
     architecture: dict[str, Any] | None = None
+
+
+def _configurable(builder: Callable[[Any], Workload], config: Any) -> Callable[..., Workload]:
+    """A build function that applies overrides (e.g. attention="sdpa") to `config`."""
+    def build(**overrides: Any) -> Workload:
+        return builder(replace(config, **overrides) if overrides else config)
+    return build
 
 
 def _architecture(config: Any) -> dict[str, Any]:
@@ -49,7 +57,7 @@ MODELS: dict[str, ModelSpec] = {
                 "12 heads, vocab 30522"
             ),
             max_seq_len=BERT_BASE.max_position_embeddings,
-            build=partial(build_bert, BERT_BASE),
+            build=_configurable(build_bert, BERT_BASE),
             architecture=_architecture(BERT_BASE),
         ),
         ModelSpec(
@@ -59,7 +67,7 @@ MODELS: dict[str, ModelSpec] = {
                 "12 heads, vocab 50257"
             ),
             max_seq_len=GPT2_SMALL.max_position_embeddings,
-            build=partial(build_gpt2, GPT2_SMALL),
+            build=_configurable(build_gpt2, GPT2_SMALL),
             architecture=_architecture(GPT2_SMALL),
         ),
         ModelSpec(
@@ -68,7 +76,7 @@ MODELS: dict[str, ModelSpec] = {
                 "tiny BERT with MLM head for fast tests, 2 layers, hidden 64, 4 heads, vocab 1000"
             ),
             max_seq_len=BERT_TINY.max_position_embeddings,
-            build=partial(build_bert, BERT_TINY),
+            build=_configurable(build_bert, BERT_TINY),
             architecture=_architecture(BERT_TINY),
         ),
     )
