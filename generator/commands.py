@@ -18,13 +18,13 @@ def _measure_suite(args: argparse.Namespace) -> int:
     from .runner import run_all
     from .suite import load_suite
 
-    experiments = load_suite(args.config)
-    outcomes = run_all(experiments, args.results, force=args.force)
+    jobs = load_suite(args.config)
+    outcomes = run_all(jobs, args.results, force=args.force)
     counts = {}
     for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
-    print(f"{len(outcomes)} experiments: {summary}; results in {args.results}/", file=sys.stderr)
+    print(f"{len(outcomes)} jobs: {summary}; results in {args.results}/", file=sys.stderr)
     return 1 if counts.get("failed") else 0
 
 
@@ -62,8 +62,8 @@ def models(args: argparse.Namespace) -> int:
 
     width = max(len(name) for name in MODELS)
     for spec in MODELS.values():
-        limit = f"≤ {spec.max_seq_len} tokens" if spec.max_seq_len else "any length"
-        print(f"{spec.name:<{width}}  {spec.description} ({limit})")
+        limit = f" (≤ {spec.max_seq_len} tokens)" if spec.max_seq_len else ""
+        print(f"{spec.name:<{width}}  {spec.description}{limit}")
     print("\nor your own: --model package.module:function returning (model, make_batch, loss_fn)")
     return 0
 

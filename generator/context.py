@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from markupsafe import Markup
+
 from . import analysis
 from .claims import check_claims
 from .ranges import number_ranges
@@ -32,7 +34,7 @@ def site_data(all_results: list[Result], snippet: str) -> dict[str, Any]:
         "claims": check_claims(article),
         "ranges": number_ranges(),
         "reports": reports(all_results),
-        "snippet": snippet,
+        "snippet": Markup(snippet),  # our own file, shown in a code fence that escapes it
         "result_count": len(all_results),
         "failed": [r for r in all_results if r.get("error")],
     }

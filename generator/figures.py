@@ -20,7 +20,8 @@ def article_figures(article: dict[str, Result], lang: str) -> dict[str, str]:
     scale = max(max(r["category_max_bytes"].values()) for r in article.values())
     for precision, result in article.items():
         figures[f"timeline-{precision}"] = charts.timeline(result, lang)
-        figures[f"modules-{precision}"] = charts.module_activations(result, lang)
+        if result["module_activation_bytes"]:
+            figures[f"modules-{precision}"] = charts.module_activations(result, lang)
         figures[f"amp-flow-{precision}"] = diagrams.amp_flow(result, lang, scale_bytes=scale)
     amp = article.get("amp-fp16") or article.get("amp-bf16")
     if "fp32" in article and amp is not None:

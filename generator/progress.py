@@ -39,8 +39,10 @@ class Progress:
         if outcome.result is not None:
             if outcome.result.get("error"):
                 detail = f"does not fit: {outcome.result['error']}"
-            else:
+            elif "peak_bytes" in outcome.result:
                 detail = f"peak {format_bytes(outcome.result['peak_bytes'])}"
+            else:
+                detail = "done"
         timing = f" in {outcome.seconds:.1f} s" if outcome.status == "measured" else ""
         line = f"[{self.index}/{self.total}] {outcome.status}{timing}: {self.label}: {detail}"
         self._write(("\r\033[K" if self.live else "") + line + "\n")

@@ -84,8 +84,12 @@ def _copy_data(found: list[tuple[Path, dict[str, Any]]], data_dir: Path) -> list
     for path, result in found:
         target = data_dir / path.parent.name / path.name
         if not target.exists() or target.read_bytes() != path.read_bytes():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+            except OSError as error:
+                raise OutputError(f"cannot write pages to {target.parent}: "
+                                  f"{error.strerror or error}") from None
         result["json_path"] = f"data/{path.parent.name}/{path.name}"  # from the language root
         written.append(target)
     return written

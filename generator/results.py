@@ -19,6 +19,12 @@ from .timeline import CATEGORIES
 SCHEMA_VERSION = 1
 #: Fields every result has; figures are absent when `error` is set.
 REQUIRED = ("schema_version", "key", "experiment", "backend", "environment", "error")
+#: Optional fields, filled in when a file lacks them (older or hand-made results).
+ENVIRONMENT_DEFAULTS = {"torch": None, "python": None, "platform": None, "cpu": None,
+                        "cpu_count": None, "cuda": None, "device_name": None, "driver": None,
+                        "git_commit": None}
+OPTIONAL_DEFAULTS = {"step_seconds": None, "ground_truth": None, "notes": [], "phases": [],
+                     "architecture": None, "error_detail": None, "method_version": None}
 FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
            "module_activation_bytes", "parameter_count")
 
@@ -64,6 +70,25 @@ def save(path: Path, result: dict[str, Any]) -> None:
 
 def load(path: Path) -> dict[str, Any]:
     """Read and check one result; every defect is a ResultsError naming the file."""
+    data = _read_json(path)
+    needed = REQUIRED + (FIGURES if data.get("error") is None else ())
+    missing = [name for name in needed if name not in data]
+    if missing:
+        raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
+    problem = _type_problem(data)
+    if problem:
+        raise ResultsError(f"{path}: {problem}")
+    try:
+        Experiment.from_dict(data["experiment"])
+    except (ConfigError, TypeError) as error:
+        raise ResultsError(f"{path}: invalid experiment ({error})") from None
+    data["environment"] = {"machine_id": Path(path).parent.name, **ENVIRONMENT_DEFAULTS,
+                           **data["environment"]}
+    return {**OPTIONAL_DEFAULTS, **data}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object of a schema this version reads, or a ResultsError."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
@@ -79,17 +104,6 @@ def load(path: Path) -> dict[str, Any]:
     if version != SCHEMA_VERSION:
         raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
                            f"generator reads schema {SCHEMA_VERSION}")
-    needed = REQUIRED + (FIGURES if data.get("error") is None else ())
-    missing = [name for name in needed if name not in data]
-    if missing:
-        raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
-    problem = _type_problem(data)
-    if problem:
-        raise ResultsError(f"{path}: {problem}")
-    try:
-        Experiment.from_dict(data["experiment"])
-    except (ConfigError, TypeError) as error:
-        raise ResultsError(f"{path}: invalid experiment ({error})") from None
     return data
 
 
@@ -120,6 +134,30 @@ def _type_problem(data: dict[str, Any]) -> str | None:
             not isinstance(timeline.get("bytes"), dict):
         return "field timeline must hold a tick list and a bytes object"
     return None
+
+
+STUDY_FIELDS = ("schema_version", "study", "environment", "method_version", "error", "data")
+
+
+def study_path(results_dir: Path, machine_id: str, name: str) -> Path:
+    """Studies live apart from step results: `<results>/studies/<machine-id>/<name>.json`."""
+    return result_path(Path(results_dir) / "studies", machine_id, name)
+
+
+def load_study(path: Path) -> dict[str, Any]:
+    """Read and check one study result; every defect is a ResultsError naming the file."""
+    data = _read_json(path)
+    missing = [name for name in STUDY_FIELDS if name not in data]
+    if missing:
+        raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
+    if not isinstance(data["study"], dict) or not isinstance(data["data"], dict):
+        raise ResultsError(f"{path}: fields study and data must be objects")
+    return data
+
+
+def load_studies(results_dir: Path) -> list[dict[str, Any]]:
+    """Every study result under `results_dir`, sorted by machine and name."""
+    return [load_study(p) for p in sorted((Path(results_dir) / "studies").glob("*/*.json"))]
 
 
 def load_all_with_paths(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:

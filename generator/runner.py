@@ -1,4 +1,9 @@
-"""Run a list of experiments, each in a fresh subprocess, reusing results already stored."""
+"""Run a suite's jobs in fresh subprocesses, reusing results already stored.
+
+Real measurements (cpu, cuda) get a process each: one run's allocator state or out-of-memory
+error must not touch the next. Consecutive estimates share one process, since fake tensors
+allocate nothing and a fresh Python with PyTorch costs seconds.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from . import results
 from .backends import backend_available
@@ -17,88 +22,142 @@ from .config import Experiment
 from .environment import machine_id
 from .errors import GeneratorError, ModelError
 from .progress import Progress
+from .studies import Study
+
+Job = Union[Experiment, Study]
 
 
 @dataclass
 class Outcome:
-    """What happened to one experiment: measured, reused, skipped or failed."""
+    """What happened to one job: measured, reused, skipped or failed."""
 
-    experiment: Experiment
+    experiment: Job
     status: str
     message: str = ""
     result: dict[str, Any] | None = None
     seconds: float = 0.0
 
 
-def reusable(path: Path, exp: Experiment) -> dict[str, Any] | None:
-    """The stored result of `exp` if it was measured the same way, by the same method, with
+def job_path(results_dir: Path, job: Job) -> Path:
+    if isinstance(job, Study):
+        return results.study_path(results_dir, machine_id(job.backend), job.key)
+    return results.result_path(results_dir, machine_id(job.backend), job.key)
+
+
+def reusable(path: Path, job: Job) -> dict[str, Any] | None:
+    """The stored result of `job` if it was measured the same way, by the same method, with
     this PyTorch."""
     if not path.exists():
         return None
     import torch
 
-    from .backends import METHOD_VERSION
+    if isinstance(job, Study):
+        from .studies import module
 
-    stored = results.load(path)
-    same = (stored["experiment"] == exp.to_dict()
-            and stored.get("method_version") == METHOD_VERSION
-            and stored["environment"].get("torch") == torch.__version__)
-    return stored if same else None
+        stored = results.load_study(path)
+        same = stored["study"] == job.to_dict() and \
+            stored["method_version"] == module(job.kind).VERSION
+    else:
+        from .backends import METHOD_VERSION
+
+        stored = results.load(path)
+        same = stored["experiment"] == job.to_dict() and \
+            stored.get("method_version") == METHOD_VERSION
+    return stored if same and stored["environment"].get("torch") == torch.__version__ else None
 
 
-def run_all(experiments: list[Experiment], results_dir: Path, *, force: bool = False,
+def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
             progress: Progress | None = None) -> list[Outcome]:
-    """Measure what is missing; a crash of one experiment does not stop the others."""
+    """Measure what is missing; a crash of one job does not stop the others. Stored and
+    skipped jobs are reported first, then the estimates (in one process), then real runs.
+    Outcomes come back in the order of `jobs`."""
     results.ensure_writable(results_dir)
-    progress = progress or Progress(total=len(experiments))
-    outcomes = []
-    for exp in experiments:
-        progress.start(exp.label)
-        reason = backend_available(exp.backend)
-        if reason:
-            outcome = Outcome(exp, "skipped", reason)
+    progress = progress or Progress(total=len(jobs))
+    outcomes: dict[int, Outcome] = {}
+    todo: list[tuple[int, Job, Path]] = []
+    for index, job in enumerate(jobs):
+        reason = backend_available(job.backend)
+        path = None if reason else job_path(results_dir, job)
+        stored = None if reason or force else reusable(path, job)
+        if reason or stored:
+            progress.start(job.label)
+            outcomes[index] = Outcome(job, "skipped", reason) if reason else \
+                Outcome(job, "reused", result=stored)
+            progress.finish(outcomes[index])
         else:
-            path = results.result_path(results_dir, machine_id(exp.backend), exp.key)
-            stored = None if force else reusable(path, exp)
-            outcome = Outcome(exp, "reused", result=stored) if stored else _measure(exp, path, progress)
-        progress.finish(outcome)
-        outcomes.append(outcome)
-    return outcomes
+            todo.append((index, job, path))
+    estimates = [item for item in todo if _shareable(item[1])]
+    groups = [estimates] + [[item] for item in todo if not _shareable(item[1])]
+    for group in groups:
+        for (index, _, _), outcome in zip(group, _measure([(j, p) for _, j, p in group],
+                                                          progress)):
+            outcomes[index] = outcome
+    return [outcomes[i] for i in range(len(jobs))]
 
 
-def _measure(exp: Experiment, path: Path, progress: Progress) -> Outcome:
-    started = time.perf_counter()
+def _shareable(job: Job) -> bool:
+    return isinstance(job, Experiment) and job.backend == "estimate"
+
+
+def _measure(group: list[tuple[Job, Path]], progress: Progress) -> list[Outcome]:
+    """Run a group of jobs in one worker process, reporting each as it finishes."""
+    if not group:
+        return []
+    outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="generator-") as scratch:
-        source, target = Path(scratch) / "experiment.json", Path(scratch) / "result.json"
-        source.write_text(json.dumps(exp.to_dict()), encoding="utf-8")
+        source, out_dir = Path(scratch) / "jobs.json", Path(scratch) / "out"
+        out_dir.mkdir()
+        source.write_text(json.dumps([_payload(job) for job, _ in group]), encoding="utf-8")
+        log = open(Path(scratch) / "worker.log", "w+", encoding="utf-8")
         process = subprocess.Popen(
-            [sys.executable, "-m", "generator.worker", str(source), str(target)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            preexec_fn=_die_with_parent)
+            [sys.executable, "-m", "generator.worker", str(source), str(out_dir)],
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         try:
-            while process.poll() is None:
-                progress.tick(time.perf_counter() - started)
-                time.sleep(0.2)
+            for index, (job, path) in enumerate(group):
+                progress.start(job.label)
+                started = time.perf_counter()
+                done = out_dir / f"{index}.json"
+                while not done.exists() and process.poll() is None:
+                    progress.tick(time.perf_counter() - started)
+                    time.sleep(0.1)
+                seconds = time.perf_counter() - started
+                if not done.exists():
+                    log.seek(0)
+                    outcome = Outcome(job, "failed", _failure(process.returncode, log.read()),
+                                      seconds=seconds)
+                else:
+                    outcome = _store(job, path, json.loads(done.read_text(encoding="utf-8")),
+                                     seconds)
+                progress.finish(outcome)
+                outcomes.append(outcome)
+            process.wait()
         except BaseException:  # Ctrl-C or an error here: leave no orphan and no file behind
             process.kill()
             process.wait()
             raise
-        output = process.stdout.read() if process.stdout else ""
-        payload = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
-        seconds = time.perf_counter() - started
-        if process.returncode == 2 and "user_error" in payload:
-            raise ModelError(payload["user_error"]) if "model" in payload["user_error"] \
-                else GeneratorError(payload["user_error"])
-        if process.returncode != 0 or "result" not in payload:
-            return Outcome(exp, "failed", _failure(process.returncode, output), seconds=seconds)
-        result = payload["result"]
-        results.save(path, result)
-        results.load(path)  # what we wrote must read back
-        return Outcome(exp, "measured", result=result, seconds=seconds)
+        finally:
+            log.close()
+    return outcomes
 
 
-def _failure(returncode: int, output: str) -> str:
-    if returncode < 0:
+def _payload(job: Job) -> dict[str, Any]:
+    return {"study": job.to_dict()} if isinstance(job, Study) else {"experiment": job.to_dict()}
+
+
+def _store(job: Job, path: Path, payload: dict[str, Any], seconds: float) -> Outcome:
+    if "user_error" in payload:
+        message = payload["user_error"]
+        raise ModelError(message) if "model" in message else GeneratorError(message)
+    if "result" not in payload:
+        return Outcome(job, "failed", payload.get("failure", "no result"), seconds=seconds)
+    result = payload["result"]
+    results.save(path, result)
+    (results.load_study if isinstance(job, Study) else results.load)(path)  # reads back
+    return Outcome(job, "measured", result=result, seconds=seconds)
+
+
+def _failure(returncode: int | None, output: str) -> str:
+    if returncode is not None and returncode < 0:
         return f"worker killed by signal {-returncode} (out of memory?)"
     lines = [line for line in output.strip().splitlines() if line.strip()]
     return lines[-1] if lines else f"worker exited with status {returncode}"

@@ -1,13 +1,18 @@
-"""Read experiments.toml into a list of validated experiments."""
+"""Read experiments.toml files into a list of validated jobs: experiments and studies.
+
+The built-in suite is every file of generator/suites/, in name order; `--config FILE`
+replaces it with one file of the same form.
+"""
 
 from __future__ import annotations
 
 import itertools
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from .config import Experiment
+from .studies import Study
 from .errors import ConfigError, GeneratorError
 
 if sys.version_info >= (3, 11):
@@ -15,12 +20,20 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-DEFAULT_SUITE = Path(__file__).with_name("experiments.toml")
+DEFAULT_SUITE = Path(__file__).with_name("suites")
+Job = Union[Experiment, Study]
 
 
-def load_suite(path: Path | None = None) -> list[Experiment]:
-    """All experiments of a suite file; every problem in it is reported at once."""
-    path = Path(path) if path is not None else DEFAULT_SUITE
+def load_suite(path: Path | None = None) -> list[Job]:
+    """All jobs of a suite file (or of the built-in suite); every problem is reported at once."""
+    paths = [Path(path)] if path is not None else sorted(DEFAULT_SUITE.glob("*.toml"))
+    jobs: list[Job] = []
+    for one in paths:
+        jobs += _load_file(one)
+    return list(dict.fromkeys(jobs))
+
+
+def _load_file(path: Path) -> list[Job]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -29,24 +42,36 @@ def load_suite(path: Path | None = None) -> list[Experiment]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: malformed TOML: {error}") from None
-    tables = data.get("experiment")
-    if not isinstance(tables, list) or not tables:
-        raise ConfigError(f"{path}: no [[experiment]] tables")
-    experiments, problems = [], []
+    tables, studies = data.get("experiment", []), data.get("study", [])
+    unknown = sorted(set(data) - {"experiment", "study"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; "
+                          "use [[experiment]] and [[study]]")
+    if not isinstance(tables, list) or not isinstance(studies, list) or not (tables or studies):
+        raise ConfigError(f"{path}: no [[experiment]] or [[study]] tables")
+    jobs: list[Job] = []
+    problems = []
     for number, table in enumerate(tables, start=1):
         for combination in _expand(table):
             try:
-                experiments.append(Experiment.from_dict(combination))
-                check_model(experiments[-1])
+                jobs.append(Experiment.from_dict(combination))
+                check_model(jobs[-1])
             except (GeneratorError, TypeError) as error:
                 problems.append(f"experiment {number}: {error}")
+    for number, table in enumerate(studies, start=1):
+        try:
+            jobs.append(Study.from_dict(table))
+        except (GeneratorError, TypeError) as error:
+            problems.append(f"study {number}: {error}")
     if problems:
         raise ConfigError(f"{path}: " + "; ".join(dict.fromkeys(problems)))
-    return list(dict.fromkeys(experiments))
+    return jobs
 
 
-def _expand(table: dict[str, Any]) -> list[dict[str, Any]]:
+def _expand(table: Any) -> list[dict[str, Any]]:
     """{'precision': ['fp32', 'amp-bf16'], ...} → one dict per value (per combination)."""
+    if not isinstance(table, dict):
+        raise ConfigError("each [[experiment]] must be a table")
     names = list(table)
     values = [v if isinstance(v, list) else [v] for v in table.values()]
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]
@@ -60,6 +85,9 @@ def check_model(exp: Experiment) -> None:
     if exp.attention != "eager" and spec.architecture is None:
         raise ConfigError(f"model {exp.model!r} has no attention option; attention = "
                           f"{exp.attention!r} works with the built-in transformers")
+    if exp.seq_len < spec.min_seq_len:
+        raise ConfigError(f"seq_len {exp.seq_len} is shorter than {exp.model} accepts "
+                          f"(at least {spec.min_seq_len})")
     if spec.max_seq_len is not None and exp.seq_len > spec.max_seq_len:
         raise ConfigError(f"seq_len {exp.seq_len} is longer than {exp.model} allows "
                           f"({spec.max_seq_len} positions)")

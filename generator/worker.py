@@ -1,14 +1,18 @@
-"""Measure one experiment in a process of its own: `python -m generator.worker IN OUT`.
+"""Measure jobs in a process of their own: `python -m generator.worker IN OUT_DIR`.
 
-IN holds the experiment as JSON; the complete result is written to OUT. A fresh process per
-experiment keeps one experiment's allocator state, or its out-of-memory error, away from the
-next. Exit status: 0 result written, 2 the user's mistake (message in OUT), 1 a crash.
+IN holds a JSON list of jobs ({"experiment": …} or {"study": …}); for job i the worker writes
+OUT_DIR/i.json, whole or not at all, holding {"result": …}, {"user_error": "…"} (the user's
+mistake, e.g. a model that raises) or {"failure": "…"} (a bug: the last line of its
+traceback). A fresh process keeps one measurement's allocator state, or its out-of-memory
+error, away from the next; the runner only groups estimates, which allocate nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,11 @@ from typing import Any
 from .config import Experiment
 from .errors import GeneratorError
 from .results import SCHEMA_VERSION
+from .studies import Study
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
 def measure_to_result(exp: Experiment) -> dict[str, Any]:
@@ -38,23 +47,59 @@ def measure_to_result(exp: Experiment) -> dict[str, Any]:
         "backend": exp.backend,
         "method_version": METHOD_VERSION,
         "environment": describe(exp.backend),
-        "measured_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+        "measured_at": _stamp(),
         "error": None,
         "error_detail": None,
         **figures,  # may set error and error_detail
     }
 
 
-def main(argv: list[str]) -> int:
-    source, target = Path(argv[0]), Path(argv[1])
+def study_to_result(study: Study) -> dict[str, Any]:
+    """Run `study` here and wrap its data into a complete study result."""
+    from . import studies
+    from .backends import BackendUnavailable, backend_available, is_out_of_memory
+    from .environment import describe
+
+    reason = backend_available(study.backend)
+    if reason:
+        raise BackendUnavailable(f"cannot run study {study.name!r}: {reason}")
+    kind = studies.module(study.kind)
+    error, data = None, {}
     try:
-        exp = Experiment.from_dict(json.loads(source.read_text(encoding="utf-8")))
-        payload: dict[str, Any] = {"result": measure_to_result(exp)}
-        status = 0
+        data = kind.run(study.params)
+    except GeneratorError:
+        raise
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        error = "out_of_memory"
+    return {"schema_version": SCHEMA_VERSION, "study": study.to_dict(),
+            "method_version": kind.VERSION, "environment": describe(study.backend),
+            "measured_at": _stamp(), "error": error, "data": data}
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """One job's outcome, as the runner reads it."""
+    try:
+        if "study" in job:
+            return {"result": study_to_result(Study.from_dict(job["study"]))}
+        return {"result": measure_to_result(Experiment.from_dict(job["experiment"]))}
     except GeneratorError as error:
-        payload, status = {"user_error": str(error)}, 2
-    target.write_text(json.dumps(payload), encoding="utf-8")
-    return status
+        return {"user_error": str(error)}
+    except Exception:  # a bug: keep the rest of the group going, report the traceback's end
+        lines = traceback.format_exc().strip().splitlines()
+        traceback.print_exc()
+        return {"failure": lines[-1] if lines else "unknown failure"}
+
+
+def main(argv: list[str]) -> int:
+    source, out_dir = Path(argv[0]), Path(argv[1])
+    for index, job in enumerate(json.loads(source.read_text(encoding="utf-8"))):
+        outcome = run_job(job)
+        tmp = out_dir / f".{index}.json.tmp"
+        tmp.write_text(json.dumps(outcome), encoding="utf-8")
+        os.replace(tmp, out_dir / f"{index}.json")  # the runner sees whole files only
+    return 0
 
 
 if __name__ == "__main__":

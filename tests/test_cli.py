@@ -490,7 +490,7 @@ def test_build_progress_is_one_line_per_experiment(built) -> None:
     assert len(progress) == 4, proc.stderr
     for number, line in enumerate(progress, start=1):
         assert line.startswith(f"[{number}/4] measured in "), line
-    assert "4 experiments: 4 measured" in proc.stderr
+    assert "4 jobs: 4 measured" in proc.stderr
 
 
 @pytest.mark.slow
@@ -506,7 +506,7 @@ def test_second_build_reuses_everything(built) -> None:
     progress = _progress_lines(proc.stderr)
     assert len(progress) == 4, proc.stderr
     assert all(line.split("] ", 1)[1].startswith("reused:") for line in progress), proc.stderr
-    assert "4 experiments: 4 reused" in proc.stderr
+    assert "4 jobs: 4 reused" in proc.stderr
     assert tree_state(root / "results") == before  # not rewritten, nothing added
 
 

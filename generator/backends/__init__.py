@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..config import Experiment
 from ..errors import GeneratorError
-from ..errors import ModelError
+from ..errors import ConfigError, ModelError
 from ..models import MODELS, resolve_model
 from ..suite import check_model
 
@@ -49,8 +49,12 @@ def measure(exp: Experiment) -> dict[str, Any]:
     except GeneratorError:
         raise
     except Exception as error:
+        if exp.model in MODELS and isinstance(error, ValueError):
+            # the zoo's batch makers refuse sizes they cannot build (e.g. batch 1 of
+            # 32-pixel images: BatchNorm needs two values per channel)
+            raise ConfigError(f"{exp.model}: {str(error).splitlines()[0]}") from None
         if exp.model in MODELS or is_out_of_memory(error):
-            raise  # a built-in model that fails is this tool's bug: keep the traceback
+            raise  # a built-in model that fails otherwise is this tool's bug
         detail = str(error).splitlines()[0][:200] if str(error) else ""
         raise ModelError(f"model {exp.model!r} failed in the training step: "
                          f"{type(error).__name__}: {detail}") from None

@@ -14,6 +14,7 @@ from ..errors import ModelError
 from ..workload import Workload
 from .bert import BERT_BASE, BERT_TINY, BertConfig, BertForMaskedLM, build_bert
 from .gpt2 import GPT2_SMALL, GPT2Config, GPT2LMHeadModel, build_gpt2
+from .resnet import RESNET50, build_resnet
 from .transformer_parts import ATTENTION_IMPLS
 from .user import FACTORY_FORM, factory_build, import_factory, is_factory_name
 
@@ -32,6 +33,8 @@ class ModelSpec:
     #: For transformers: layers, hidden, heads, intermediate, vocab, attention (the inputs of
     #: the activation formula of Korthikanti et al. 2022); None for other models.
     architecture: dict[str, Any] | None = None
+    #: Smallest sequence length (or image side) the model accepts.
+    min_seq_len: int = 1
 
 
 def _configurable(builder: Callable[[Any], Workload], config: Any) -> Callable[..., Workload]:
@@ -69,6 +72,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=GPT2_SMALL.max_position_embeddings,
             build=_configurable(build_gpt2, GPT2_SMALL),
             architecture=_architecture(GPT2_SMALL),
+            min_seq_len=2,  # next-token prediction needs two tokens
         ),
         ModelSpec(
             name="tiny",
@@ -78,6 +82,17 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=BERT_TINY.max_position_embeddings,
             build=_configurable(build_bert, BERT_TINY),
             architecture=_architecture(BERT_TINY),
+        ),
+        ModelSpec(
+            name="resnet50",
+            description=(
+                "ResNet-50 v1.5 (He et al. 2016), image classifier, 1000 classes; "
+                "seq_len is the image side in pixels (at least 32)"
+            ),
+            max_seq_len=None,
+            build=_configurable(build_resnet, RESNET50),
+            architecture=None,
+            min_seq_len=32,
         ),
     )
 }
