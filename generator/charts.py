@@ -70,7 +70,7 @@ def mib(nbytes: float) -> str:
 
 def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
     """One bar per precision, stacked by category live at the peak, peak printed above."""
-    t = _text(lang)
+    t = words(lang)
     results = [(p, _usable(by_precision[p])) for p in PRECISION_ORDER if p in by_precision]
     if not results:
         raise ValueError("no result to chart")
@@ -78,7 +78,7 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
     # Name each bar's backend only when the bars do not all come from one.
     mixed = len({r["backend"] for _, r in results}) > 1
     name = f"bars-{_identity(results[0][1])}"
-    with _figure(name, lang, 4.2) as (fig, ax):
+    with chart_figure(name, lang, 4.2) as (fig, ax):
         xs = range(len(results))
         bottoms = [0.0] * len(results)
         for cat in shown:
@@ -98,7 +98,7 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
         handles, names = ax.get_legend_handles_labels()
         # Reversed, so the legend reads top-down like the stack.
         fig.legend(handles[::-1], names[::-1], loc="outside right upper")
-        svg = _save(fig, name, lang)
+        svg = chart_svg(fig, name, lang)
     exp = results[0][1]["experiment"]
     title = t["bars_title"] + t["colon"] + _setup(exp, t, "model", "batch", "seq")
     desc = t["peak"] + t["colon"] + t["sep"].join(
@@ -110,7 +110,7 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
 
 def timeline(result: Result, lang: str) -> str:
     """Stacked areas of live bytes per category over the step, phases shaded, peak marked."""
-    t = _text(lang)
+    t = words(lang)
     tl = _usable(result)["timeline"]
     if not tl["tick"]:
         raise ValueError("the result has an empty timeline")
@@ -119,7 +119,7 @@ def timeline(result: Result, lang: str) -> str:
     at = max(range(len(totals)), key=totals.__getitem__)
     phases = sorted(result.get("phases") or [], key=lambda p: p["tick"])
     name = f"timeline-{_identity(result)}"
-    with _figure(name, lang, 4.4) as (fig, ax):
+    with chart_figure(name, lang, 4.4) as (fig, ax):
         edges, rows = _envelope(tl["tick"], tl["end_tick"], totals)
         lower = [0.0] * len(rows)
         for cat in shown:
@@ -154,7 +154,7 @@ def timeline(result: Result, lang: str) -> str:
         order = [i for col in range(3) for i in range(col, len(handles), 3)]
         fig.legend([handles[i] for i in order], [names[i] for i in order],
                    loc="outside lower center", ncol=3)
-        svg = _save(fig, name, lang)
+        svg = chart_svg(fig, name, lang)
     exp = result["experiment"]
     where = next((p["name"] for p in reversed(phases) if p["tick"] <= x), None)
     title = t["step_title"] + t["colon"] + _setup(exp, t, "model", "precision", "batch", "backend")
@@ -170,7 +170,7 @@ def timeline(result: Result, lang: str) -> str:
 
 def module_activations(result: Result, lang: str) -> str:
     """Horizontal bars: activation bytes saved by each block, in model order, in MiB."""
-    t = _text(lang)
+    t = words(lang)
     blocks = sorted(_usable(result)["module_activation_bytes"].items(),
                     key=lambda kv: _block_order(kv[0]))
     if not blocks:
@@ -178,7 +178,7 @@ def module_activations(result: Result, lang: str) -> str:
     names = [t["outside"] if n == OUTSIDE_MODULES else n for n, _ in blocks]
     values = [v / MIB for _, v in blocks]
     name = f"modules-{_identity(result)}"
-    with _figure(name, lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
+    with chart_figure(name, lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
         bars = ax.barh(range(len(blocks)), values, 0.7, color=CATEGORY_COLORS["activations"])
         ax.bar_label(bars, [mib(v) for _, v in blocks], padding=3)
         ax.set_yticks(range(len(blocks)), names)
@@ -186,7 +186,7 @@ def module_activations(result: Result, lang: str) -> str:
         ax.set_xlim(0, max(values + [1]) * 1.2)
         ax.set_xlabel(t["mib_axis"])
         ax.grid(axis="x")
-        svg = _save(fig, name, lang)
+        svg = chart_svg(fig, name, lang)
     exp = result["experiment"]
     title = t["mod_title"] + t["colon"] + _setup(exp, t, "model", "precision", "batch")
     desc = t["mod_total"].format(n=len(blocks), v=mib(sum(v for _, v in blocks))) + t["colon"]
@@ -199,7 +199,7 @@ def _identity(result: Result) -> str:
     return f"{result['key']}-{result['environment']['machine_id']}"
 
 
-def _text(lang: str) -> dict[str, str]:
+def words(lang: str) -> dict[str, str]:
     if lang not in _LANGS:
         raise ValueError(f"unknown language {lang!r}; expected 'zh' or 'en'")
     return {key: pair[_LANGS.index(lang)] for key, pair in _WORDS.items()} | {"lang": lang}
@@ -223,7 +223,7 @@ def _setup(exp: dict[str, Any], t: dict[str, str], *fields: str) -> str:
 def _breakdown(result: Result, lang: str) -> str:
     """The non-zero categories live at the peak, in words."""
     live = result["live_at_peak_bytes"]
-    return _text(lang)["sep"].join(f"{CATEGORY_LABELS[c][lang]} {gib(live[c])}"
+    return words(lang)["sep"].join(f"{CATEGORY_LABELS[c][lang]} {gib(live[c])}"
                                    for c in CATEGORIES if live.get(c))
 
 
@@ -275,7 +275,7 @@ def _fonts() -> tuple[tuple[str, ...], bool]:
 
 
 @contextlib.contextmanager
-def _figure(name: str, lang: str, height: float) -> Iterator[tuple[Figure, Any]]:
+def chart_figure(name: str, lang: str, height: float) -> Iterator[tuple[Figure, Any]]:
     """A full-width figure and its axes, drawn with the charts' style (set only meanwhile)."""
     families, has_cjk = _fonts()
     rc = {"svg.fonttype": "none", "svg.hashsalt": f"generator-chart-{name}-{lang}",
@@ -303,7 +303,7 @@ _PATH_DATA = re.compile(r'\sd="[^"]*"')
 _DECIMAL = re.compile(r"-?\d+\.\d+")
 
 
-def _save(fig: Figure, name: str, lang: str) -> str:
+def chart_svg(fig: Figure, name: str, lang: str) -> str:
     """SVG text with the full CSS font stack, compact paths, and ids that cannot clash."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.08,

@@ -29,8 +29,8 @@ def docs(tmp_path_factory):
 
 def test_pages_and_figures_in_both_languages(docs):
     for lang in render.LANGS:
-        for page in render.STATIC_PAGES + ("reports/bert-base.md", "data/estimate/"
-                                           "bert-base-b32-s128-fp32-adamw-estimate.json"):
+        for page in render.page_names() + ["reports/bert-base.md", "data/estimate/"
+                                           "bert-base-b32-s128-fp32-adamw-estimate.json"]:
             assert (docs / lang / page).exists(), page
         names = {p.name for p in (docs / lang / "figures").glob("*.svg")}
         assert {"bars.svg", "house.svg", "amp-flow-fp32.svg", "amp-flow-amp-fp16.svg",
