@@ -262,15 +262,18 @@ async () => {
 def test_every_page_loads_cleanly_in_both_languages(site: Site, session: Session) -> None:
     assert "" in site.pages and "en/" in site.pages, site.pages
     assert {_lang(p) for p in site.pages} == {"zh", "en"}
+    measured = 0
     for page in site.pages:
         _open(session, site, page)
-        bad = [f for f in session.page.evaluate(_MEASURE_FIGURES)
-               if not (f["natural"] > 0 and f["width"] > 0 and f["height"] > 0)]
+        figures = session.page.evaluate(_MEASURE_FIGURES)
+        measured += len(figures)
+        bad = [f for f in figures if not (f["natural"] > 0 and f["width"] > 0 and f["height"] > 0)]
         assert not bad, f"/{page}: figures with no size: {bad}"
         # Formulas (pymdownx.arithmatex) are typeset by the site's own KaTeX.
         unrendered = session.page.locator(".arithmatex:not(:has(.katex))").count()
         assert unrendered == 0, f"/{page}: {unrendered} formula(s) not rendered by KaTeX"
         assert session.page.locator("html").get_attribute("lang") == _lang(page)
+    assert measured > 0, "no figure found on any page: the check measured nothing"
     session.assert_clean()
 
 
