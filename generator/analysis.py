@@ -61,6 +61,25 @@ def precision_comparison(by_precision: dict[str, Result], view: str = "live") ->
     return {"precisions": list(by_precision), "rows": rows, "view": view}
 
 
+#: The options a plain training step has; the article's figures are about those.
+DEFAULT_OPTIONS = {"attention": "eager", "checkpointing": False, "zero_grad": "none",
+                   "optimizer_impl": "auto", "gpu_memory": None}
+
+
+def has_default_options(exp: dict[str, Any]) -> bool:
+    return all(exp.get(name, default) == default for name, default in DEFAULT_OPTIONS.items())
+
+
+def options_of(exp: dict[str, Any]) -> list[str]:
+    """The options that differ from a plain step, as short words: ['sdpa', 'checkpointing']."""
+    words = {"attention": lambda v: v, "checkpointing": lambda v: "checkpointing",
+             "zero_grad": lambda v: "zero_grad(set_to_none=False)",
+             "optimizer_impl": lambda v: f"{v} optimizer",
+             "gpu_memory": lambda v: f"budget {v / 2**30:.3g} GiB"}
+    return [words[name](exp.get(name, default)) for name, default in DEFAULT_OPTIONS.items()
+            if exp.get(name, default) != default]
+
+
 def usable(results: list[Result]) -> list[Result]:
     return [r for r in results if not r.get("error")]
 
@@ -75,7 +94,8 @@ def best_by_precision(results: list[Result], *, model: str, batch_size: int, seq
         if (exp["model"], exp["batch_size"], exp["seq_len"], exp["optimizer"]) != \
                 (model, batch_size, seq_len, optimizer):
             continue
-        if exp["backend"] == "estimate" and exp["device"] != "cuda":
+        if (exp["backend"] == "estimate" and exp["device"] != "cuda") or \
+                not has_default_options(exp):
             continue
         current = chosen.get(exp["precision"])
         if current is None or _TRUST[exp["backend"]] < _TRUST[current["backend"]]:
@@ -112,8 +132,9 @@ def estimate_accuracy(results: list[Result]) -> list[dict[str, Any]]:
 
 
 def _config_key(exp: dict[str, Any], device: str) -> tuple:
+    options = tuple(exp.get(name, default) for name, default in DEFAULT_OPTIONS.items())
     return (exp["model"], exp["batch_size"], exp["seq_len"], exp["precision"],
-            exp["optimizer"], device)
+            exp["optimizer"], device, options)
 
 
 def activation_formula_bytes(*, seq_len: int, batch_size: int, hidden: int, heads: int,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -87,10 +88,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a CI job cancelled, `kill`): clean up as for Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from . import commands
 
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         return getattr(commands, args.command)(args)
     except GeneratorError as error:

@@ -33,17 +33,21 @@ def measure(args: argparse.Namespace) -> int:
 
 
 def render(args: argparse.Namespace) -> int:
+    from . import freshness
     from .render import render as render_pages
 
-    written = render_pages(args.results, args.docs,
-                           MKDOCS_CONFIG if MKDOCS_CONFIG.exists() else None)
+    config = MKDOCS_CONFIG if MKDOCS_CONFIG.exists() else None
+    written = render_pages(args.results, args.docs, config)
+    freshness.record(args.results, args.docs, config)
     print(f"rendered {len(written)} files (pages, figures, data) into {args.docs}/", file=sys.stderr)
     return 0
 
 
 def site(args: argparse.Namespace) -> int:
+    from .results import ensure_writable
     from .site import build_site
 
+    ensure_writable(args.site, "the site")
     build_site(MKDOCS_CONFIG, args.site)
     print(f"site built in {args.site}/ (open {args.site}/index.html, or run `mkdocs serve`)",
           file=sys.stderr)
@@ -51,8 +55,23 @@ def site(args: argparse.Namespace) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
+    from .results import ensure_writable
+    from .site import SiteBuildError
+
+    # Everything that would stop the build after measuring is checked before it: minutes of
+    # measuring must not end in "cannot write".
+    if not MKDOCS_CONFIG.exists():
+        raise SiteBuildError(f"no mkdocs config at {MKDOCS_CONFIG}; run from the project folder")
+    for folder, what in ((args.results, "results"), (args.docs, "pages"), (args.site, "the site")):
+        ensure_writable(folder, what)
     status = _measure_suite(args)
-    render(args)
+    from . import freshness
+
+    if freshness.is_fresh(args.results, args.docs, MKDOCS_CONFIG):
+        print(f"pages in {args.docs}/ are up to date (results, templates and code unchanged); "
+              "not rendered again", file=sys.stderr)
+    else:
+        render(args)
     site(args)
     return status
 

@@ -16,6 +16,7 @@ ATTENTIONS = ("eager", "sdpa")
 ZERO_GRADS = ("none", "zeros")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
 
+INT64_MAX = 2**63 - 1
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
 
 
@@ -108,6 +109,8 @@ def _positive_int_problem(name: str, value: Any) -> str | None:
         return f"{name} must be a positive integer, got {value!r}"
     if value < 1:
         return f"{name} must be a positive integer, got {value}"
+    if value > INT64_MAX:  # PyTorch sizes are int64; a larger one fails deep inside torch
+        return f"{name} {value} is larger than any tensor can be (at most 2⁶³ − 1)"
     return None
 
 

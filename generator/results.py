@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -37,15 +38,33 @@ def result_path(results_dir: Path, machine_id: str, key: str) -> Path:
     return Path(results_dir) / machine_id / f"{key}.json"
 
 
-def ensure_writable(results_dir: Path) -> None:
-    """Fail before measuring, not after, when results cannot be stored."""
+def ensure_writable(folder: Path, what: str = "results") -> None:
+    """Fail before measuring, not after, when results (or pages, or the site) cannot be
+    written to `folder`. Creates nothing: a refused command leaves no empty folder behind."""
+    existing = Path(folder)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # the folder that `mkdir -p folder` would write into
+    if existing.exists() and not existing.is_dir():
+        raise OutputError(f"cannot write {what} to {folder}: {existing} is a file, not a folder")
     try:
-        Path(results_dir).mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=results_dir):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as error:
-        raise OutputError(f"cannot write results to {results_dir}: "
+        raise OutputError(f"cannot write {what} to {folder}: "
                           f"{error.strerror or error}") from None
+
+
+TEMP_GLOB = ".*.tmp"  # what save() writes before the rename
+
+
+def remove_stale_temps(results_dir: Path) -> list[Path]:
+    """Delete the temporary files of a save that a killed run (SIGKILL, power loss) left
+    behind; a save that finishes or fails in Python removes its own."""
+    root = Path(results_dir)
+    stale = sorted([*root.glob(f"*/{TEMP_GLOB}"), *root.glob(f"studies/*/{TEMP_GLOB}")])
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
 
 
 def save(path: Path, result: dict[str, Any]) -> None:
@@ -79,12 +98,27 @@ def load(path: Path) -> dict[str, Any]:
     if problem:
         raise ResultsError(f"{path}: {problem}")
     try:
-        Experiment.from_dict(data["experiment"])
+        # Every field filled in: a hand-made or older result that leaves out a default
+        # (device, attention, …) reads like one that spells it out.
+        data["experiment"] = Experiment.from_dict(data["experiment"]).to_dict()
     except (ConfigError, TypeError) as error:
         raise ResultsError(f"{path}: invalid experiment ({error})") from None
-    data["environment"] = {"machine_id": Path(path).parent.name, **ENVIRONMENT_DEFAULTS,
-                           **data["environment"]}
+    # key and machine id name figure files and HTML ids: they must be plain names. The
+    # folder is the machine id, whatever the file says, so a file cannot claim another's.
+    machine = _safe_name(path, "folder name", Path(path).parent.name)
+    _safe_name(path, "key", data["key"])
+    data["environment"] = {**ENVIRONMENT_DEFAULTS, **data["environment"], "machine_id": machine}
     return {**OPTIONAL_DEFAULTS, **data}
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _safe_name(path: Path, what: str, value: Any) -> str:
+    if not isinstance(value, str) or not _SAFE_NAME.match(value):
+        raise ResultsError(f"{path}: {what} {value!r} is not a plain name (letters, digits, "
+                           "'.', '_' and '-')")
+    return value
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -93,6 +127,9 @@ def _read_json(path: Path) -> dict[str, Any]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise ResultsError(f"{path}: cannot read ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise ResultsError(f"{path}: not a JSON text file (bytes that are not UTF-8 at "
+                           f"offset {error.start}); delete it to measure again") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -129,10 +166,40 @@ def _type_problem(data: dict[str, Any]) -> str | None:
     modules = data["module_activation_bytes"]
     if not isinstance(modules, dict) or not all(_is_count(v) for v in modules.values()):
         return "field module_activation_bytes must map block names to byte counts"
-    timeline = data["timeline"]
+    return _timeline_problem(data["timeline"]) or _optional_problem(data)
+
+
+def _timeline_problem(timeline: Any) -> str | None:
+    """The charts index every category's series by tick: all must be there, equally long."""
     if not isinstance(timeline, dict) or not isinstance(timeline.get("tick"), list) or \
             not isinstance(timeline.get("bytes"), dict):
         return "field timeline must hold a tick list and a bytes object"
+    ticks, series = timeline["tick"], timeline["bytes"]
+    if not all(_is_count(t) for t in ticks) or not _is_count(timeline.get("end_tick")):
+        return "field timeline must hold tick counts and an end_tick count"
+    if set(series) != set(CATEGORIES) or not all(
+            isinstance(v, list) and len(v) == len(ticks) and all(_is_count(b) for b in v)
+            for v in series.values()):
+        return (f"field timeline.bytes must map each of {', '.join(CATEGORIES)} to one byte "
+                "count per tick")
+    return None
+
+
+def _optional_problem(data: dict[str, Any]) -> str | None:
+    """Optional fields that pages read, when present, must have the right shape too."""
+    phases = data.get("phases", [])
+    if not isinstance(phases, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("name"), str) and _is_count(p.get("tick"))
+            for p in phases):
+        return "field phases must be a list of {name, tick} objects"
+    truth = data.get("ground_truth")
+    if truth is not None and (not isinstance(truth, dict) or not all(
+            _is_count(v) for k, v in truth.items() if k.endswith("_bytes"))):
+        return "field ground_truth must be null or an object of byte counts"
+    seconds = data.get("step_seconds")
+    if seconds is not None and (isinstance(seconds, bool) or
+                                not isinstance(seconds, (int, float)) or seconds < 0):
+        return f"field step_seconds must be null or a non-negative number, got {seconds!r}"
     return None
 
 
@@ -150,8 +217,12 @@ def load_study(path: Path) -> dict[str, Any]:
     missing = [name for name in STUDY_FIELDS if name not in data]
     if missing:
         raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
-    if not isinstance(data["study"], dict) or not isinstance(data["data"], dict):
-        raise ResultsError(f"{path}: fields study and data must be objects")
+    if not isinstance(data["study"], dict) or not isinstance(data["data"], dict) or \
+            not isinstance(data["environment"], dict):
+        raise ResultsError(f"{path}: fields study, environment and data must be objects")
+    _safe_name(path, "study name", data["study"].get("name"))
+    data["environment"] = {**data["environment"],
+                           "machine_id": _safe_name(path, "folder name", Path(path).parent.name)}
     return data
 
 

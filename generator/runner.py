@@ -7,7 +7,9 @@ allocate nothing and a fresh Python with PyTorch costs seconds.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,7 @@ def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
     skipped jobs are reported first, then the estimates (in one process), then real runs.
     Outcomes come back in the order of `jobs`."""
     results.ensure_writable(results_dir)
+    results.remove_stale_temps(results_dir)
     progress = progress or Progress(total=len(jobs))
     outcomes: dict[int, Outcome] = {}
     todo: list[tuple[int, Job, Path]] = []
@@ -111,7 +114,8 @@ def _measure(group: list[tuple[Job, Path]], progress: Progress) -> list[Outcome]
         log = open(Path(scratch) / "worker.log", "w+", encoding="utf-8")
         process = subprocess.Popen(
             [sys.executable, "-m", "generator.worker", str(source), str(out_dir)],
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+            stdout=log, stderr=subprocess.STDOUT,
+            preexec_fn=functools.partial(_die_with_parent, os.getpid()))
         try:
             for index, (job, path) in enumerate(group):
                 progress.start(job.label)
@@ -163,12 +167,15 @@ def _failure(returncode: int | None, output: str) -> str:
     return lines[-1] if lines else f"worker exited with status {returncode}"
 
 
-def _die_with_parent() -> None:
-    """Linux: the worker gets SIGKILL if the parent dies, so a killed build leaves no orphan."""
+def _die_with_parent(parent: int) -> None:
+    """Linux: the worker gets SIGKILL if the parent dies, so a killed build leaves no orphan.
+    Runs in the child between fork and exec."""
     try:
         import ctypes
         import signal
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect: nobody to report to
+        os._exit(1)

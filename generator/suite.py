@@ -38,6 +38,9 @@ def _load_file(path: Path) -> list[Job]:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:  # TOML is UTF-8 by definition
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); "
+                          "save it as UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -47,12 +50,21 @@ def _load_file(path: Path) -> list[Job]:
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; "
                           "use [[experiment]] and [[study]]")
+    single = [name for name in ("experiment", "study") if isinstance(data.get(name), dict)]
+    if single:
+        raise ConfigError(f"{path}: [{single[0]}] is one table; write [[{single[0]}]] "
+                          "(double brackets)")
     if not isinstance(tables, list) or not isinstance(studies, list) or not (tables or studies):
         raise ConfigError(f"{path}: no [[experiment]] or [[study]] tables")
     jobs: list[Job] = []
     problems = []
     for number, table in enumerate(tables, start=1):
-        for combination in _expand(table):
+        try:
+            combinations = _expand(table)
+        except ConfigError as error:
+            problems.append(f"experiment {number}: {error}")
+            continue
+        for combination in combinations:
             try:
                 jobs.append(Experiment.from_dict(combination))
                 check_model(jobs[-1])
@@ -72,6 +84,10 @@ def _expand(table: Any) -> list[dict[str, Any]]:
     """{'precision': ['fp32', 'amp-bf16'], ...} → one dict per value (per combination)."""
     if not isinstance(table, dict):
         raise ConfigError("each [[experiment]] must be a table")
+    # An empty list would expand to no experiment at all: a silent no-op, surely a slip.
+    empty = [name for name, value in table.items() if value == []]
+    if empty:
+        raise ConfigError(f"{', '.join(empty)} = [] gives no experiment; give at least one value")
     names = list(table)
     values = [v if isinstance(v, list) else [v] for v in table.values()]
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]

@@ -8,6 +8,7 @@ from pathlib import Path
 import jinja2
 
 from . import units
+from .analysis import options_of
 from .context import report_slug
 from .labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
 from .palette import CATEGORY_COLORS
@@ -30,5 +31,6 @@ def environment() -> jinja2.Environment:
     env.filters.update(mib=units.mib, gib=units.gib, size=units.size, pct=units.pct,
                        gb=units.gb, mb=units.mb)
     env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
-                       backends=BACKEND_LABELS, colors=CATEGORY_COLORS, report_slug=report_slug)
+                       backends=BACKEND_LABELS, colors=CATEGORY_COLORS, report_slug=report_slug,
+                       options_of=options_of)
     return env

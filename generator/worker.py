@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Experiment
-from .errors import GeneratorError
+from .errors import ConfigError, GeneratorError
 from .results import SCHEMA_VERSION
 from .studies import Study
 
@@ -37,6 +37,10 @@ def measure_to_result(exp: Experiment) -> dict[str, Any]:
     except GeneratorError:
         raise
     except Exception as error:  # an out-of-memory step is a result, not a crash
+        if _is_size_overflow(error):
+            raise ConfigError(f"batch_size {exp.batch_size} × seq_len {exp.seq_len} is more "
+                              f"than {exp.model} can hold: a tensor of the step would have "
+                              "more bytes than PyTorch can count (2⁶³)") from None
         if not is_out_of_memory(error):
             raise
         figures = {"error": "out_of_memory", "error_detail": str(error).splitlines()[0][:300]}
@@ -52,6 +56,11 @@ def measure_to_result(exp: Experiment) -> dict[str, Any]:
         "error_detail": None,
         **figures,  # may set error and error_detail
     }
+
+
+def _is_size_overflow(error: BaseException) -> bool:
+    """PyTorch's refusal of a tensor whose byte count overflows int64 (a batch of 10¹⁶)."""
+    return isinstance(error, RuntimeError) and "size calculation overflowed" in str(error)
 
 
 def study_to_result(study: Study) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from ..errors import ModelError
 from ..workload import Workload
 from .bert import BERT_BASE, BERT_TINY, BertConfig, BertForMaskedLM, build_bert
 from .gpt2 import GPT2_SMALL, GPT2Config, GPT2LMHeadModel, build_gpt2
+from .llama import LLAMA_7B, LLAMA_TINY, build_llama
 from .resnet import RESNET50, build_resnet
 from .transformer_parts import ATTENTION_IMPLS
 from .user import FACTORY_FORM, factory_build, import_factory, is_factory_name
@@ -93,6 +94,24 @@ MODELS: dict[str, ModelSpec] = {
             build=_configurable(build_resnet, RESNET50),
             architecture=None,
             min_seq_len=32,
+        ),
+        ModelSpec(
+            name="llama-7b",
+            description=("LLaMA-7B (Touvron et al. 2023), 32 layers, hidden 4096, 32 heads, "
+                         "SwiGLU 11008, vocab 32000, untied head; estimate only on a CPU"),
+            max_seq_len=LLAMA_7B.max_position_embeddings,
+            build=_configurable(build_llama, LLAMA_7B),
+            architecture=_architecture(LLAMA_7B),
+            min_seq_len=2,
+        ),
+        ModelSpec(
+            name="llama-tiny",
+            description="tiny LLaMA for fast tests, 2 layers, hidden 64, 4 heads, SwiGLU 256, "
+                        "vocab 1000",
+            max_seq_len=LLAMA_TINY.max_position_embeddings,
+            build=_configurable(build_llama, LLAMA_TINY),
+            architecture=_architecture(LLAMA_TINY),
+            min_seq_len=2,
         ),
     )
 }

@@ -1,0 +1,273 @@
+"""The sweeps page: fits over batch size, the largest batch that fits, the formula, the charts
+and the page, on fixture results of the tiny model (estimates, fp32 and amp-bf16, batch
+1-8 at sequence 32 and sequence 32-128 at batch 8)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from generator import analysis, fits, results
+from generator.render import render
+from generator.sections import sweeps
+from generator.suite import load_suite
+from generator.templating import environment
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sweeps"
+MIB = 2 ** 20
+
+
+@pytest.fixture(scope="module")
+def fixture_results() -> list[dict]:
+    return results.load_all(FIXTURES)
+
+
+def _series(found: list[dict], precision: str, **fixed: int) -> list[dict]:
+    return sorted((r for r in found if r["experiment"]["precision"] == precision and
+                   all(r["experiment"][k] == v for k, v in fixed.items())),
+                  key=lambda r: (r["experiment"]["batch_size"], r["experiment"]["seq_len"]))
+
+
+def _page(ctx: dict | None, lang: str) -> str:
+    """The page's Markdown from a context, with the figures and tables the section makes."""
+    figures = sweeps.figures(ctx, lang) if ctx else {}
+    tables = sweeps.tables(ctx, lang) if ctx else {}
+    return environment().get_template(f"{lang}/sweeps.md.j2").render(
+        sections={"sweeps": ctx}, figures=figures, tables=tables, lang=lang)
+
+
+# --- fits ---------------------------------------------------------------------------------
+
+def test_linear_fit_recovers_a_line_and_its_residuals() -> None:
+    line = fits.linear_fit([1, 2, 3, 4], [12.0, 14.0, 17.0, 18.0])
+    assert line.slope == pytest.approx(2.1) and line.intercept == pytest.approx(10.0)
+    assert sum(line.residuals) == pytest.approx(0.0, abs=1e-9)
+    assert line.residuals[2] == pytest.approx(17.0 - line(3))
+    with pytest.raises(ValueError):
+        fits.linear_fit([2, 2], [1.0, 3.0])
+
+
+@pytest.mark.parametrize("precision", ["fp32", "amp-bf16"])
+def test_bytes_per_sample_is_the_difference_quotient(fixture_results, precision) -> None:
+    series = _series(fixture_results, precision, seq_len=32)
+    fit = fits.fit_batch_sweep(series)
+    # Batch 1 peaks in the optimizer step: on the floor, not on the line.
+    assert fit.floor_batches == (1,) and fit.floor == series[0]["peak_bytes"]
+    assert fits.peak_phase(series[0]) == "optimizer"
+    on_line = [r for r in series if r["experiment"]["batch_size"] in fit.fitted_batches]
+    for low, high in zip(on_line, on_line[1:]):
+        quotient = (high["peak_bytes"] - low["peak_bytes"]) / \
+            (high["experiment"]["batch_size"] - low["experiment"]["batch_size"])
+        assert fit.line.slope == pytest.approx(quotient, rel=0.01)
+    assert sum(fit.category_slopes.values()) == pytest.approx(fit.line.slope)
+    assert fit.line.max_rel_residual < 0.01
+    assert fit.peak(1) == fit.floor  # the floor holds where the line would dip below it
+
+
+@pytest.mark.parametrize("precision", ["fp32", "amp-bf16"])
+def test_largest_batch_agrees_with_direct_checks(fixture_results, precision) -> None:
+    series = _series(fixture_results, precision, seq_len=32)
+    fit = fits.fit_batch_sweep(series)
+    measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in series}
+    overhead = fits.Overhead(context_bytes=3 * MIB, slack=0.05, measured=False)
+    totals = sorted((overhead.total(p), b) for b, p in measured.items())
+    # Budgets halfway between two measured totals: the answer lies between their batches.
+    for (low, b_low), (high, b_high) in zip(totals, totals[1:]):
+        budget = int((low + high) / 2)
+        answer = fits.largest_batch(fit, budget, overhead, measured)
+        assert b_low <= answer.batch < b_high
+        assert overhead.total(fit.peak(answer.batch)) <= budget
+        assert overhead.total(fit.peak(answer.batch + 1)) > budget
+        assert answer.disagreements == () and answer.checked == len(measured)
+        assert answer.predicted_peak == fit.peak(answer.batch)
+    beyond = fits.largest_batch(fit, 1024 * MIB, overhead, measured)
+    assert beyond.extrapolated and beyond.batch > max(measured)
+    # Less than the optimizer step needs: nothing fits, and every measured point agrees.
+    nothing = fits.largest_batch(fit, int(overhead.total(fit.floor)) - 1, overhead, measured)
+    assert nothing.batch == 0 and nothing.disagreements == ()
+    # A measured point at exactly the answer is held against it.
+    b = max(measured)
+    at = fits.largest_batch(fit, int(overhead.total(fit.peak(b))) + 1, overhead, measured)
+    assert at.batch == b and at.measured_peak == measured[b]
+
+
+def test_overhead_comes_from_the_closest_cuda_result(fixture_results) -> None:
+    assert fits.overhead_for(fixture_results, model="tiny", precision="fp32", batch_size=8,
+                             seq_len=32) is fits.ALLOWANCE
+    fake = []
+    for batch, context in ((2, 300 * MIB), (8, 400 * MIB)):
+        r = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32, batch_size=batch)[0])
+        r["backend"] = r["experiment"]["backend"] = r["experiment"]["device"] = "cuda"
+        r["ground_truth"] = {"peak_bytes": r["peak_bytes"], "context_bytes": context,
+                             "allocator_overhead_bytes": r["peak_bytes"] // 4}
+        fake.append(r)
+    found = fits.overhead_for(fixture_results + fake, model="tiny", precision="amp-bf16",
+                              batch_size=16, seq_len=32)
+    assert found.measured and found.context_bytes == 400 * MIB
+    assert found.slack == pytest.approx(0.25, rel=1e-3)
+    assert found.total(1000) == pytest.approx(400 * MIB + 1250, rel=1e-3)
+
+
+def test_formula_variants_and_their_quadratic_term() -> None:
+    assert fits.formula_coefficients("amp-fp16") == (34, 5)
+    assert fits.formula_coefficients("fp32") == (66, 9)
+    arch = {"layers": 12, "hidden": 768, "heads": 12, "intermediate": 3072}
+    for precision, element in (("fp32", 4), ("amp-bf16", 2)):
+        got = fits.formula_activations(arch, precision=precision, batch_size=4, seq_len=256)
+        one = analysis.activation_formula_bytes(seq_len=256, batch_size=4, hidden=768,
+                                                heads=12, intermediate=3072,
+                                                element_bytes=element)
+        assert got["bytes"] == 12 * one
+        assert got["quadratic"] == 12 * (2 * element + 1) * 12 * 256 * 256 * 4
+    assert fits.formula_variant("fp32") == "fp32" and fits.formula_variant("amp-fp16") == "16-bit"
+
+
+# --- the section --------------------------------------------------------------------------
+
+def test_context_groups_sweeps_by_backend_and_machine(fixture_results) -> None:
+    ctx = sweeps.context(fixture_results, [])
+    assert [g["seq_len"] for g in ctx["batch"]] == [32]
+    assert [g["batch_size"] for g in ctx["seq"]] == [8]
+    assert list(ctx["batch"][0]["series"]) == ["fp32", "amp-bf16"]
+    # The same sweep from a CPU machine is its own group, after the CUDA-modelling one,
+    # with no largest-batch table (a CPU run models no GPU).
+    cpu = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32))
+    for r in cpu:
+        r["backend"] = r["experiment"]["backend"] = r["experiment"]["device"] = "cpu"
+        r["environment"]["machine_id"] = "cpu-test"
+    ctx = sweeps.context(fixture_results + cpu, [])
+    assert [(g["backend"], g["models_gpu"]) for g in ctx["batch"]] == \
+        [("estimate", True), ("cpu", False)]
+    assert "sweeps-largest-" + ctx["batch"][1]["id"] not in sweeps.tables(ctx, "en")
+    assert sweeps.context(_series(fixture_results, "fp32", seq_len=32)[:2], []) is None
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_charts_are_well_formed_deterministic_and_unique(fixture_results, lang) -> None:
+    ctx = sweeps.context(fixture_results, [])
+    figures = sweeps.figures(ctx, lang)
+    assert sorted(figures) == sorted(["sweeps-batch-" + ctx["batch"][0]["id"],
+                                      "sweeps-seq-" + ctx["seq"][0]["id"]])
+    assert figures == sweeps.figures(sweeps.context(fixture_results, []), lang)
+    ids: list[str] = []
+    for name, svg in figures.items():
+        root = ET.fromstring(svg)
+        ns = "{http://www.w3.org/2000/svg}"
+        assert root.get("role") == "img"
+        assert root.find(ns + "title").text and root.find(ns + "desc").text
+        assert "#010203" not in svg.lower() and "currentColor" in svg
+        ids += [e.get("id") for e in root.iter() if e.get("id")]
+        assert all(i.startswith(f"chart-{name}-{lang}") for i in ids[-3:])
+    assert len(ids) == len(set(ids))
+    desc = ET.fromstring(figures["sweeps-batch-" + ctx["batch"][0]["id"]]).find(
+        "{http://www.w3.org/2000/svg}desc").text
+    assert f"{ctx['batch'][0]['series']['fp32']['bytes_per_sample'] / MIB:,.1f}" in desc
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_page_numbers_follow_the_data(fixture_results, lang) -> None:
+    before = _page(sweeps.context(fixture_results, []), lang)
+    # One more MiB per sample of temporaries in every fp32 result: the slope moves by 1 MiB.
+    changed = copy.deepcopy(fixture_results)
+    for r in changed:
+        if r["experiment"]["precision"] == "fp32":
+            extra = MIB * r["experiment"]["batch_size"]
+            r["peak_bytes"] += extra
+            r["live_at_peak_bytes"]["temporaries"] += extra
+            r["timeline"]["bytes"]["temporaries"] = [
+                v + extra for v in r["timeline"]["bytes"]["temporaries"]]
+    ctx_before = sweeps.context(fixture_results, [])
+    ctx = sweeps.context(changed, [])
+    old = ctx_before["batch"][0]["series"]["fp32"]["bytes_per_sample"]
+    new = ctx["batch"][0]["series"]["fp32"]["bytes_per_sample"]
+    assert new == pytest.approx(old + MIB)
+    after = _page(ctx, lang)
+    assert after != before
+    assert f"**{new / MIB:,.1f}" in after and f"**{new / MIB:,.1f}" not in before
+    assert "{{" not in after and "sweeps-batch-" in after
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_page_with_one_kind_of_sweep(fixture_results, lang) -> None:
+    only_batch = [r for r in fixture_results if r["experiment"]["seq_len"] == 32]
+    only_seq = [r for r in fixture_results if r["experiment"]["batch_size"] == 8]
+    for found, present, absent in ((only_batch, "sweeps-batch-", "sweeps-seq-"),
+                                   (only_seq, "sweeps-seq-", "sweeps-batch-")):
+        page = _page(sweeps.context(found, []), lang)
+        assert f"figures/{present}" in page and f"figures/{absent}" not in page
+
+
+def _as_cuda(found: list[dict], context: int) -> list[dict]:
+    """Copies of results as if a GPU had measured them, with the allocator's own figures."""
+    copies = copy.deepcopy(found)
+    for r in copies:
+        r["backend"] = r["experiment"]["backend"] = r["experiment"]["device"] = "cuda"
+        r["environment"].update(machine_id="test-gpu", device_name="Test GPU")
+        r["ground_truth"] = {"peak_bytes": r["peak_bytes"], "context_bytes": context,
+                             "allocator_overhead_bytes": r["peak_bytes"] // 10}
+    return copies
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_page_uses_the_measured_cuda_overhead(fixture_results, lang) -> None:
+    allowance = _page(sweeps.context(fixture_results, []), lang)
+    cuda = _as_cuda(_series(fixture_results, "fp32", seq_len=32), 300 * MIB)
+    ctx = sweeps.context(fixture_results + cuda, [])
+    assert [g["backend"] for g in ctx["batch"]] == ["cuda", "estimate"]
+    assert ctx["main_batch"]["series"]["fp32"]["overhead"].context_bytes == 300 * MIB
+    page = _page(ctx, lang)
+    assert "300.0 MiB" in page and "300.0 MiB" not in allowance
+    assert "Test GPU" in page
+    assert f"{fits.CONTEXT_ALLOWANCE_BYTES / MIB:,.1f} MiB" in allowance
+
+
+def test_page_without_sweeps_says_how_to_get_them() -> None:
+    for lang, word in (("en", "python -m generator build"), ("zh", "python -m generator build")):
+        assert word in _page(None, lang)
+
+
+def test_render_writes_the_page_and_its_figures(tmp_path) -> None:
+    """The whole pipeline once: result files → render → docs/<lang>/sweeps.md and figures."""
+    render(FIXTURES, tmp_path / "docs")
+    for lang in ("zh", "en"):
+        page = (tmp_path / "docs" / lang / "sweeps.md").read_text(encoding="utf-8")
+        names = [p.stem for p in (tmp_path / "docs" / lang / "figures").glob("sweeps-*.svg")]
+        assert len(names) == 2 and all(f"figures/{n}.svg" in page for n in names)
+
+
+def test_page_numbers_follow_changed_files(tmp_path) -> None:
+    """Edit a result file on disk and read the results again: the page's numbers move."""
+    data = tmp_path / "results"
+    shutil.copytree(FIXTURES, data)
+    first = _page(sweeps.context(results.load_all(data), []), "en")
+    path = data / "estimate" / "tiny-b8-s32-fp32-adamw-estimate.json"
+    result = json.loads(path.read_text(encoding="utf-8"))
+    result["peak_bytes"] += 64 * MIB
+    result["live_at_peak_bytes"]["temporaries"] += 64 * MIB
+    result["timeline"]["bytes"]["temporaries"] = [
+        v + 64 * MIB for v in result["timeline"]["bytes"]["temporaries"]]
+    path.write_text(json.dumps(result), encoding="utf-8")
+    changed = results.load_all(data)
+    second = _page(sweeps.context(changed, []), "en")
+    assert first != second
+    fit = fits.fit_batch_sweep(_series(changed, "fp32", seq_len=32))
+    assert f"**{fit.line.slope / MIB:,.1f} MiB per sample**" in second
+    assert f"**{fit.line.slope / MIB:,.1f} MiB per sample**" not in first
+
+
+# --- the built-in suite -------------------------------------------------------------------
+
+def test_builtin_sweeps() -> None:
+    jobs = load_suite(Path(sweeps.__file__).parents[1] / "suites" / "sweeps.toml")
+    assert len(jobs) == 3 * (8 + 5 - 1)  # batch 32 at sequence 128 is in both sweeps
+    assert {(j.model, j.backend, j.device, j.optimizer, j.attention) for j in jobs} == \
+        {("bert-base", "estimate", "cuda", "adamw", "eager")}
+    by_batch = {j.batch_size for j in jobs if j.seq_len == 128}
+    by_seq = {j.seq_len for j in jobs if j.batch_size == 32}
+    assert by_batch == {1, 2, 4, 8, 16, 32, 64, 128} and by_seq == {64, 128, 256, 384, 512}
+    assert {j.precision for j in jobs} == {"fp32", "amp-fp16", "amp-bf16"}
