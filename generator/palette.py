@@ -16,6 +16,10 @@ CATEGORY_COLORS = {
     "runtime": "#B8A900",
 }
 
+#: One colour per precision, for charts that compare precisions (sweeps, training curves);
+#: distinct from the category colours.
+PRECISION_COLORS = {"fp32": "#6A5ACD", "amp-fp16": "#D6336C", "amp-bf16": "#1F9E89"}
+
 #: matplotlib draws text and axes in this colour; svgtools turns it into currentColor.
 INK = "#010203"
 #: The CSS font stack for text in SVGs: CJK fonts first where the reader has them.

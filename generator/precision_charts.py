@@ -15,7 +15,7 @@ from .charts import chart_figure, chart_svg, words
 from .labels import PRECISION_LABELS
 from .palette import CATEGORY_COLORS, INK
 from .svgtools import finalize
-from .sweep_charts import PRECISION_COLORS
+from .palette import PRECISION_COLORS
 from .units import pct
 
 REFERENCE_COLOR = "#8C8C8C"

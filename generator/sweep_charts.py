@@ -15,13 +15,12 @@ from matplotlib.lines import Line2D
 from . import fits
 from .charts import GIB, chart_figure, chart_svg, gib, mib, words
 from .labels import BACKEND_LABELS, PRECISION_LABELS
-from .palette import INK
+from .palette import INK, PRECISION_COLORS
 from .svgtools import finalize
 from .units import pct
 
 #: One colour per precision, none of them a category's (palette.py): indigo, raspberry and
 #: teal, mid-tones that read on the light and the dark theme.
-PRECISION_COLORS = {"fp32": "#6A5ACD", "amp-fp16": "#D6336C", "amp-bf16": "#1F9E89"}
 #: fp16 and bf16 estimates often coincide: a hollow triangle keeps both visible.
 _MARKERS = {"fp32": ("o", True), "amp-fp16": ("s", True), "amp-bf16": ("^", False)}
 

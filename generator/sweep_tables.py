@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from .fits import BUDGETS_GIB
 from .labels import PRECISION_LABELS
-from .sweep_charts import PRECISION_COLORS
+from .palette import PRECISION_COLORS
 from .tables import markdown_table
 from .units import gib, mib, pct
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, cli_env, run_cli
+from conftest import REPO_ROOT
 
 HOSTILE = '<script>alert("x")</script>\''
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
@@ -54,16 +57,28 @@ def hostile_result() -> dict:
     }
 
 
+def run_snapshot(args: list, root: Path, **env: str) -> subprocess.CompletedProcess:
+    """`python ARGS` in `root`, importing the project's snapshot there (see `built`)."""
+    return subprocess.run([sys.executable, *args], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(root), **env},
+                          stdin=subprocess.DEVNULL, timeout=600)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory):
+    """The build, run by a snapshot of generator/ and templates/ copied into the project:
+    the comparisons below span a minute, and must not see an edit made meanwhile."""
     root = tmp_path_factory.mktemp("pages")
+    ignore = shutil.ignore_patterns("__pycache__")
+    for name in ("generator", "templates"):
+        shutil.copytree(REPO_ROOT / name, root / name, ignore=ignore)
     shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
     shutil.copytree(REPO_ROOT / "docs" / "assets", root / "docs" / "assets")
     shutil.copytree(REPO_ROOT / "tests" / "fixtures" / "results", root / "results")
     (root / "results" / "estimate" / "hostile.json").write_text(
         json.dumps(hostile_result()), encoding="utf-8")
     (root / "suite.toml").write_text(SUITE, encoding="utf-8")
-    return root, run_cli(["build", "--config", "suite.toml"], root)
+    return root, run_snapshot(["-m", "generator", "build", "--config", "suite.toml"], root)
 
 
 def _digests(docs: Path) -> dict[str, str]:
@@ -142,26 +157,21 @@ def test_hostile_text_is_escaped_in_the_html_title(built) -> None:
 
 @pytest.mark.slow
 def test_render_is_byte_identical_in_one_process_and_across_processes(built, tmp_path) -> None:
-    """The build's render (one process), two renders in this process, and one in another
-    process with a different hash seed write the same bytes into every file."""
-    import subprocess
-    import sys
-
-    from generator.render import render
-
+    """The build's render (one process), two renders in one other process, and one more in
+    a third process with another hash seed write the same bytes into every file."""
     root, proc = built
     assert proc.returncode == 0, proc.stderr
     first = _digests(root / "docs")
     assert len(first) > 20 and any(name.endswith(".svg") for name in first)
-    for name in ("again-1", "again-2"):
-        render(root / "results", tmp_path / name)
-        assert _digests(tmp_path / name) == first, name
-    env = {**cli_env(), "PYTHONHASHSEED": "12345"}
-    other = subprocess.run([sys.executable, "-m", "generator", "render", "--docs",
-                            str(tmp_path / "other")], cwd=root, env=env, capture_output=True,
-                           text=True, timeout=300)
+    twice = run_snapshot(["-c", "import sys; from generator.render import render; "
+                          "[render('results', d) for d in sys.argv[1:]]",
+                          str(tmp_path / "again-1"), str(tmp_path / "again-2")], root)
+    assert twice.returncode == 0, twice.stderr
+    other = run_snapshot(["-m", "generator", "render", "--docs", str(tmp_path / "other")], root,
+                         PYTHONHASHSEED="12345")
     assert other.returncode == 0, other.stderr
-    assert _digests(tmp_path / "other") == first
+    for name in ("again-1", "again-2", "other"):
+        assert _digests(tmp_path / name) == first, name
 
 
 # --------------------------------------------------------------------------- warm builds
@@ -172,7 +182,7 @@ def test_a_warm_build_does_not_render_again(built) -> None:
     root, proc = built
     assert proc.returncode == 0, proc.stderr
     before = _digests(root / "docs")
-    again = run_cli(["build", "--config", "suite.toml"], root)
+    again = run_snapshot(["-m", "generator", "build", "--config", "suite.toml"], root)
     assert again.returncode == 0, again.stderr
     assert "2 jobs: 2 reused" in again.stderr
     assert "not rendered again" in again.stderr, again.stderr

@@ -156,14 +156,14 @@ def test_study_parameters_are_checked():
 
 
 def test_the_built_in_suite_runs_the_study_cheaply():
-    """GPT-2 small over 1…64 GPUs, LLaMA-7B at a few points only (about 10 s each here):
-    the whole 7B sweep is an optional suite."""
+    """A few points each (GPT-2 small 2 s, LLaMA-7B 7 s of CPU time a point here), from 1
+    to 64 GPUs: the whole 7B sweep is an optional suite."""
     studies = {j.name: j for j in load_suite() if isinstance(j, Study) and j.kind == "sharding"}
     assert {"sharding-gpt2-small", "sharding-llama-7b"} <= set(studies)
     plan = sharding.plan(sharding.settings(studies["sharding-llama-7b"].params))
     assert len(plan) <= 3 and ("fsdp2", 8) in plan
     gpt2 = sharding.plan(sharding.settings(studies["sharding-gpt2-small"].params))
-    assert {n for s, n in gpt2 if s == "fsdp2"} == set(sharding.WORLD_SIZES)
+    assert len(gpt2) <= 6 and {1, 64} <= {n for _, n in gpt2}
     optional = REPO_ROOT / "generator/suites/optional/sharding-llama-7b-sweep.toml"
     assert [j.name for j in load_suite(optional)] == ["sharding-llama-7b-sweep"]
 
