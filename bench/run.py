@@ -118,11 +118,12 @@ def bench_builds(runs: int, cold_runs: int) -> None:
 
 
 def bench_tracker(runs: int) -> None:
-    """Median step time with and without the tracker, in this process, after warm-up."""
+    """Step time with and without the tracker, in this process, after warm-up. The two
+    alternate, so that a machine that speeds up or slows down meanwhile affects both."""
     sys.path.insert(0, str(ROOT))
     import torch
 
-    from generator.backends.common import median_step_seconds, tracked_step
+    from generator.backends.common import tracked_step
     from generator.config import Experiment
     from generator.models import MODELS
     from generator.step import Trainer
@@ -130,16 +131,18 @@ def bench_tracker(runs: int) -> None:
     exp = Experiment(model="bert-base", batch_size=2, seq_len=128, backend="cpu")
     trainer = Trainer.create(MODELS["bert-base"].build(), exp, device=torch.device("cpu"))
     trainer.warm_up()
-    plain = median_step_seconds(trainer, repeats=runs)
-    tracked = []
+    plain, tracked = [], []
     for _ in range(runs):
+        start = time.perf_counter()
+        trainer.step()
+        plain.append(time.perf_counter() - start)
         start = time.perf_counter()
         tracked_step(trainer, round_bytes=1, device_type="cpu")
         tracked.append(time.perf_counter() - start)
-    print(f"{'tracker overhead, bert-base b2 s128 fp32 cpu':<44}"
-          f"{statistics.median(tracked) / plain:8.2f} ×  tracked {statistics.median(tracked):.2f} s "
-          f"/ untracked {plain:.2f} s, medians of {runs} steps on {torch.get_num_threads()} threads",
-          flush=True)
+    ratio = statistics.median(t / p for t, p in zip(tracked, plain))
+    print(f"{'tracker overhead, bert-base b2 s128 fp32 cpu':<44}{ratio:8.2f} ×  tracked "
+          f"{statistics.median(tracked):.2f} s / untracked {statistics.median(plain):.2f} s, "
+          f"median of {runs} alternating pairs on {torch.get_num_threads()} threads", flush=True)
 
 
 def bench_accuracy() -> None:

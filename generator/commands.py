@@ -55,6 +55,7 @@ def site(args: argparse.Namespace) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
+    from . import freshness
     from .results import ensure_writable
     from .site import SiteBuildError
 
@@ -65,8 +66,6 @@ def build(args: argparse.Namespace) -> int:
     for folder, what in ((args.results, "results"), (args.docs, "pages"), (args.site, "the site")):
         ensure_writable(folder, what)
     status = _measure_suite(args)
-    from . import freshness
-
     if freshness.is_fresh(args.results, args.docs, MKDOCS_CONFIG):
         print(f"pages in {args.docs}/ are up to date (results, templates and code unchanged); "
               "not rendered again", file=sys.stderr)

@@ -75,8 +75,9 @@ class Experiment:
     def label(self) -> str:
         """Short human-readable description for progress lines and tables."""
         where = self.backend if self.backend != "estimate" else f"estimate ({self.device})"
+        budget = f" in {_size_text(self.gpu_memory)}" if self.gpu_memory is not None else ""
         return (f"{self.model} batch {self.batch_size} seq {self.seq_len} "
-                f"{self.precision} {self.optimizer} on {where}")
+                f"{self.precision} {self.optimizer} on {where}{budget}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,6 +95,14 @@ class Experiment:
         if isinstance(data.get("gpu_memory"), str):  # "24GiB" in experiments.toml
             data = {**data, "gpu_memory": parse_size(data["gpu_memory"])}
         return cls(**data)
+
+
+def _size_text(nbytes: int) -> str:
+    """1048576 → '1 MiB': the budget in a progress line, readable beside two like it."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.4g} {unit}"
+    return f"{nbytes} B"
 
 
 def _size_tag(nbytes: int) -> str:

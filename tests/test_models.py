@@ -37,7 +37,7 @@ def fake_big(fake_mode: FakeTensorMode) -> dict[str, Workload]:
 
 
 def test_registry_order_and_specs() -> None:
-    assert list(MODELS) == ["bert-base", "gpt2-small", "tiny", "resnet50"]
+    assert list(MODELS) == ["bert-base", "gpt2-small", "tiny", "resnet50", "llama-7b", "llama-tiny"]
     assert MODELS["bert-base"].max_seq_len == 512
     assert MODELS["gpt2-small"].max_seq_len == 1024
     assert MODELS["tiny"].max_seq_len == 128
@@ -185,7 +185,7 @@ def _model_error(name: str, *, build: bool = False) -> str:
 
 def test_unknown_model_name() -> None:
     assert _model_error("bart") == (
-        "unknown model 'bart'; choose one of: bert-base, gpt2-small, tiny, resnet50, "
+        "unknown model 'bart'; choose one of: bert-base, gpt2-small, tiny, resnet50, llama-7b, llama-tiny, "
         "or give a factory as package.module:function"
     )
 

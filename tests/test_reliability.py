@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_env, run_cli
+from conftest import REPO_ROOT, cli_env, run_cli
 
 SLOW_MODULE = '''\
 import json
@@ -170,6 +171,11 @@ def _interrupted_build(root: Path, how: str) -> tuple[str, list[str]]:
 
 @pytest.mark.slow
 def test_interrupted_builds_leave_nothing_behind_and_resume(project: Path) -> None:
+    # A snapshot of the code: `python -m generator` in the project imports it (the current
+    # folder comes first on sys.path), so an edit elsewhere during the test cannot matter.
+    for name in ("generator", "templates"):
+        shutil.copytree(REPO_ROOT / name, project / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     (project / "slowpkg").mkdir()
     (project / "slowpkg" / "__init__.py").write_text("", encoding="utf-8")
     (project / "slowpkg" / "slow.py").write_text(SLOW_MODULE, encoding="utf-8")

@@ -102,6 +102,7 @@ def test_a_step_that_does_not_fit_is_a_result_and_the_build_goes_on(built) -> No
     progress = [line for line in proc.stderr.splitlines() if line.startswith("[")]
     assert len(progress) == 2, proc.stderr
     assert progress[0].startswith("[1/2] measured") and "does not fit" in progress[0]
+    assert "bert-base batch 1 seq 16 fp32 adamw on estimate (cuda) in 1 MiB" in progress[0]
     assert progress[1].startswith("[2/2] measured") and "peak" in progress[1]
     stored = json.loads((root / "results" / "estimate" / f"{OOM_KEY}.json").read_text())
     assert stored["error"] == "out_of_memory"
@@ -116,7 +117,7 @@ def test_the_report_page_says_it_does_not_fit(built, lang: str, words: str) -> N
     assert proc.returncode == 0, proc.stderr
     page = (root / "docs" / lang / "reports" / "bert-base.md").read_text(encoding="utf-8")
     rows = [line for line in page.splitlines() if words in line]
-    assert rows and "out_of_memory" in rows[0] and "1,048,576" in rows[0], page
+    assert rows and "out_of_memory" in rows[0], page
     html = (root / "site" / ("en/" if lang == "en" else "") / "reports" / "bert-base" /
             "index.html").read_text(encoding="utf-8")
     assert words in html

@@ -264,7 +264,7 @@ def test_page_numbers_follow_the_results(tmp_path):
     shutil.copytree(FIXTURES, changed)
     path = changed / "studies/estimate/sharding-llama-7b-sweep.json"
     data = json.loads(path.read_text())
-    row = next(r for r in data["data"]["rows"] if r["strategy"] == "fsdp2" and r["world_size"] == 16)
+    [row] = [r for r in data["data"]["rows"] if (r["strategy"], r["world_size"]) == ("fsdp2", 16)]
     before = row["peak_bytes"]
     extra = row["live_at_peak_bytes"]["activations"]
     for field in ("live_at_peak_bytes", "category_max_bytes"):

@@ -26,7 +26,8 @@ ORDER = ("parameters", "gradients", "optimizer_state", "activations", "autocast_
          COMM, "temporaries")
 STRATEGY_LABELS = {"ddp": "DDP", "fsdp2": "FSDP2"}
 #: Column heads of the wide per-row table: short, so that it fits the page's column.
-SHORT = {"parameters": {"zh": "参数", "en": "Params"}, "gradients": {"zh": "梯度", "en": "Grads"},
+SHORT = {"parameters": {"zh": "参数", "en": "Params"},
+         "gradients": {"zh": "梯度", "en": "Grads"},
          "optimizer_state": {"zh": "优化器状态", "en": "Optimizer"},
          "activations": {"zh": "激活值", "en": "Activations"},
          "autocast_copies": {"zh": "autocast 副本", "en": "Autocast copies"},
@@ -43,11 +44,13 @@ TEXT = {
     "factor": {"zh": "实际缩小", "en": "Shrinks by"},
     "ideal": {"zh": "按 1/N 应缩小", "en": "1/N would give"},
     "gpu": {"zh": "单卡显存", "en": "GPU memory"},
-    "fsdp_need": {"zh": "FSDP2：最少 GPU 数（单卡峰值）", "en": "FSDP2: fewest GPUs (peak per GPU)"},
+    "fsdp_need": {"zh": "FSDP2：最少 GPU 数（单卡峰值）",
+                  "en": "FSDP2: fewest GPUs (peak per GPU)"},
     "ddp_need": {"zh": "DDP（单卡需要）", "en": "DDP (needed per GPU)"},
     "none": {"zh": "测过的卡数都不够", "en": "none of the GPU counts measured"},
     "fits": {"zh": "放得下", "en": "fits"}, "no": {"zh": "放不下", "en": "does not fit"},
-    "too_few": {"zh": "，{} 卡不够", "en": "; {} are too few"},
+    "too_few": {"zh": "，{} 卡不够", "en": "; {} are not enough"},
+    "too_few1": {"zh": "，{} 卡不够", "en": "; {} is not enough"},
     "paren": {"zh": "（{}）", "en": " ({})"},
     "estimate": {"zh": "估算峰值", "en": "Estimated peak"},
     "measured": {"zh": "实测峰值（各卡最大）", "en": "Measured peak (largest rank)"},
@@ -119,7 +122,8 @@ def plan_table(group: dict[str, Any], lang: str) -> Markup:
         else:
             inner = f"{gib(fsdp['peak_bytes'])} GiB"
             if plan["fsdp_too_few"]:
-                inner += _t("too_few", lang).format(plan["fsdp_too_few"]["world_size"])
+                n = plan["fsdp_too_few"]["world_size"]
+                inner += _t("too_few1" if n == 1 else "too_few", lang).format(n)
             cell = f"**{fsdp['world_size']}**" + _t("paren", lang).format(inner)
         ddp = "–" if plan["ddp"] is None else _t("fits" if plan["ddp_fits"] else "no", lang) \
             + _t("paren", lang).format(f"{gib(plan['ddp_needed'])} GiB")

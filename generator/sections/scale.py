@@ -40,9 +40,12 @@ def context(results: list[dict[str, Any]], studies: list[Study]) -> dict[str, An
     groups = _groups([s for s in studies if s["study"]["kind"] == "sharding"
                       and not s.get("error") and s["data"].get("rows")])
     estimates = [g for g in groups if g["backend"] == "estimate"]
-    # Real runs on GPUs stand beside the estimates; a real run on CPU processes (the torchrun
-    # script's dry run) is a check of the script, not a page's subject.
-    measured = [g for g in groups if g["backend"] == "cuda"]
+    # Real runs on GPUs (scripts/torchrun_sharding.py: each row has its ground truth) stand
+    # beside the estimates. A real run on CPU processes (the script's dry run) checks the
+    # script and is no subject for the page; nor is a [[study]] given backend "cuda", which
+    # estimates like any other (run() is not told the backend) and has no ground truth.
+    measured = [g for g in groups if g["backend"] == "cuda"
+                and any(r.get("ground_truth") for r in g["rows"])]
     if not estimates and not measured:
         return None
     main = max(estimates or measured, key=lambda g: g["parameter_count"])
@@ -92,7 +95,8 @@ def _groups(studies: list[Study]) -> list[dict[str, Any]]:
         for row in data["rows"]:
             rows[key].setdefault((row["strategy"], row["world_size"]), row)
     groups = [_group(entry, rows[key]) for key, entry in merged.items()]
-    return [g for g in groups if g["world_sizes"]]  # a group whose every row failed: nothing to show
+    # a group whose every row failed has nothing to show
+    return [g for g in groups if g["world_sizes"]]
 
 
 def _group(entry: dict[str, Any], rows: dict[tuple[str, int], dict[str, Any]]
@@ -113,37 +117,48 @@ def _group(entry: dict[str, Any], rows: dict[tuple[str, int], dict[str, Any]]
              "parameter_count": data["parameter_count"] or 0, "rows": ordered, "fsdp": by["fsdp2"],
              "ddp": by["ddp"], "failed": [r for r in ordered if r.get("error")],
              "world_sizes": sorted({r["world_size"] for r in usable})}
-    group["phases"] = [{"phase": phase, "by": [
-        {"strategy": st, "world_sizes": [r["world_size"] for r in by[st] if r["peak_phase"] == phase]}
-        for st in STRATEGY_ORDER if any(r["peak_phase"] == phase for r in by[st])]}
-        for phase in PHASES if any(r["peak_phase"] == phase for r in usable)]
-    group["shrink"] = _shrink(by["fsdp2"])
+    group["phases"] = [{"phase": phase, "by": _phase_rows(by, phase)} for phase in PHASES
+                       if any(r["peak_phase"] == phase for r in usable)]
     # The GPU sizes the chart marks: those within its axis
     top = max(r["peak_bytes"] for r in usable) if usable else 0
     group["gpu_lines"] = [gib for gib in GPU_SIZES_GIB if gib * GIB <= top * HEADROOM]
-    state = [x for x in group["shrink"] if x["category"] != "activations" and x["factor"]]
-    group["shrink_error"] = max((abs(x["factor"] / x["ideal"] - 1) for x in state),
-                                default=None)
     group["plan"] = [_plan(by, gib) for gib in GPU_SIZES_GIB]
-    group["ddp_peak"] = max((r["peak_bytes"] for r in by["ddp"]), default=None)
-    group["ddp_spread"] = (max(r["peak_bytes"] for r in by["ddp"])
-                           - min(r["peak_bytes"] for r in by["ddp"])) if by["ddp"] else None
-    if by["ddp"]:
-        ddp = by["ddp"][0]["category_max_bytes"]
-        state = sum(ddp[c] for c in ("parameters", "gradients", "optimizer_state"))
-        group["ddp_state"] = {"bytes": state, "buckets": ddp["comm_buffers"],
-                              "per_parameter": state / data["parameter_count"]}
-    if by["fsdp2"]:
-        lo, hi = by["fsdp2"][0], by["fsdp2"][-1]
-        group["fsdp_range"] = {"first": lo, "last": hi,
-                               "saving": 1 - hi["peak_bytes"] / lo["peak_bytes"],
-                               "floor": _floor(hi)}
-        if by["ddp"]:
-            pair = _pair(by)
-            group["versus"] = {"ddp": pair[0], "fsdp": pair[1],
-                               "factor": pair[0]["peak_bytes"] / pair[1]["peak_bytes"],
-                               "gap": _gap(*pair)}
+    group.update(_ddp_figures(by["ddp"], group["parameter_count"]))
+    group.update(_fsdp_figures(by["fsdp2"]))
+    if by["ddp"] and by["fsdp2"]:
+        ddp, fsdp = _pair(by)
+        group["versus"] = {"ddp": ddp, "fsdp": fsdp, "gap": _gap(ddp, fsdp),
+                           "factor": ddp["peak_bytes"] / fsdp["peak_bytes"]}
     return group
+
+
+def _ddp_figures(ddp: list[dict[str, Any]], parameter_count: int) -> dict[str, Any]:
+    """DDP's peak (the same on any GPU count: the spread says how nearly) and its model state."""
+    if not ddp:
+        return {"ddp_peak": None, "ddp_spread": None}
+    peaks = [r["peak_bytes"] for r in ddp]
+    first = ddp[0]["category_max_bytes"]
+    state = sum(first[c] for c in ("parameters", "gradients", "optimizer_state"))
+    return {"ddp_peak": max(peaks), "ddp_spread": max(peaks) - min(peaks),
+            "ddp_state": {"bytes": state, "buckets": first["comm_buffers"],
+                          "per_parameter": state / parameter_count if parameter_count else 0}}
+
+
+def _fsdp_figures(fsdp: list[dict[str, Any]]) -> dict[str, Any]:
+    """FSDP2 from the fewest to the most GPUs measured: the peak's range, what is left at the
+    most GPUs, and how each category shrank."""
+    shrink = _shrink(fsdp)
+    state = [x for x in shrink if x["category"] != "activations" and x["factor"]]
+    found: dict[str, Any] = {"shrink": shrink, "shrink_error": max(
+        (abs(x["factor"] / x["ideal"] - 1) for x in state), default=None)}
+    if fsdp:
+        lo, hi = fsdp[0], fsdp[-1]
+        floor = _floor(hi)
+        found["fsdp_range"] = {"first": lo, "last": hi, "floor": floor,
+                               "saving": 1 - hi["peak_bytes"] / lo["peak_bytes"],
+                               # what sharding cannot touch is most of even the largest peak
+                               "unshardable": floor["bytes"] >= lo["peak_bytes"] / 2}
+    return found
 
 
 def _shrink(fsdp: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -159,6 +174,13 @@ def _shrink(fsdp: list[dict[str, Any]]) -> list[dict[str, Any]]:
             found.append({"category": cat, "first": a, "last": b, "factor": a / b if b else None,
                           "ideal": ideal, "shrinks": bool(b) and a / b > ideal ** 0.5})
     return found
+
+
+def _phase_rows(by: dict[str, list[dict[str, Any]]], phase: str) -> list[dict[str, Any]]:
+    """Per strategy, the GPU counts whose peak falls in `phase`."""
+    found = [{"strategy": s, "world_sizes": [r["world_size"] for r in by[s]
+                                             if r["peak_phase"] == phase]} for s in STRATEGY_ORDER]
+    return [f for f in found if f["world_sizes"]]
 
 
 def _pair(by: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -2,6 +2,7 @@
 underflow, memory under sharding). Each kind is a module here with
 
     VERSION: int                         raise when the module's figures change
+    BACKENDS: tuple[str, ...]            optional: the backends the kind can run on
     def problems(params) -> list[str]    what is wrong with the parameters (empty: fine)
     def run(params) -> dict              the measurement, as JSON-ready data
 
@@ -60,7 +61,12 @@ class Study:
             problems.append("study params must be a table")
         else:
             try:
-                problems += module(self.kind).problems(self.params)
+                kind = module(self.kind)
+                problems += kind.problems(self.params)
+                supported = getattr(kind, "BACKENDS", None)  # a kind may run on some only
+                if supported is not None and self.backend not in supported:
+                    problems.append(f"study kind {self.kind!r} runs on "
+                                    f"{', '.join(supported)}, not {self.backend!r}")
             except ConfigError as error:
                 problems.append(str(error))
         if problems:

@@ -36,6 +36,8 @@ import time
 from typing import Any
 
 VERSION = 1
+#: The study estimates on fake tensors; the real multi-GPU run is scripts/torchrun_sharding.py.
+BACKENDS = ("estimate",)
 STRATEGIES = ("fsdp2", "ddp")
 WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
 DEFAULTS: dict[str, Any] = {"precision": "amp-bf16", "optimizer": "adamw", "attention": "sdpa",
@@ -83,7 +85,21 @@ def problems(params: dict[str, Any]) -> list[str]:
                      f"lists by strategy), got {sizes!r}")
     if "model" in p and not found:
         found += _model_problems(p)
-    return found
+    return found + _torch_problems()
+
+
+def _torch_problems() -> list[str]:
+    """FSDP2 became public API (torch.distributed.fsdp.fully_shard) in PyTorch 2.6."""
+    import torch
+
+    if not torch.distributed.is_available():
+        return ["the sharding study needs a PyTorch built with torch.distributed"]
+    try:
+        from torch.distributed.fsdp import fully_shard  # noqa: F401
+    except ImportError:
+        return [f"the sharding study needs PyTorch 2.6 or later for FSDP2 (fully_shard); "
+                f"this is {torch.__version__}"]
+    return []
 
 
 def run(params: dict[str, Any]) -> dict[str, Any]:
