@@ -70,12 +70,16 @@ def has_default_options(exp: dict[str, Any]) -> bool:
     return all(exp.get(name, default) == default for name, default in DEFAULT_OPTIONS.items())
 
 
-def options_of(exp: dict[str, Any]) -> list[str]:
+def options_of(exp: dict[str, Any], lang: str = "en") -> list[str]:
     """The options that differ from a plain step, as short words: ['sdpa', 'checkpointing']."""
-    words = {"attention": lambda v: v, "checkpointing": lambda v: "checkpointing",
+    from .units import size
+
+    zh = lang == "zh"
+    words = {"attention": lambda v: v,
+             "checkpointing": lambda v: "激活检查点" if zh else "checkpointing",
              "zero_grad": lambda v: "zero_grad(set_to_none=False)",
-             "optimizer_impl": lambda v: f"{v} optimizer",
-             "gpu_memory": lambda v: f"budget {v / 2**30:.3g} GiB"}
+             "optimizer_impl": lambda v: f"{v} 优化器实现" if zh else f"{v} optimizer",
+             "gpu_memory": lambda v: f"显存预算 {size(v)}" if zh else f"budget {size(v)}"}
     return [words[name](exp.get(name, default)) for name, default in DEFAULT_OPTIONS.items()
             if exp.get(name, default) != default]
 

@@ -51,7 +51,8 @@ def tree_state(root: Path) -> dict[str, tuple] | None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """An empty project folder: a copy of the repository's mkdocs.yml and hand-written assets."""
+    """An empty project folder: a copy of the repository's mkdocs.yml, hand-written assets and theme overrides."""
     shutil.copy(REPO_ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
     shutil.copytree(REPO_ROOT / "docs" / "assets", tmp_path / "docs" / "assets")
+    shutil.copytree(REPO_ROOT / "overrides", tmp_path / "overrides")
     return tmp_path

@@ -105,6 +105,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("browser-site")
     shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
     shutil.copytree(REPO_ROOT / "docs" / "assets", root / "docs" / "assets")
+    shutil.copytree(REPO_ROOT / "overrides", root / "overrides")
     for args in (["render", "--results", FIXTURE_RESULTS, "--docs", root / "docs"],
                  ["site", "--site", root / "site"]):
         proc = run_cli(args, root)

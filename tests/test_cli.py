@@ -8,6 +8,7 @@ and an end-to-end build with reuse and --force.
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import re
 import textwrap
@@ -443,8 +444,9 @@ def test_estimate_does_not_fit(project: Path) -> None:
 def built(tmp_path_factory: pytest.TempPathFactory):
     """One `build --config small.toml` in a fresh project folder, shared by the tests below."""
     root = tmp_path_factory.mktemp("build")
-    (root / "mkdocs.yml").write_bytes((Path(__file__).resolve().parent.parent
-                                       / "mkdocs.yml").read_bytes())
+    repo = Path(__file__).resolve().parent.parent
+    (root / "mkdocs.yml").write_bytes((repo / "mkdocs.yml").read_bytes())
+    shutil.copytree(repo / "overrides", root / "overrides")
     (root / "small.toml").write_text(SMALL_SUITE_TOML, encoding="utf-8")
     proc = run_cli(["build", "--config", "small.toml"], root)
     return root, proc

@@ -1,4 +1,4 @@
-"""Interrupted builds and resuming them.
+"""Interrupted builds and resuming them; and the safety of what results can name.
 
 A `build` stopped in the middle of measuring (Ctrl-C to its process group, SIGTERM, SIGKILL)
 must leave no half-written result, no temporary file in results/, and no worker process
@@ -7,6 +7,10 @@ behind; the next `build` reuses what was stored and measures only what is missin
 The experiment to interrupt is a user model whose factory announces itself (its process id
 in the file `started`) and then sleeps while the file `slow.flag` exists, so the test knows
 exactly when the build is in the middle of measuring and the kill costs no CPU.
+
+Safety: results are JSON and nothing in the package can run code from a file (no pickle,
+eval or exec), templates are autoescaped, and no experiment or stored result can name a path
+outside the results folder (escaping on the built pages: test_reliability_pages.py).
 """
 
 from __future__ import annotations
@@ -139,10 +143,13 @@ def _interrupted_build(root: Path, how: str) -> tuple[str, list[str]]:
     started = root / "started"
     started.unlink(missing_ok=True)
     (root / "slow.flag").touch()
+    scratch = root / ".scratch"  # the runner's temporary folders (TMPDIR), watched here
+    scratch.mkdir(exist_ok=True)
     with open(root / "build.log", "w+", encoding="utf-8") as log:
         build = subprocess.Popen(
             [sys.executable, "-m", "generator", "build", "--config", "suite.toml"], cwd=root,
-            env=cli_env(), stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+            env={**cli_env(), "TMPDIR": str(scratch)}, stdout=log, stderr=log,
+            stdin=subprocess.DEVNULL,
             start_new_session=True)  # its own process group, as a shell job would have
         try:
             _wait_for(lambda: started.exists() and started.read_text() or build.poll() is not None,
@@ -166,6 +173,9 @@ def _interrupted_build(root: Path, how: str) -> tuple[str, list[str]]:
         stderr = log.read()
     expected = -signal.SIGKILL if how == "SIGKILL" else 130
     assert build.returncode == expected, f"exit {build.returncode} after {how}:\n{stderr}"
+    if how != "SIGKILL":  # a killed process cleans nothing; the others clean up after them
+        assert not list(scratch.glob("generator-*")), list(scratch.iterdir())
+    shutil.rmtree(scratch)
     return stderr, _check_results(root)
 
 

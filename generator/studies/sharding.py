@@ -36,8 +36,6 @@ import time
 from typing import Any
 
 VERSION = 1
-#: The study estimates on fake tensors; the real multi-GPU run is scripts/torchrun_sharding.py.
-BACKENDS = ("estimate",)
 STRATEGIES = ("fsdp2", "ddp")
 WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
 DEFAULTS: dict[str, Any] = {"precision": "amp-bf16", "optimizer": "adamw", "attention": "sdpa",
