@@ -76,8 +76,13 @@ class Experiment:
         """Short human-readable description for progress lines and tables."""
         where = self.backend if self.backend != "estimate" else f"estimate ({self.device})"
         budget = f" in {_size_text(self.gpu_memory)}" if self.gpu_memory is not None else ""
+        options = [self.attention if self.attention != "eager" else "",
+                   "checkpointing" if self.checkpointing else "",
+                   "set_to_none=False" if self.zero_grad != "none" else "",
+                   self.optimizer_impl if self.optimizer_impl != "auto" else ""]
+        extra = "".join(f" {o}" for o in options if o)
         return (f"{self.model} batch {self.batch_size} seq {self.seq_len} "
-                f"{self.precision} {self.optimizer} on {where}{budget}")
+                f"{self.precision} {self.optimizer}{extra} on {where}{budget}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
