@@ -7,6 +7,7 @@ CATEGORY_LABELS = {
     "activations": {"zh": "激活值", "en": "Activations"},
     "autocast_copies": {"zh": "autocast 权重副本", "en": "Autocast weight copies"},
     "temporaries": {"zh": "临时张量", "en": "Temporaries"},
+    "comm_buffers": {"zh": "通信缓冲", "en": "Communication buffers"},
     "peak": {"zh": "峰值", "en": "Peak"},
     "sum_of_maxima": {"zh": "各项最大值之和", "en": "Sum of the maxima"},
 }

@@ -14,6 +14,7 @@ CATEGORY_COLORS = {
     "temporaries": "#8C8C8C",
     "allocator_overhead": "#56B4E9",
     "runtime": "#B8A900",
+    "comm_buffers": "#56B4E9",  # sharding only: FSDP2's gathered weights, DDP's buckets
 }
 
 #: One colour per precision, for charts that compare precisions (sweeps, training curves);

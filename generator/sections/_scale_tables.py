@@ -17,10 +17,8 @@ from ..tables import markdown_table
 from ..units import gib, pct
 
 #: The sharding study's seventh category (studies/_sharded_tracker.py): FSDP2's gathered
-#: weights, DDP's gradient buckets. Sky blue, the Okabe-Ito colour no step category uses.
+#: weights, DDP's gradient buckets; its label and colour are in labels.py and palette.py.
 COMM = "comm_buffers"
-COMM_LABEL = {"zh": "通信缓冲", "en": "Communication buffers"}
-COMM_COLOR = "#56B4E9"
 #: Model state first (what sharding divides), then what each GPU keeps whole.
 ORDER = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
          COMM, "temporaries")
@@ -59,11 +57,11 @@ TEXT = {
 
 
 def label(category: str, lang: str) -> str:
-    return COMM_LABEL[lang] if category == COMM else CATEGORY_LABELS[category][lang]
+    return CATEGORY_LABELS[category][lang]
 
 
 def color(category: str) -> str:
-    return COMM_COLOR if category == COMM else CATEGORY_COLORS[category]
+    return CATEGORY_COLORS[category]
 
 
 def shown_categories(group: dict[str, Any]) -> list[str]:
