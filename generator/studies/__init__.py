@@ -25,6 +25,14 @@ from ..errors import ConfigError
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
+def unknown_params(kind: str, params: dict[str, Any], allowed: Any) -> list[str]:
+    """The one problem every kind checks first: parameters it does not know."""
+    unknown = sorted(set(params) - set(allowed))
+    if not unknown:
+        return []
+    return [f"unknown {kind} param(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}"]
+
+
 def kinds() -> list[str]:
     """The study kinds this version knows: the modules of this package."""
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))

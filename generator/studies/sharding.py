@@ -35,6 +35,8 @@ import gc
 import time
 from typing import Any
 
+from . import unknown_params
+
 VERSION = 1
 STRATEGIES = ("fsdp2", "ddp")
 WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
@@ -59,10 +61,7 @@ def problems(params: dict[str, Any]) -> list[str]:
     from ._parallel import PRECISIONS
 
     found = [f"sharding needs {name}" for name in REQUIRED if name not in params]
-    unknown = sorted(set(params) - set(REQUIRED) - set(DEFAULTS))
-    if unknown:
-        found.append(f"unknown sharding parameter(s) {', '.join(unknown)}; allowed: "
-                     f"{', '.join(REQUIRED + tuple(DEFAULTS))}")
+    found += unknown_params("sharding", params, REQUIRED + tuple(DEFAULTS))
     p = settings(params)
     for name in ("batch_size", "seq_len"):
         if name in p and not _positive(p[name]):

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 from ..errors import ConfigError
 from ..precision import AUTOCAST_DTYPE, autocast_context, make_grad_scaler
+from . import unknown_params
 from ._threads import one_thread
 
 VERSION = 1
@@ -43,11 +44,7 @@ FIRST_NUMBER = 1
 
 
 def problems(params: dict[str, Any]) -> list[str]:
-    found = []
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        found.append(f"unknown training_curves param(s) {', '.join(unknown)}; "
-                     f"known: {', '.join(DEFAULTS)}")
+    found = unknown_params("training_curves", params, DEFAULTS)
     p = {**DEFAULTS, **params}
     if p["device"] not in DEFAULT_PRECISIONS:
         found.append(f"training_curves device must be cpu or cuda, got {p['device']!r}")

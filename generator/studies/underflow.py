@@ -20,6 +20,7 @@ from typing import Any, Callable
 import torch
 
 from ..errors import ConfigError
+from . import unknown_params
 from ._threads import one_thread
 
 VERSION = 2
@@ -41,11 +42,7 @@ CASTS = (("fp16", torch.float16, False), ("fp16_scaled", torch.float16, True),
 def problems(params: dict[str, Any]) -> list[str]:
     from ..models import MODELS
 
-    found = []
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        found.append(f"unknown underflow param(s) {', '.join(unknown)}; "
-                     f"known: {', '.join(DEFAULTS)}")
+    found = unknown_params("underflow", params, DEFAULTS)
     merged = {**DEFAULTS, **params}
     if merged["model"] not in MODELS:
         found.append(f"underflow model must be a built-in model ({', '.join(MODELS)}), "
