@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.config import Experiment  # noqa: E402
-from generator.runner import run_all  # noqa: E402
+from generator.experiment import Experiment  # noqa: E402
+from generator.jobs.runner import run_all  # noqa: E402
 
 
 def time_cli(runs: int) -> list[float]:

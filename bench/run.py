@@ -123,10 +123,10 @@ def bench_tracker(runs: int) -> None:
     sys.path.insert(0, str(ROOT))
     import torch
 
-    from generator.backends.common import tracked_step
-    from generator.config import Experiment
-    from generator.models import MODELS
-    from generator.step import Trainer
+    from generator.measure.backends.common import tracked_step
+    from generator.experiment import Experiment
+    from generator.measure.models import MODELS
+    from generator.measure.step import Trainer
 
     exp = Experiment(model="bert-base", batch_size=2, seq_len=128, backend="cpu")
     trainer = Trainer.create(MODELS["bert-base"].build(), exp, device=torch.device("cpu"))
@@ -148,8 +148,8 @@ def bench_tracker(runs: int) -> None:
 def bench_accuracy() -> None:
     """Fresh real CPU runs and CPU-modelling estimates of ACCURACY_CONFIGS."""
     sys.path.insert(0, str(ROOT))
-    from generator.config import Experiment
-    from generator.runner import run_all
+    from generator.experiment import Experiment
+    from generator.jobs.runner import run_all
 
     jobs = [Experiment(**config, backend=backend, device="cpu")
             for config in ACCURACY_CONFIGS for backend in ("cpu", "estimate")]

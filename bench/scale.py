@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ESTIMATE = """
 import json, resource, time
 start = time.perf_counter()
-from generator.models import resolve_model
-from generator.studies import sharding
+from generator.measure.models import resolve_model
+from generator.measure.studies import sharding
 imported = time.perf_counter()
 p = sharding.settings({"model": "llama-7b", "batch_size": 1, "seq_len": 2048})
 row = sharding.measure_rank(resolve_model("llama-7b"), p, "fsdp2", 8)
@@ -35,7 +35,7 @@ print(json.dumps({"estimate_s": time.perf_counter() - imported,
 """
 CHECK = """
 import json
-from generator.studies.sharding import allocator_check
+from generator.measure.studies.sharding import allocator_check
 print(json.dumps(allocator_check({params!r}, {strategy!r}, {world_size})))
 """
 TINY = {"model": "llama-tiny", "batch_size": 2, "seq_len": 32, "precision": "amp-bf16"}

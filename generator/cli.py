@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from dataclasses import fields
 from pathlib import Path
 
-from .config import (ATTENTIONS, DEVICES, OPTIMIZER_IMPLS, OPTIMIZERS, PRECISIONS, ZERO_GRADS,
-                     parse_size)
-from .errors import GeneratorError
+from generator.errors import GeneratorError
+from generator.experiment import Experiment, options
+from generator.options import Option
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,11 +30,30 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except GeneratorError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def _parsed(parse):
+    """An argparse type from an option's parser: its one-line error becomes a usage error."""
+    def read(text: str):
+        try:
+            return parse(text)
+        except GeneratorError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    read.__name__ = parse.__name__
+    return read
+
+
+def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option) -> None:
+    flag = "--" + name.replace("_", "-")
+    default = {f.name: f.default for f in fields(Experiment)}[name]
+    if isinstance(default, bool):
+        parser.add_argument(flag, action="store_true", help=opt.help)
+    elif opt.choices is not None:
+        parser.add_argument(flag, choices=opt.choices, default=default or opt.choices[0],
+                            help=opt.help)
+    elif opt.parse is not None:
+        parser.add_argument(flag, type=_parsed(opt.parse), default=default,
+                            metavar=opt.metavar, help=opt.help)
+    else:  # a count with no default: batch size and sequence length
+        parser.add_argument(flag, type=_positive_int, required=True, help=opt.help)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,22 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     est = commands.add_parser("estimate", help="estimate one training step, nothing allocated")
     est.add_argument("model", nargs="?", help="a model from `models`, or package.module:function")
     est.add_argument("--model", dest="model_option", metavar="MODEL", help="the same, as an option")
-    est.add_argument("--batch-size", type=_positive_int, required=True)
-    est.add_argument("--seq-len", type=_positive_int, required=True)
-    est.add_argument("--precision", choices=PRECISIONS, default="fp32")
-    est.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
-    est.add_argument("--device", choices=DEVICES, default="cuda",
-                     help="the device to model (default: cuda)")
-    est.add_argument("--gpu-memory", type=_size, default=None, metavar="SIZE",
-                     help="say whether the step fits in SIZE, e.g. 24GiB or 80GB")
-    est.add_argument("--attention", choices=ATTENTIONS, default="eager",
-                     help="built-in transformers: eager or sdpa attention (default: eager)")
-    est.add_argument("--checkpointing", action="store_true",
-                     help="recompute each block of model.layers in backward")
-    est.add_argument("--zero-grad", choices=ZERO_GRADS, default="none",
-                     help="none: zero_grad(set_to_none=True) (default); zeros: set_to_none=False")
-    est.add_argument("--optimizer-impl", choices=OPTIMIZER_IMPLS, default="auto",
-                     help="auto (PyTorch's pick), for-loop, foreach or fused")
+    for name, opt in options().items():  # every flag from the option's declaration
+        if opt.cli:
+            _add_option(est, name, opt)
     commands.add_parser("models", help="list the model zoo")
     return parser
 
@@ -94,7 +101,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from . import commands
+    from generator import commands
 
     signal.signal(signal.SIGTERM, _interrupt)
     try:

@@ -6,17 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from .config import Experiment
-from .errors import ConfigError
-from .progress import format_bytes
-from .timeline import CATEGORIES
+from generator.errors import ConfigError
+from generator.experiment import Experiment, options
+from generator.results.shapes import CATEGORIES
+from generator.units import format_bytes
 
 MKDOCS_CONFIG = Path("mkdocs.yml")
 
 
 def _measure_suite(args: argparse.Namespace) -> int:
-    from .runner import run_all
-    from .suite import load_suite
+    from generator.jobs.runner import run_all
+    from generator.jobs.suite import load_suite
 
     jobs = load_suite(args.config)
     outcomes = run_all(jobs, args.results, force=args.force)
@@ -33,8 +33,8 @@ def measure(args: argparse.Namespace) -> int:
 
 
 def render(args: argparse.Namespace) -> int:
-    from . import freshness
-    from .render import render as render_pages
+    from generator.site import freshness
+    from generator.site.render import render as render_pages
 
     config = MKDOCS_CONFIG if MKDOCS_CONFIG.exists() else None
     written = render_pages(args.results, args.docs, config)
@@ -44,8 +44,8 @@ def render(args: argparse.Namespace) -> int:
 
 
 def site(args: argparse.Namespace) -> int:
-    from .results import ensure_writable
-    from .site import build_site
+    from generator.results import ensure_writable
+    from generator.site.mkdocs import build_site
 
     ensure_writable(args.site, "the site")
     build_site(MKDOCS_CONFIG, args.site)
@@ -55,9 +55,9 @@ def site(args: argparse.Namespace) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
-    from . import freshness
-    from .results import ensure_writable
-    from .site import SiteBuildError
+    from generator.results import ensure_writable
+    from generator.site import freshness
+    from generator.site.mkdocs import SiteBuildError
 
     # Everything that would stop the build after measuring is checked before it: minutes of
     # measuring must not end in "cannot write".
@@ -76,7 +76,7 @@ def build(args: argparse.Namespace) -> int:
 
 
 def models(args: argparse.Namespace) -> int:
-    from .models import MODELS
+    from generator.measure.models import MODELS
 
     width = max(len(name) for name in MODELS)
     for spec in MODELS.values():
@@ -87,16 +87,16 @@ def models(args: argparse.Namespace) -> int:
 
 
 def estimate(args: argparse.Namespace) -> int:
-    from .worker import measure_to_result
+    from generator.jobs.worker import measure_to_result
 
     model = args.model_option or args.model
     if not model or (args.model and args.model_option and args.model != args.model_option):
         raise ConfigError("give one model, as MODEL or --model MODEL")
-    exp = Experiment(model=model, batch_size=args.batch_size, seq_len=args.seq_len,
-                     precision=args.precision, optimizer=args.optimizer,
-                     backend="estimate", device=args.device, attention=args.attention,
-                     checkpointing=args.checkpointing, zero_grad=args.zero_grad,
-                     optimizer_impl=args.optimizer_impl)
+    # The budget is answered below, beside the figures, rather than turning the estimate
+    # into an out-of-memory result.
+    chosen = {name: getattr(args, name) for name, opt in options().items()
+              if opt.cli and name != "gpu_memory"}
+    exp = Experiment(model=model, backend="estimate", **chosen)
     result = measure_to_result(exp)
     print(f"{exp.model} · batch {exp.batch_size} · seq {exp.seq_len} · {exp.precision} · "
           f"{exp.optimizer} — estimated for {exp.device} with fake tensors, nothing allocated")

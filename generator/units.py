@@ -1,5 +1,6 @@
-"""How sizes and shares are printed, everywhere: binary units (1 MiB = 2²⁰ bytes, as PyTorch
-and nvidia-smi count), thousands separators, and '–' for a missing value."""
+"""How sizes and shares are printed everywhere (pages, charts, the command line): binary
+units (1 MiB = 2²⁰ bytes, as PyTorch and nvidia-smi count), thousands separators, and '–'
+for a missing value."""
 
 from __future__ import annotations
 
@@ -40,7 +41,14 @@ def gb(nbytes: float | None) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"  # '12', '13.7', '6.05'
 
 
-
 def mb(nbytes: float | None) -> str:
     """Bytes → decimal MB, the article's unit for small figures."""
     return "–" if nbytes is None else f"{nbytes / 1e6:,.0f}"
+
+
+def format_bytes(nbytes: float) -> str:
+    """Binary units, as PyTorch and nvidia-smi count: 1 GiB = 1024³ bytes."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{int(nbytes)} B"

@@ -93,11 +93,11 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
     from torch.distributed.device_mesh import DeviceMesh
     from torch.nn.parallel import DistributedDataParallel
 
-    from generator.precision import make_optimizer
-    from generator.step import Trainer
-    from generator.studies._parallel import apply_fsdp2
-    from generator.studies._sharded_tracker import ShardedMemoryTracker, summarise
-    from generator.workload import Workload
+    from generator.measure.precision import make_optimizer
+    from generator.measure.step import Trainer
+    from generator.measure.parallel import apply_fsdp2
+    from generator.measure.sharded_tracker import ShardedMemoryTracker, summarise
+    from generator.measure.workload import Workload
 
     cuda = p["device"] == "cuda"
     device = torch.device("cuda", local) if cuda else torch.device("cpu")
@@ -168,7 +168,8 @@ def main(argv: list[str]) -> int:
     args = parse(argv)
     try:
         rank, world, local = check_machine(args.device)
-        from generator.studies import Study, sharding
+        from generator.measure.studies import Study
+        from generator.measure.studies import sharding
 
         params = params_of(args, world)
         study = Study(kind="sharding", name=args.name or f"sharding-{args.model}",
@@ -180,8 +181,8 @@ def main(argv: list[str]) -> int:
     import torch.distributed as dist
 
     from generator import results
-    from generator.environment import describe, machine_id
-    from generator.models import resolve_model
+    from generator.measure.environment import describe, machine_id
+    from generator.measure.models import resolve_model
 
     cuda = args.device == "cuda"
     if cuda:

@@ -14,10 +14,10 @@ from typing import Any, Callable
 import matplotlib
 import pytest
 
-from generator import charts
-from generator.labels import CATEGORY_LABELS
-from generator.palette import CATEGORY_COLORS
-from generator.timeline import CATEGORIES
+from generator.site.style import charts
+from generator.site.style.labels import CATEGORY_LABELS
+from generator.site.style.palette import CATEGORY_COLORS
+from generator.results.shapes import CATEGORIES
 
 from conftest import REPO_ROOT, cli_env
 
@@ -84,7 +84,7 @@ def test_deterministic(by_precision, rendered, lang: str) -> None:
 
 def test_deterministic_across_processes(rendered) -> None:
     path = str(RESULTS / ESTIMATE.format("fp32"))
-    code = ("import json, pathlib, sys\nfrom generator import charts\n"
+    code = ("import json, pathlib, sys\nfrom generator.site.style import charts\n"
             f"r = json.loads(pathlib.Path({path!r}).read_text(encoding='utf-8'))\n"
             "sys.stdout.write(charts.timeline(r, 'zh'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=cli_env(),

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from generator.cuda_emulation import CudaKernelPolicy
+from generator.measure.cuda_emulation import CudaKernelPolicy
 
 
 def test_dropout_takes_the_fused_kernel_with_a_bool_mask():

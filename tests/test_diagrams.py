@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import diagrams
+from generator.site.pages.article import diagrams
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results" / "estimate"
 PRECISIONS = ("fp32", "amp-fp16", "amp-bf16")

@@ -11,14 +11,16 @@ from typing import Any
 
 import pytest
 
-from generator import render, results
-from generator.backends import measure
-from generator.config import Experiment
-from generator.context import ARTICLE
-from generator.lever_charts import bars
-from generator.lever_tables import nowrap, saving_cell
-from generator.sections import levers
-from generator.suite import DEFAULT_SUITE, load_suite
+from generator.site import render
+
+from generator import results
+from generator.measure.backends import measure
+from generator.experiment import Experiment
+from generator.site.pages.article.context import ARTICLE
+from generator.site.pages.levers.charts import bars
+from generator.site.pages.levers.tables import nowrap, saving_cell
+from generator.site.pages import levers
+from generator.jobs.suite import DEFAULT_SUITE, load_suite
 from generator.units import gib, mib
 
 FIXTURES = Path(__file__).parent / "fixtures" / "levers"

@@ -5,9 +5,9 @@ import resource
 import pytest
 import torch
 
-from generator.backends import measure
-from generator.config import Experiment
-from generator.timeline import CATEGORIES
+from generator.measure.backends import measure
+from generator.experiment import Experiment
+from generator.results.shapes import CATEGORIES
 
 TINY = dict(model="tiny", batch_size=4, seq_len=32)
 
@@ -103,7 +103,7 @@ def test_the_estimate_allocates_nothing():
 
 
 def _tiny_parameters():
-    from generator.models import resolve_model
+    from generator.measure.models import resolve_model
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with FakeTensorMode():

@@ -12,10 +12,12 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.errors import ModelError
-from generator.models import MODELS, ModelSpec, resolve_model
-from generator.models.bert import BERT_TINY, BertConfig, build_bert
-from generator.models.gpt2 import GPT2Config, build_gpt2
-from generator.workload import Workload
+from generator.measure.models import MODELS
+from generator.measure.models import ModelSpec
+from generator.measure.models import resolve_model
+from generator.measure.models.bert import BERT_TINY, BertConfig, build_bert
+from generator.measure.models.gpt2 import GPT2Config, build_gpt2
+from generator.measure.workload import Workload
 
 CPU = torch.device("cpu")
 
@@ -275,7 +277,7 @@ def test_user_factory_may_return_a_workload(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mod = _user_module(tmp_path, monkeypatch, """
-        from generator.models import MODELS
+        from generator.measure.models import MODELS
         def build():
             return MODELS["tiny"].build()
     """)

@@ -15,11 +15,13 @@ from markupsafe import Markup
 
 from generator import results
 from generator.errors import ConfigError
-from generator.render import render
-from generator.sections import precision
-from generator.studies import Study, training_curves, underflow
-from generator.suite import load_suite
-from generator.templating import environment
+from generator.site.render import render
+from generator.site.pages import precision
+from generator.measure.studies import Study
+from generator.measure.studies import training_curves
+from generator.measure.studies import underflow
+from generator.jobs.suite import load_suite
+from generator.site.templating import environment
 from generator.units import pct
 
 FIXTURES = Path(__file__).parent / "fixtures" / "precision"

@@ -215,7 +215,7 @@ def test_a_run_clears_temporary_files_a_killed_save_left(tmp_path: Path) -> None
     """SIGKILL between results.save's write and its rename leaves `.<key>.<random>.tmp`;
     the next run removes it (and nothing else)."""
     from generator import results
-    from generator.runner import run_all
+    from generator.jobs.runner import run_all
 
     stale = tmp_path / "estimate" / ".tiny-b2-s16-fp32-adamw-estimate.k3j1.tmp"
     stale.parent.mkdir()
@@ -271,7 +271,7 @@ def test_no_pickle_eval_or_exec_in_the_package() -> None:
 
 
 def test_templates_are_autoescaped() -> None:
-    from generator.templating import environment
+    from generator.site.templating import environment
 
     env = environment()
     assert env.autoescape is True
@@ -286,8 +286,8 @@ HOSTILE_NAME = '<script>alert("x")</script>\''
                                    "a/../../b:build", "C:\\Windows\\x", "~/.ssh/id:k",
                                    HOSTILE_NAME, ". ."])
 def test_a_results_path_stays_in_the_results_folder(tmp_path: Path, model: str) -> None:
-    from generator.config import Experiment
-    from generator.runner import job_path
+    from generator.experiment import Experiment
+    from generator.jobs.runner import job_path
 
     results_dir = tmp_path / "results"
     for backend in ("estimate", "cpu"):

@@ -162,7 +162,7 @@ def test_render_is_byte_identical_in_one_process_and_across_processes(built, tmp
     assert proc.returncode == 0, proc.stderr
     first = _digests(root / "docs")
     assert len(first) > 20 and any(name.endswith(".svg") for name in first)
-    twice = run_snapshot(["-c", "import sys; from generator.render import render; "
+    twice = run_snapshot(["-c", "import sys; from generator.site.render import render; "
                           "[render('results', d) for d in sys.argv[1:]]",
                           str(tmp_path / "again-1"), str(tmp_path / "again-2")], root)
     assert twice.returncode == 0, twice.stderr
@@ -191,7 +191,7 @@ def test_a_warm_build_does_not_render_again(built) -> None:
 
 def test_freshness_notices_every_change(tmp_path: Path) -> None:
     """The stamp matches until a result, a generated page, the nav or the stamp changes."""
-    from generator import freshness
+    from generator.site import freshness
 
     results, docs, config = tmp_path / "results", tmp_path / "docs", tmp_path / "mkdocs.yml"
     (results / "estimate").mkdir(parents=True)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import render, results
+from generator.site import render
+
+from generator import results
 from generator.units import gib, mib
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"

@@ -8,14 +8,15 @@ import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator.backends import measure
-from generator.config import Experiment
+from generator.measure.backends import measure
+from generator.experiment import Experiment
 from generator.errors import GeneratorError
-from generator.models import MODELS, resolve_model
-from generator.models.resnet import RESNET50, ResNetConfig, build_resnet, make_image_batch
-from generator.step import Trainer
-from generator.tracker import top_level_blocks
-from generator.workload import Workload
+from generator.measure.models import MODELS
+from generator.measure.models import resolve_model
+from generator.measure.models.resnet import RESNET50, ResNetConfig, build_resnet, make_image_batch
+from generator.measure.step import Trainer
+from generator.measure.tracker import top_level_blocks
+from generator.measure.workload import Workload
 
 CPU = torch.device("cpu")
 #: torchvision.models.resnet50().parameters(), summed.

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from generator import results
-from generator.config import Experiment
+from generator.experiment import Experiment
 from generator.errors import ConfigError, ResultsError
-from generator.worker import measure_to_result
+from generator.jobs.worker import measure_to_result
 
 
 @pytest.fixture(scope="module")

@@ -18,13 +18,17 @@ import torch
 from markupsafe import Markup
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator import render, results
+from generator.site import render
+
+from generator import results
 from generator.errors import ModelError
-from generator.models import MODELS, resolve_model
-from generator.sections import scale
-from generator.studies import Study, sharding
-from generator.suite import load_suite
-from generator.templating import environment
+from generator.measure.models import MODELS
+from generator.measure.models import resolve_model
+from generator.site.pages import scale
+from generator.measure.studies import Study
+from generator.measure.studies import sharding
+from generator.jobs.suite import load_suite
+from generator.site.templating import environment
 from generator.units import gib
 
 from conftest import REPO_ROOT, cli_env
@@ -78,7 +82,7 @@ def background(tmp_path_factory) -> Iterator[dict[str, Any]]:
     started = {
         # a fresh process: the profiler's running total spans a process's sessions
         "allocator": subprocess.Popen(
-            [sys.executable, "-c", "import json; from generator.studies.sharding import "
+            [sys.executable, "-c", "import json; from generator.measure.studies.sharding import "
              f"allocator_check; print(json.dumps(allocator_check({ALLOCATOR_CHECK!r}, "
              "'fsdp2', 4)))"], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True),

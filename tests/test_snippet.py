@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-SNIPPET = Path(__file__).resolve().parent.parent / "templates" / "code" / "amp_training.py"
+SNIPPET = Path(__file__).resolve().parent.parent / "templates" / "article" / "amp_training.py"
 
 
 def test_published_snippet_runs_and_learns(capsys):

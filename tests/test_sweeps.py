@@ -12,11 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from generator import analysis, fits, results
-from generator.render import render
-from generator.sections import sweeps
-from generator.suite import load_suite
-from generator.templating import environment
+from generator.site import analysis
+
+from generator.site.pages.sweeps import fits
+
+from generator import results
+from generator.site.render import render
+from generator.site.pages import sweeps
+from generator.jobs.suite import load_suite
+from generator.site.templating import environment
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sweeps"
 MIB = 2 ** 20

@@ -1,0 +1,195 @@
+"""What one experiment is: a typed, validated description that every stage shares.
+
+Each field is declared once, with its Option (options.py): the `estimate` command's flags,
+the key, the progress label, the words pages use and the levers' baseline all derive from
+these declarations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from generator.errors import ConfigError
+from generator.options import (
+    NOT_A_LEVER,
+    Option,
+    budget_words,
+    option,
+    option_of,
+    parse_size,
+    size_tag,
+    size_text,
+)
+from generator.words import Words, same
+
+PRECISIONS = ("fp32", "amp-fp16", "amp-bf16")
+OPTIMIZERS = ("adamw", "adam", "sgd")
+BACKENDS = ("estimate", "cpu", "cuda")
+DEVICES = ("cuda", "cpu")
+ATTENTIONS = ("eager", "sdpa")
+ZERO_GRADS = ("none", "zeros")
+OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
+
+INT64_MAX = 2**63 - 1
+_KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
+_REQUIRED = ("model", "batch_size", "seq_len")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Experiment:
+    """One training step to measure; the same experiment always has the same key."""
+
+    model: str = option(cli=False, help="a model from `models`, or package.module:function")
+    """A name from the model zoo (`python -m generator models`) or `package.module:function`."""
+    batch_size: int = option(help="samples per step")
+    """Samples per step."""
+    seq_len: int = option(help="tokens per sample (the image side for image models)")
+    """Tokens per sample."""
+    precision: str = option(
+        "fp32", choices=PRECISIONS, lever="fp32",
+        help="fp32, amp-fp16 (autocast + GradScaler) or amp-bf16 (autocast only)")
+    """One of PRECISIONS: fp32, amp-fp16 (autocast + GradScaler) or amp-bf16 (autocast only)."""
+    optimizer: str = option("adamw", choices=OPTIMIZERS, lever="adamw",
+                            help="adamw, adam, or sgd (with momentum 0.9)")
+    """One of OPTIMIZERS; sgd means SGD with momentum 0.9."""
+    backend: str = option("estimate", choices=BACKENDS, cli=False,
+                          help="estimate (fake tensors), cpu or cuda (real runs)")
+    """One of BACKENDS: estimate (fake tensors), cpu or cuda (real runs)."""
+    device: str = option("", choices=DEVICES, help="the device to model (default: cuda)")
+    """The device whose behaviour is modelled: cpu or cuda. Real backends model themselves;
+    the estimate models cuda unless told otherwise."""
+    attention: str = option(
+        "eager", choices=ATTENTIONS, step_option=True, lever="eager",
+        tag=str, label=str, words=same,
+        help="built-in transformers: eager or sdpa attention (default: eager)")
+    """Built-in transformers: eager (matmul, softmax, dropout) or sdpa (fused attention)."""
+    checkpointing: bool = option(
+        False, step_option=True, lever=False,
+        tag=lambda v: "ckpt", label=lambda v: "checkpointing",
+        words=lambda v: Words("checkpointing", "激活检查点"),
+        help="recompute each block of model.layers in backward")
+    """Recompute each block of `model.layers` in backward instead of keeping its activations."""
+    zero_grad: str = option(
+        "none", choices=ZERO_GRADS, step_option=True, lever="none",
+        tag=lambda v: f"grad-{v}", label=lambda v: "set_to_none=False",
+        words=lambda v: same("zero_grad(set_to_none=False)"),
+        help="none: zero_grad(set_to_none=True) (default); zeros: set_to_none=False")
+    """none: zero_grad(set_to_none=True) frees .grad; zeros: set_to_none=False keeps it."""
+    optimizer_impl: str = option(
+        "auto", choices=OPTIMIZER_IMPLS, step_option=True, lever="foreach",
+        tag=str, label=str, words=lambda v: Words(f"{v} optimizer", f"{v} 优化器实现"),
+        help="auto (PyTorch's pick), for-loop, foreach or fused")
+    """auto (PyTorch's pick for the modelled device), for-loop, foreach or fused kernels."""
+    gpu_memory: int | None = option(
+        None, step_option=True, metavar="SIZE", parse=parse_size,
+        tag=lambda v: f"budget-{size_tag(v)}", words=budget_words,
+        help="say whether the step fits in SIZE, e.g. 24GiB or 80GB")
+    """A memory budget in bytes: a step whose peak exceeds it is recorded as out of memory."""
+
+    def __post_init__(self) -> None:
+        if not self.device:
+            object.__setattr__(self, "device", "cuda" if self.backend == "estimate" else self.backend)
+        problems = validation_problems(self)
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    @property
+    def key(self) -> str:
+        """File-name-safe identity, e.g. `bert-base-b32-s128-amp-fp16-adamw-estimate`."""
+        model = _KEY_UNSAFE.sub("_", self.model.lower()).strip("_.-") or "model"
+        key = f"{model}-b{self.batch_size}-s{self.seq_len}-{self.precision}-{self.optimizer}-{self.backend}"
+        if self.backend == "estimate" and self.device != "cuda":
+            key += f"-as-{self.device}"
+        return "-".join([key] + [opt.tag(value) for opt, value in self.step_options()])
+
+    @property
+    def label(self) -> str:
+        """Short human-readable description for progress lines and tables."""
+        where = self.backend if self.backend != "estimate" else f"estimate ({self.device})"
+        budget = f" in {size_text(self.gpu_memory)}" if self.gpu_memory is not None else ""
+        extra = "".join(f" {opt.label(value)}" for opt, value in self.step_options() if opt.label)
+        return (f"{self.model} batch {self.batch_size} seq {self.seq_len} "
+                f"{self.precision} {self.optimizer}{extra} on {where}{budget}")
+
+    def step_options(self) -> list[tuple[Option, Any]]:
+        """The step options this experiment sets to other than their defaults, in order."""
+        return step_options_of(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Experiment":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown experiment field(s) {', '.join(unknown)}; "
+                              f"allowed: {', '.join(sorted(known))}")
+        missing = [name for name in _REQUIRED if name not in data]
+        if missing:
+            raise ConfigError(f"experiment is missing {', '.join(missing)}")
+        if isinstance(data.get("gpu_memory"), str):  # "24GiB" in experiments.toml
+            data = {**data, "gpu_memory": parse_size(data["gpu_memory"])}
+        return cls(**data)
+
+
+def options() -> dict[str, Option]:
+    """Every declared option, by field name, in declaration order."""
+    return {f.name: option_of(f) for f in fields(Experiment) if option_of(f) is not None}
+
+
+#: The defaults of the step options: a result with all of them is a plain training step.
+STEP_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Experiment)
+                                 if option_of(f) and option_of(f).step_option}
+#: The levers page's baseline: the article's step with the kernels PyTorch picks on CUDA.
+LEVER_BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().items()
+                                  if opt.lever is not NOT_A_LEVER}
+
+
+def step_options_of(exp: dict[str, Any]) -> list[tuple[Option, Any]]:
+    """The step options an experiment's fields set to other than their defaults."""
+    found = options()
+    return [(found[name], exp.get(name, default)) for name, default in STEP_DEFAULTS.items()
+            if exp.get(name, default) != default]
+
+
+def is_plain_step(exp: dict[str, Any]) -> bool:
+    """No step option changed: the training step the article describes."""
+    return not step_options_of(exp)
+
+
+def option_words(exp: dict[str, Any], lang: str = "en") -> list[str]:
+    """The step options that differ from a plain step, as short words: ['sdpa', 'checkpointing']."""
+    return [opt.words(value)[lang] for opt, value in step_options_of(exp)]
+
+
+def _positive_int_problem(name: str, value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{name} must be a positive integer, got {value!r}"
+    if value < 1:
+        return f"{name} must be a positive integer, got {value}"
+    if value > INT64_MAX:  # PyTorch sizes are int64; a larger one fails deep inside torch
+        return f"{name} {value} is larger than any tensor can be (at most 2⁶³ − 1)"
+    return None
+
+
+def validation_problems(exp: Experiment) -> list[str]:
+    """Every problem of one experiment, so that the user can fix them all at once."""
+    problems = [_positive_int_problem("batch_size", exp.batch_size),
+                _positive_int_problem("seq_len", exp.seq_len)]
+    for name, opt in options().items():
+        value = getattr(exp, name)
+        if opt.choices is not None and value not in opt.choices:
+            problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
+    if not isinstance(exp.checkpointing, bool):
+        problems.append(f"checkpointing must be true or false, got {exp.checkpointing!r}")
+    if exp.gpu_memory is not None and _positive_int_problem("gpu_memory", exp.gpu_memory):
+        problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
+    if not isinstance(exp.model, str) or not exp.model.strip():
+        problems.append(f"model must be a non-empty name, got {exp.model!r}")
+    if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:
+        problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
+                        "a real run measures its own device")
+    return [p for p in problems if p]

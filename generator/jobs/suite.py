@@ -1,0 +1,109 @@
+"""Read experiments.toml files into a list of validated jobs: experiments and studies.
+
+The built-in suite is every file of generator/suites/, in name order; `--config FILE`
+replaces it with one file of the same form.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+from typing import Any, Union
+
+from generator.errors import ConfigError, GeneratorError
+from generator.experiment import Experiment
+from generator.measure.studies import Study
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DEFAULT_SUITE = Path(__file__).with_name("suites")
+Job = Union[Experiment, Study]
+
+
+def load_suite(path: Path | None = None) -> list[Job]:
+    """All jobs of a suite file (or of the built-in suite); every problem is reported at once."""
+    paths = [Path(path)] if path is not None else sorted(DEFAULT_SUITE.glob("*.toml"))
+    jobs: list[Job] = []
+    for one in paths:
+        jobs += _load_file(one)
+    return list(dict.fromkeys(jobs))
+
+
+def _load_file(path: Path) -> list[Job]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:  # TOML is UTF-8 by definition
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); "
+                          "save it as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: malformed TOML: {error}") from None
+    tables, studies = data.get("experiment", []), data.get("study", [])
+    unknown = sorted(set(data) - {"experiment", "study"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; "
+                          "use [[experiment]] and [[study]]")
+    single = [name for name in ("experiment", "study") if isinstance(data.get(name), dict)]
+    if single:
+        raise ConfigError(f"{path}: [{single[0]}] is one table; write [[{single[0]}]] "
+                          "(double brackets)")
+    if not isinstance(tables, list) or not isinstance(studies, list) or not (tables or studies):
+        raise ConfigError(f"{path}: no [[experiment]] or [[study]] tables")
+    jobs: list[Job] = []
+    problems = []
+    for number, table in enumerate(tables, start=1):
+        try:
+            combinations = _expand(table)
+        except ConfigError as error:
+            problems.append(f"experiment {number}: {error}")
+            continue
+        for combination in combinations:
+            try:
+                jobs.append(Experiment.from_dict(combination))
+                check_model(jobs[-1])
+            except (GeneratorError, TypeError) as error:
+                problems.append(f"experiment {number}: {error}")
+    for number, table in enumerate(studies, start=1):
+        try:
+            jobs.append(Study.from_dict(table))
+        except (GeneratorError, TypeError) as error:
+            problems.append(f"study {number}: {error}")
+    if problems:
+        raise ConfigError(f"{path}: " + "; ".join(dict.fromkeys(problems)))
+    return jobs
+
+
+def _expand(table: Any) -> list[dict[str, Any]]:
+    """{'precision': ['fp32', 'amp-bf16'], ...} → one dict per value (per combination)."""
+    if not isinstance(table, dict):
+        raise ConfigError("each [[experiment]] must be a table")
+    # An empty list would expand to no experiment at all: a silent no-op, surely a slip.
+    empty = [name for name, value in table.items() if value == []]
+    if empty:
+        raise ConfigError(f"{', '.join(empty)} = [] gives no experiment; give at least one value")
+    names = list(table)
+    values = [v if isinstance(v, list) else [v] for v in table.values()]
+    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+
+
+def check_model(exp: Experiment) -> None:
+    """The model exists (a user factory imports) and accepts the sequence length."""
+    from generator.measure.models import resolve_model
+
+    spec = resolve_model(exp.model)
+    if exp.attention != "eager" and spec.architecture is None:
+        raise ConfigError(f"model {exp.model!r} has no attention option; attention = "
+                          f"{exp.attention!r} works with the built-in transformers")
+    if exp.seq_len < spec.min_seq_len:
+        raise ConfigError(f"seq_len {exp.seq_len} is shorter than {exp.model} accepts "
+                          f"(at least {spec.min_seq_len})")
+    if spec.max_seq_len is not None and exp.seq_len > spec.max_seq_len:
+        raise ConfigError(f"seq_len {exp.seq_len} is longer than {exp.model} allows "
+                          f"({spec.max_seq_len} positions)")

@@ -1,0 +1,86 @@
+"""Three ways to measure one experiment, behind one function: `measure(experiment)`.
+
+| backend  | runs                        | ground truth beside the tracker          |
+|----------|-----------------------------|------------------------------------------|
+| estimate | fake tensors, no memory     | none                                     |
+| cpu      | a real step on the CPU      | the CPU allocator's events (profiler)    |
+| cuda     | a real step on a CUDA GPU   | torch.cuda max allocated / reserved      |
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from generator.errors import ConfigError, GeneratorError, ModelError
+from generator.experiment import Experiment
+from generator.jobs.suite import check_model
+from generator.measure.models import MODELS, resolve_model
+
+#: Raise when a change to the measuring code changes what it reports: stored results of an
+#: older method are measured again instead of being reused.
+METHOD_VERSION = 6
+
+
+class BackendUnavailable(GeneratorError):
+    """The backend cannot run on this machine (e.g. cuda without a GPU)."""
+
+
+def backend_available(name: str) -> str | None:
+    """None if `name` can run here, else the reason it cannot."""
+    if name == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return "no CUDA GPU on this machine (torch.cuda.is_available() is False)"
+    return None
+
+
+def measure(exp: Experiment) -> dict[str, Any]:
+    """Run one experiment in this process and return its figures (see results.py)."""
+    reason = backend_available(exp.backend)
+    if reason:
+        raise BackendUnavailable(f"cannot run backend {exp.backend!r}: {reason}")
+    check_model(exp)
+    spec = resolve_model(exp.model)
+    try:
+        figures = _runner(exp.backend)(exp, spec)
+    except GeneratorError:
+        raise
+    except Exception as error:
+        if exp.model in MODELS and isinstance(error, ValueError):
+            # the zoo's batch makers refuse sizes they cannot build (e.g. batch 1 of
+            # 32-pixel images: BatchNorm needs two values per channel)
+            raise ConfigError(f"{exp.model}: {str(error).splitlines()[0]}") from None
+        if exp.model in MODELS or is_out_of_memory(error):
+            raise  # a built-in model that fails otherwise is this tool's bug
+        detail = str(error).splitlines()[0][:200] if str(error) else ""
+        raise ModelError(f"model {exp.model!r} failed in the training step: "
+                         f"{type(error).__name__}: {detail}") from None
+    if not figures.get("error"):
+        figures["architecture"] = spec.architecture
+        peak = figures["ground_truth"]["peak_bytes"] if figures.get("ground_truth") \
+            else figures["peak_bytes"]
+        if exp.gpu_memory is not None and peak > exp.gpu_memory:
+            # The figures stay: how much the step would have needed is worth knowing.
+            figures["error"] = "out_of_memory"
+            figures["error_detail"] = (f"the step needs {peak:,} bytes, more than the "
+                                       f"budget of {exp.gpu_memory:,} bytes")
+    return figures
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    import torch
+
+    if isinstance(error, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    return isinstance(error, RuntimeError) and "can't allocate memory" in str(error)
+
+
+def _runner(name: str) -> Callable[..., dict[str, Any]]:
+    if name == "estimate":
+        from generator.measure.backends.estimate import run
+    elif name == "cpu":
+        from generator.measure.backends.cpu import run
+    else:
+        from generator.measure.backends.cuda import run
+    return run

@@ -1,0 +1,63 @@
+"""A real step on a CUDA GPU, checked against the caching allocator's own statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from generator.experiment import Experiment
+from generator.measure.backends.common import (
+    build_workload,
+    count_parameters,
+    figures,
+    median_step_seconds,
+    tracked_step,
+)
+from generator.measure.step import Trainer
+
+CUDA_BLOCK_BYTES = 512
+_STATS = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free",
+          "allocated_bytes.all.peak", "reserved_bytes.all.peak", "inactive_split_bytes.all.peak")
+
+
+def run(exp: Experiment, spec) -> dict[str, Any]:
+    device = torch.device("cuda")
+    torch.cuda.init()
+    if exp.gpu_memory is not None:  # a smaller GPU, emulated: the allocator refuses beyond it
+        total = torch.cuda.get_device_properties(device).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, exp.gpu_memory / total), device)
+    try:
+        with device:
+            workload = build_workload(spec, exp)
+        trainer = Trainer.create(workload, exp, device=device)
+        warmups = trainer.warm_up()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        report = tracked_step(trainer, round_bytes=CUDA_BLOCK_BYTES, device_type="cuda")
+        torch.cuda.synchronize()
+        max_allocated = torch.cuda.max_memory_allocated()
+        max_reserved = torch.cuda.max_memory_reserved()
+        stats = torch.cuda.memory_stats()
+        free, total = torch.cuda.mem_get_info()
+        # What the device has in use beyond PyTorch's pool: the CUDA context, cuBLAS/cuDNN
+        # handles and libraries (and any other process on the same GPU).
+        context = total - free - torch.cuda.memory_reserved()
+        step_seconds = median_step_seconds(trainer, synchronize=torch.cuda.synchronize)
+    except torch.cuda.OutOfMemoryError as error:
+        return {"error": "out_of_memory", "error_detail": str(error).splitlines()[0]}
+    props = torch.cuda.get_device_properties(device)
+    return {
+        **figures(report, parameter_count=count_parameters(workload.model), warmup_steps=warmups),
+        "step_seconds": step_seconds,
+        "ground_truth": {
+            "source": "torch.cuda caching allocator statistics",
+            "peak_bytes": max_allocated,
+            "max_reserved_bytes": max_reserved,
+            "allocator_overhead_bytes": max_reserved - max_allocated,
+            "context_bytes": context,
+            "device_total_bytes": total,
+            "memory_stats": {name: stats.get(name) for name in _STATS},
+        },
+        "notes": [f"real run on {props.name}"],
+    }

@@ -1,0 +1,169 @@
+"""The model zoo: built-in models by name, and user models as `package.module:function`.
+
+Every model is built from code (no downloads), on the current default device or fake mode,
+in training mode. `resolve_model` is the one entry point the rest of the tool uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from generator.errors import ModelError
+from generator.measure.models.bert import (
+    BERT_BASE,
+    BERT_TINY,
+    BertConfig,
+    BertForMaskedLM,
+    build_bert,
+)
+from generator.measure.models.gpt2 import (
+    GPT2_SMALL,
+    GPT2Config,
+    GPT2LMHeadModel,
+    build_gpt2,
+)
+from generator.measure.models.llama import LLAMA_7B, LLAMA_TINY, build_llama
+from generator.measure.models.resnet import RESNET50, build_resnet
+from generator.measure.models.transformer_parts import ATTENTION_IMPLS
+from generator.measure.models.user import (
+    FACTORY_FORM,
+    factory_build,
+    import_factory,
+    is_factory_name,
+)
+from generator.measure.workload import Workload
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model the profiler can build, with what a report needs to say about it."""
+
+    name: str
+    description: str
+    #: Largest sequence length the model accepts (its position embeddings); None if unbounded.
+    max_seq_len: int | None
+    #: Builds the workload on the current default device / fake mode, in training mode.
+    #: Built-in models accept config overrides, e.g. build(attention="sdpa").
+    build: Callable[..., Workload]
+    #: For transformers: layers, hidden, heads, intermediate, vocab, attention (the inputs of
+    #: the activation formula of Korthikanti et al. 2022); None for other models.
+    architecture: dict[str, Any] | None = None
+    #: Smallest sequence length (or image side) the model accepts.
+    min_seq_len: int = 1
+
+
+def _configurable(builder: Callable[[Any], Workload], config: Any) -> Callable[..., Workload]:
+    """A build function that applies overrides (e.g. attention="sdpa") to `config`."""
+    def build(**overrides: Any) -> Workload:
+        return builder(replace(config, **overrides) if overrides else config)
+    return build
+
+
+def _architecture(config: Any) -> dict[str, Any]:
+    return {"layers": config.num_layers, "hidden": config.hidden_size,
+            "heads": config.num_heads, "intermediate": config.intermediate_size,
+            "vocab": config.vocab_size, "attention": config.attention}
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            name="bert-base",
+            description=(
+                "BERT-base with MLM head (Devlin et al. 2019), 12 layers, hidden 768, "
+                "12 heads, vocab 30522"
+            ),
+            max_seq_len=BERT_BASE.max_position_embeddings,
+            build=_configurable(build_bert, BERT_BASE),
+            architecture=_architecture(BERT_BASE),
+        ),
+        ModelSpec(
+            name="gpt2-small",
+            description=(
+                "GPT-2 small with tied LM head (Radford et al. 2019), 12 layers, hidden 768, "
+                "12 heads, vocab 50257"
+            ),
+            max_seq_len=GPT2_SMALL.max_position_embeddings,
+            build=_configurable(build_gpt2, GPT2_SMALL),
+            architecture=_architecture(GPT2_SMALL),
+            min_seq_len=2,  # next-token prediction needs two tokens
+        ),
+        ModelSpec(
+            name="tiny",
+            description=(
+                "tiny BERT with MLM head for fast tests, 2 layers, hidden 64, 4 heads, vocab 1000"
+            ),
+            max_seq_len=BERT_TINY.max_position_embeddings,
+            build=_configurable(build_bert, BERT_TINY),
+            architecture=_architecture(BERT_TINY),
+        ),
+        ModelSpec(
+            name="resnet50",
+            description=(
+                "ResNet-50 v1.5 (He et al. 2016), image classifier, 1000 classes; "
+                "seq_len is the image side in pixels (at least 32)"
+            ),
+            max_seq_len=None,
+            build=_configurable(build_resnet, RESNET50),
+            architecture=None,
+            min_seq_len=32,
+        ),
+        ModelSpec(
+            name="llama-7b",
+            description=("LLaMA-7B (Touvron et al. 2023), 32 layers, hidden 4096, 32 heads, "
+                         "SwiGLU 11008, vocab 32000, untied head; estimate only on a CPU"),
+            max_seq_len=LLAMA_7B.max_position_embeddings,
+            build=_configurable(build_llama, LLAMA_7B),
+            architecture=_architecture(LLAMA_7B),
+            min_seq_len=2,
+        ),
+        ModelSpec(
+            name="llama-tiny",
+            description="tiny LLaMA for fast tests, 2 layers, hidden 64, 4 heads, SwiGLU 256, "
+                        "vocab 1000",
+            max_seq_len=LLAMA_TINY.max_position_embeddings,
+            build=_configurable(build_llama, LLAMA_TINY),
+            architecture=_architecture(LLAMA_TINY),
+            min_seq_len=2,
+        ),
+    )
+}
+
+
+def resolve_model(name: str) -> ModelSpec:
+    """The spec of a built-in model, or of a user factory `package.module:function`.
+
+    A user module is imported here, so an import failure surfaces at once; the factory is
+    only called by `spec.build()`. Every failure is a one-line ModelError.
+    """
+    if name in MODELS:
+        return MODELS[name]
+    if not is_factory_name(name):
+        choices = ", ".join(MODELS)
+        raise ModelError(
+            f"unknown model {name!r}; choose one of: {choices}, or give a factory as {FACTORY_FORM}"
+        )
+    factory = import_factory(name)
+    return ModelSpec(
+        name=name,
+        description=f"user model {name}",
+        max_seq_len=None,
+        build=factory_build(name, factory),
+    )
+
+
+__all__ = [
+    "ATTENTION_IMPLS",
+    "BERT_BASE",
+    "BERT_TINY",
+    "GPT2_SMALL",
+    "MODELS",
+    "BertConfig",
+    "BertForMaskedLM",
+    "GPT2Config",
+    "GPT2LMHeadModel",
+    "ModelSpec",
+    "resolve_model",
+]

@@ -1,0 +1,110 @@
+"""User models given as `package.module:function`.
+
+The factory takes no arguments and returns `(model, make_batch, loss_fn)` or a `Workload`.
+Importing happens when the name is resolved, so a typo fails before any experiment starts;
+calling the factory happens at build time, when the profiler has set the device / fake mode.
+Every failure is a ModelError of one line, since it is the user's mistake, not a bug here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any, Callable
+
+from torch import nn
+
+from generator.errors import ModelError
+from generator.measure.workload import Workload
+
+#: How the form of a user model is described in messages.
+FACTORY_FORM = "package.module:function"
+
+
+def is_factory_name(name: str) -> bool:
+    """Whether `name` is meant as a user factory (it has the `module:function` colon)."""
+    return ":" in name
+
+
+def _first_line(exc: BaseException) -> str:
+    """`Type: first line of message`, or just `Type` when the message is empty."""
+    lines = str(exc).strip().splitlines()
+    kind = type(exc).__name__
+    return f"{kind}: {lines[0]}" if lines else kind
+
+
+def _ensure_cwd_on_path() -> None:
+    # `python -m generator` from a project folder should find that project's modules, as
+    # `python -c "import my_pkg"` would; an installed entry point would not have cwd on path.
+    cwd = os.getcwd()
+    if not any(entry in ("", ".", cwd) for entry in sys.path):
+        sys.path.insert(0, cwd)
+
+
+def import_factory(name: str) -> Callable[[], Any]:
+    """Import the module of `name` and return its factory; raise ModelError on any failure."""
+    module_name, _, attr_path = name.partition(":")
+    module_name, attr_path = module_name.strip(), attr_path.strip()
+    if not module_name or not attr_path or ":" in attr_path:
+        raise ModelError(f"invalid model factory {name!r}; expected the form {FACTORY_FORM}")
+
+    _ensure_cwd_on_path()
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # any import-time failure of user code is the user's to fix
+        raise ModelError(
+            f"cannot import module {module_name!r} for model {name!r}: {_first_line(exc)}"
+        ) from exc
+
+    # A dotted path ("mod:Factory.create") reaches class or namespace attributes too.
+    owner = f"module {module_name!r}"
+    for part in attr_path.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError as exc:
+            raise ModelError(
+                f"model factory {name!r} not found: {owner} has no attribute {part!r}"
+            ) from exc
+        owner = repr(part)
+    if not callable(target):
+        raise ModelError(
+            f"model factory {name!r} is not callable; it is {type(target).__name__}"
+        )
+    return target
+
+
+def _describe(value: Any) -> str:
+    """A short type description for a wrong return value, e.g. `int` or `(int, function)`."""
+    if isinstance(value, tuple):
+        return "(" + ", ".join(type(v).__name__ for v in value) + ")"
+    return type(value).__name__
+
+
+def _to_workload(name: str, result: Any) -> Workload:
+    if isinstance(result, Workload):
+        parts: tuple[Any, ...] = (result.model, result.make_batch, result.loss_fn)
+    elif isinstance(result, (tuple, list)) and len(result) == 3:
+        parts = tuple(result)
+    else:
+        parts = ()
+    model, make_batch, loss_fn = parts if parts else (None, None, None)
+    if not (isinstance(model, nn.Module) and callable(make_batch) and callable(loss_fn)):
+        raise ModelError(
+            f"model factory {name!r} must return (model, make_batch, loss_fn); "
+            f"it returned {_describe(result)}"
+        )
+    return Workload(model=model, make_batch=make_batch, loss_fn=loss_fn)
+
+
+def factory_build(name: str, factory: Callable[[], Any]) -> Callable[[], Workload]:
+    """A build function that calls `factory` and checks what it returns."""
+
+    def build() -> Workload:
+        try:
+            result = factory()
+        except Exception as exc:  # the factory is user code: report it, do not crash
+            raise ModelError(f"model factory {name!r} raised {_first_line(exc)}") from exc
+        return _to_workload(name, result)
+
+    return build

@@ -1,0 +1,135 @@
+"""The one training step that every backend runs and measures."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import nn
+from torch.overrides import _get_current_function_mode_stack
+from torch.utils.checkpoint import checkpoint
+
+from generator.errors import ConfigError
+from generator.experiment import Experiment
+from generator.measure.precision import (
+    autocast_context,
+    make_grad_scaler,
+    make_optimizer,
+)
+from generator.measure.workload import Workload
+
+#: Called with "forward", "backward", "optimizer" as the step enters each phase.
+PhaseCallback = Callable[[str], None]
+
+MAX_WARMUP_STEPS = 8
+
+
+def _no_phase(_name: str) -> None:
+    pass
+
+
+@dataclass
+class Trainer:
+    """A workload with its optimizer and loss scaler, ready to run steps."""
+
+    workload: Workload
+    batch_size: int
+    seq_len: int
+    precision: str
+    device: torch.device
+    optimizer: torch.optim.Optimizer
+    scaler: torch.amp.GradScaler | None
+    fake: bool = False
+    """Fake tensors carry no values: GradScaler cannot check them for inf, so we assume none."""
+    set_to_none: bool = True
+    """zero_grad(set_to_none=...): True frees .grad between steps, False keeps it zeroed."""
+
+    @classmethod
+    def create(cls, workload: Workload, exp: Experiment, *, device: torch.device,
+               fake: bool = False) -> "Trainer":
+        if exp.checkpointing:
+            checkpoint_layers(workload.model)
+        opt = make_optimizer(exp.optimizer, workload.model.parameters(),
+                             impl=exp.optimizer_impl, modelled_device=exp.device)
+        return cls(workload, exp.batch_size, exp.seq_len, exp.precision, device, opt,
+                   make_grad_scaler(exp.precision, device.type), fake,
+                   set_to_none=exp.zero_grad == "none")
+
+    def step(self, phase: PhaseCallback = _no_phase) -> float:
+        """forward → loss → backward → optimizer step → zero_grad.
+
+        Returns the loss as a float, or NaN under fake tensors."""
+        model, opt, scaler = self.workload.model, self.optimizer, self.scaler
+        phase("forward")
+        inputs, target = self.workload.make_batch(self.batch_size, self.seq_len, self.device)
+        with autocast_context(self.precision, self.device.type):
+            output = model(*inputs)
+            loss = self.workload.loss_fn(output, target)
+        del output, inputs, target  # what backward needs is held by autograd, not by us
+        phase("backward")
+        if scaler is None:
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+        phase("optimizer")
+        if scaler is None:
+            opt.step()
+        else:
+            scaler.unscale_(opt)
+            if self.fake:
+                opt.step()  # scaler.step would call .item() on a fake inf flag
+            else:
+                scaler.step(opt)
+            scaler.update()
+        opt.zero_grad(set_to_none=self.set_to_none)
+        value = float("nan") if self.fake else float(loss.detach())
+        del loss
+        return value
+
+    def warm_up(self) -> int:
+        """Run steps until the optimizer has its state (it is created lazily at the first real
+        step; under fp16 GradScaler may skip the first steps on inf). Returns the step count."""
+        for count in range(1, MAX_WARMUP_STEPS + 1):
+            self.step()
+            if self.optimizer.state:
+                return count
+        raise RuntimeError(f"the optimizer took no step in {MAX_WARMUP_STEPS} warm-up steps "
+                           "(every step overflowed under loss scaling)")
+
+
+class _Checkpointed(nn.Module):
+    """A block whose activations are recomputed in backward instead of kept from forward."""
+
+    def __init__(self, block: nn.Module) -> None:
+        super().__init__()
+        self.block = block
+
+    def forward(self, *args, **kwargs):
+        # The recomputation in backward runs without the torch-function modes that were
+        # active in forward (such as the estimate's CUDA policy), so it could pick other
+        # kernels than forward did; it re-enters them.
+        modes = list(_get_current_function_mode_stack())
+
+        def run(*inner_args, **inner_kwargs):
+            active = _get_current_function_mode_stack()
+            with contextlib.ExitStack() as stack:
+                for mode in modes:
+                    if not any(mode is m for m in active):
+                        stack.enter_context(mode)
+                return self.block(*inner_args, **inner_kwargs)
+
+        # Non-reentrant: the variant PyTorch recommends; it supports keyword arguments and
+        # does not need inputs that require grad.
+        return checkpoint(run, *args, use_reentrant=False, **kwargs)
+
+
+def checkpoint_layers(model: nn.Module) -> None:
+    """Wrap every block of `model.layers` (the transformer blocks of the zoo's models)."""
+    layers = getattr(model, "layers", None)
+    if not isinstance(layers, nn.ModuleList):
+        raise ConfigError("checkpointing needs a model with its blocks in an nn.ModuleList "
+                          "named `layers`")
+    for index, block in enumerate(layers):
+        layers[index] = _Checkpointed(block)

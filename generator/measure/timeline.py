@@ -1,0 +1,90 @@
+"""From the lives of storages to the figures of a step: peak, breakdowns, timeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.results.shapes import CATEGORIES
+
+MAX_TIMELINE_POINTS = 500
+
+
+@dataclass
+class StorageLife:
+    """One storage: its size, its label, and the clock ticks of its birth and death."""
+
+    nbytes: int
+    category: str
+    born: int
+    died: int | None = None
+    module: str | None = None
+
+
+@dataclass
+class TrackerReport:
+    """What the tracker saw during one step; all sizes in bytes."""
+
+    peak_bytes: int
+    live_at_peak_bytes: dict[str, int]
+    category_max_bytes: dict[str, int]
+    timeline: dict[str, Any]
+    module_activation_bytes: dict[str, int]
+    storages: int = 0
+    phases: list[dict[str, Any]] = field(default_factory=list)
+
+
+def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int) -> TrackerReport:
+    """Sweep the births and deaths in clock order, keeping per-category totals."""
+    index = {name: i for i, name in enumerate(CATEGORIES)}
+    changes: dict[int, list[int]] = {}
+    for life in lives:
+        cat = index[life.category]
+        changes.setdefault(life.born, [0] * len(CATEGORIES))[cat] += life.nbytes
+        if life.died is not None:
+            changes.setdefault(life.died, [0] * len(CATEGORIES))[cat] -= life.nbytes
+    totals = [0] * len(CATEGORIES)
+    maxima = [0] * len(CATEGORIES)
+    ticks: list[int] = []
+    series: list[tuple[int, ...]] = []
+    peak, peak_at = -1, 0
+    for tick in sorted(changes):
+        delta = changes[tick]
+        totals = [t + d for t, d in zip(totals, delta)]
+        maxima = [max(m, t) for m, t in zip(maxima, totals)]
+        ticks.append(tick)
+        series.append(tuple(totals))
+        if sum(totals) > peak:
+            peak, peak_at = sum(totals), len(series) - 1
+    peak_breakdown = series[peak_at] if series else (0,) * len(CATEGORIES)
+    modules: dict[str, int] = {}
+    for life in lives:
+        if life.category == "activations" and life.module:
+            modules[life.module] = modules.get(life.module, 0) + life.nbytes
+    return TrackerReport(
+        peak_bytes=max(peak, 0),
+        live_at_peak_bytes=dict(zip(CATEGORIES, peak_breakdown)),
+        category_max_bytes=dict(zip(CATEGORIES, maxima)),
+        timeline=downsample(ticks, series, end),
+        module_activation_bytes=modules,
+        storages=len(lives),
+        phases=[{"name": name, "tick": tick} for name, tick in phases],
+    )
+
+
+def downsample(ticks: list[int], series: list[tuple[int, ...]],
+               end: int, limit: int = MAX_TIMELINE_POINTS) -> dict[str, Any]:
+    """At most `limit` points: in each bucket keep the highest total, so no spike (and in
+    particular not the peak) is lost."""
+    if not series:
+        return {"tick": [], "end_tick": end, "bytes": {name: [] for name in CATEGORIES}}
+    bucket = -(-len(series) // limit)
+    keep = []
+    for start in range(0, len(series), bucket):
+        chunk = range(start, min(start + bucket, len(series)))
+        keep.append(max(chunk, key=lambda i: sum(series[i])))
+    return {
+        "tick": [ticks[i] for i in keep],
+        "end_tick": end,
+        "bytes": {name: [series[i][c] for i in keep] for c, name in enumerate(CATEGORIES)},
+    }

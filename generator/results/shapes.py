@@ -1,0 +1,117 @@
+"""What a result holds, typed once: a step result, a study result and their parts.
+
+Results travel as JSON-ready dicts (they are written and read as JSON); these TypedDicts name
+their fields for readers and type checkers. `store.load` checks a file against them. All
+sizes are in bytes. Nothing here imports PyTorch: the site reads results without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, TypedDict
+
+#: The categories of a step's memory, in the order tables, charts and timelines list them.
+CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
+              "autocast_copies", "temporaries")
+
+#: How far a result stands from a real GPU, the device the site is about: a GPU run first,
+#: then an estimate modelling CUDA, a real CPU run, an estimate modelling the CPU. Every page
+#: that picks among results of one setting picks by this.
+_TRUST = {("cuda", "cuda"): 0, ("estimate", "cuda"): 1, ("cpu", "cpu"): 2, ("estimate", "cpu"): 3}
+
+
+def trust(backend: str, device: str | None = None) -> int:
+    """The rank of a result of `backend` modelling `device` (lower is closer to a GPU).
+    A real backend measures its own device; `device` matters for estimates only."""
+    return _TRUST.get((backend, backend if backend != "estimate" else device or "cuda"), 9)
+
+
+def result_trust(result: dict[str, Any]) -> int:
+    """`trust` of a step result (its experiment names the modelled device) or of a study."""
+    exp = result.get("experiment") or result.get("study") or {}
+    return trust(exp.get("backend", result.get("backend", "")), exp.get("device"))
+
+
+class Phase(TypedDict):
+    name: str
+    """forward, backward or optimizer."""
+    tick: int
+    """The clock tick (allocation event) at which the step entered it."""
+
+
+class Timeline(TypedDict):
+    tick: list[int]
+    end_tick: int
+    bytes: dict[str, list[int]]
+    """Per category, the bytes live at each tick."""
+
+
+class Environment(TypedDict):
+    machine_id: str
+    torch: Optional[str]
+    python: Optional[str]
+    platform: Optional[str]
+    cpu: Optional[str]
+    cpu_count: Optional[int]
+    cuda: Optional[str]
+    device_name: Optional[str]
+    driver: Optional[str]
+    git_commit: Optional[str]
+
+
+class GroundTruth(TypedDict, total=False):
+    source: str
+    peak_bytes: int
+    max_reserved_bytes: int
+    allocator_overhead_bytes: int
+    context_bytes: int
+    device_total_bytes: int
+    memory_stats: dict[str, Any]
+
+
+class Figures(TypedDict):
+    """What measuring one step gives (the tracker's report and the backend's additions)."""
+
+    peak_bytes: int
+    live_at_peak_bytes: dict[str, int]
+    category_max_bytes: dict[str, int]
+    timeline: Timeline
+    module_activation_bytes: dict[str, int]
+    parameter_count: int
+    phases: list[Phase]
+
+
+class StepResult(Figures):
+    """One experiment's result file (`results/<machine-id>/<key>.json`). When `error` is set
+    (e.g. out_of_memory) the figures may be absent."""
+
+    schema_version: int
+    key: str
+    experiment: dict[str, Any]
+    """The experiment's fields (generator.experiment.Experiment.to_dict())."""
+    backend: str
+    method_version: Optional[int]
+    environment: Environment
+    measured_at: str
+    error: Optional[str]
+    error_detail: Optional[str]
+    step_seconds: Optional[float]
+    ground_truth: Optional[GroundTruth]
+    notes: list[str]
+    architecture: Optional[dict[str, Any]]
+    """For transformers: layers, hidden, heads, intermediate, vocab, attention."""
+    tracked_storages: int
+    warmup_steps: int
+
+
+class StudyResult(TypedDict):
+    """One study's result file (`results/studies/<machine-id>/<name>.json`)."""
+
+    schema_version: int
+    study: dict[str, Any]
+    """kind, name, backend, params."""
+    method_version: int
+    environment: Environment
+    measured_at: str
+    error: Optional[str]
+    data: dict[str, Any]
+    """The kind's own figures (see its module under generator/measure/studies/)."""

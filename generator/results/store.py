@@ -1,0 +1,245 @@
+"""The results store: one JSON file per experiment, written atomically, versioned.
+
+Layout: `<results>/<machine-id>/<experiment-key>.json`. JSON only: a results file is data
+that other people commit, and must never be able to run code when read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from generator.errors import ConfigError, OutputError, ResultsError
+from generator.experiment import Experiment
+from generator.results.shapes import CATEGORIES
+
+SCHEMA_VERSION = 1
+#: Fields every result has; figures are absent when `error` is set.
+REQUIRED = ("schema_version", "key", "experiment", "backend", "environment", "error")
+#: Optional fields, filled in when a file lacks them (older or hand-made results).
+ENVIRONMENT_DEFAULTS = {"torch": None, "python": None, "platform": None, "cpu": None,
+                        "cpu_count": None, "cuda": None, "device_name": None, "driver": None,
+                        "git_commit": None}
+OPTIONAL_DEFAULTS = {"step_seconds": None, "ground_truth": None, "notes": [], "phases": [],
+                     "architecture": None, "error_detail": None, "method_version": None}
+FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
+           "module_activation_bytes", "parameter_count")
+
+
+def result_path(results_dir: Path, machine_id: str, key: str) -> Path:
+    """Where a result lives; refuses names that would leave the results folder."""
+    for part in (machine_id, key):
+        if not part or part in (".", "..") or "/" in part or "\\" in part or part.startswith("."):
+            raise ConfigError(f"unsafe results path component {part!r}")
+    return Path(results_dir) / machine_id / f"{key}.json"
+
+
+def ensure_writable(folder: Path, what: str = "results") -> None:
+    """Fail before measuring, not after, when results (or pages, or the site) cannot be
+    written to `folder`. Creates nothing: a refused command leaves no empty folder behind."""
+    existing = Path(folder)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # the folder that `mkdir -p folder` would write into
+    if existing.exists() and not existing.is_dir():
+        raise OutputError(f"cannot write {what} to {folder}: {existing} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise OutputError(f"cannot write {what} to {folder}: "
+                          f"{error.strerror or error}") from None
+
+
+TEMP_GLOB = ".*.tmp"  # what save() writes before the rename
+
+
+def remove_stale_temps(results_dir: Path) -> list[Path]:
+    """Delete the temporary files of a save that a killed run (SIGKILL, power loss) left
+    behind; a save that finishes or fails in Python removes its own."""
+    root = Path(results_dir)
+    stale = sorted([*root.glob(f"*/{TEMP_GLOB}"), *root.glob(f"studies/*/{TEMP_GLOB}")])
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
+def save(path: Path, result: dict[str, Any]) -> None:
+    """Write via a temporary file in the same folder and rename it into place, so a reader
+    or an interrupted run never sees half a file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    except OSError as error:
+        raise OutputError(f"cannot write results to {path.parent}: {error.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(result, handle, indent=1, sort_keys=True, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and check one result; every defect is a ResultsError naming the file."""
+    data = _read_json(path)
+    needed = REQUIRED + (FIGURES if data.get("error") is None else ())
+    missing = [name for name in needed if name not in data]
+    if missing:
+        raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
+    problem = _type_problem(data)
+    if problem:
+        raise ResultsError(f"{path}: {problem}")
+    try:
+        # Every field filled in: a hand-made or older result that leaves out a default
+        # (device, attention, …) reads like one that spells it out.
+        data["experiment"] = Experiment.from_dict(data["experiment"]).to_dict()
+    except (ConfigError, TypeError) as error:
+        raise ResultsError(f"{path}: invalid experiment ({error})") from None
+    # key and machine id name figure files and HTML ids: they must be plain names. The
+    # folder is the machine id, whatever the file says, so a file cannot claim another's.
+    machine = _safe_name(path, "folder name", Path(path).parent.name)
+    _safe_name(path, "key", data["key"])
+    data["environment"] = {**ENVIRONMENT_DEFAULTS, **data["environment"], "machine_id": machine}
+    return {**OPTIONAL_DEFAULTS, **data}
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _safe_name(path: Path, what: str, value: Any) -> str:
+    if not isinstance(value, str) or not _SAFE_NAME.match(value):
+        raise ResultsError(f"{path}: {what} {value!r} is not a plain name (letters, digits, "
+                           "'.', '_' and '-')")
+    return value
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object of a schema this version reads, or a ResultsError."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ResultsError(f"{path}: cannot read ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise ResultsError(f"{path}: not a JSON text file (bytes that are not UTF-8 at "
+                           f"offset {error.start}); delete it to measure again") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
+                           f"column {error.colno}); delete it to measure again") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: a result must be a JSON object")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
+                           f"generator reads schema {SCHEMA_VERSION}")
+    return data
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _type_problem(data: dict[str, Any]) -> str | None:
+    """The first field of the wrong type, described; None if all are right."""
+    for name in ("experiment", "environment"):
+        if not isinstance(data[name], dict):
+            return f"field {name} must be an object"
+    if data["error"] is not None:
+        return None if isinstance(data["error"], str) else "field error must be a string or null"
+    for name in ("peak_bytes", "parameter_count"):
+        if not _is_count(data[name]):
+            return f"field {name} must be a non-negative integer, got {data[name]!r}"
+    for name in ("live_at_peak_bytes", "category_max_bytes"):
+        value = data[name]
+        if not isinstance(value, dict) or set(value) != set(CATEGORIES) or \
+                not all(_is_count(v) for v in value.values()):
+            return f"field {name} must map each of {', '.join(CATEGORIES)} to a byte count"
+    modules = data["module_activation_bytes"]
+    if not isinstance(modules, dict) or not all(_is_count(v) for v in modules.values()):
+        return "field module_activation_bytes must map block names to byte counts"
+    return _timeline_problem(data["timeline"]) or _optional_problem(data)
+
+
+def _timeline_problem(timeline: Any) -> str | None:
+    """The charts index every category's series by tick: all must be there, equally long."""
+    if not isinstance(timeline, dict) or not isinstance(timeline.get("tick"), list) or \
+            not isinstance(timeline.get("bytes"), dict):
+        return "field timeline must hold a tick list and a bytes object"
+    ticks, series = timeline["tick"], timeline["bytes"]
+    if not all(_is_count(t) for t in ticks) or not _is_count(timeline.get("end_tick")):
+        return "field timeline must hold tick counts and an end_tick count"
+    if set(series) != set(CATEGORIES) or not all(
+            isinstance(v, list) and len(v) == len(ticks) and all(_is_count(b) for b in v)
+            for v in series.values()):
+        return (f"field timeline.bytes must map each of {', '.join(CATEGORIES)} to one byte "
+                "count per tick")
+    return None
+
+
+def _optional_problem(data: dict[str, Any]) -> str | None:
+    """Optional fields that pages read, when present, must have the right shape too."""
+    phases = data.get("phases", [])
+    if not isinstance(phases, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("name"), str) and _is_count(p.get("tick"))
+            for p in phases):
+        return "field phases must be a list of {name, tick} objects"
+    truth = data.get("ground_truth")
+    if truth is not None and (not isinstance(truth, dict) or not all(
+            _is_count(v) for k, v in truth.items() if k.endswith("_bytes"))):
+        return "field ground_truth must be null or an object of byte counts"
+    seconds = data.get("step_seconds")
+    if seconds is not None and (isinstance(seconds, bool) or
+                                not isinstance(seconds, (int, float)) or seconds < 0):
+        return f"field step_seconds must be null or a non-negative number, got {seconds!r}"
+    return None
+
+
+STUDY_FIELDS = ("schema_version", "study", "environment", "method_version", "error", "data")
+
+
+def study_path(results_dir: Path, machine_id: str, name: str) -> Path:
+    """Studies live apart from step results: `<results>/studies/<machine-id>/<name>.json`."""
+    return result_path(Path(results_dir) / "studies", machine_id, name)
+
+
+def load_study(path: Path) -> dict[str, Any]:
+    """Read and check one study result; every defect is a ResultsError naming the file."""
+    data = _read_json(path)
+    missing = [name for name in STUDY_FIELDS if name not in data]
+    if missing:
+        raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
+    if not isinstance(data["study"], dict) or not isinstance(data["data"], dict) or \
+            not isinstance(data["environment"], dict):
+        raise ResultsError(f"{path}: fields study, environment and data must be objects")
+    _safe_name(path, "study name", data["study"].get("name"))
+    data["environment"] = {**data["environment"],
+                           "machine_id": _safe_name(path, "folder name", Path(path).parent.name)}
+    return data
+
+
+def load_studies(results_dir: Path) -> list[dict[str, Any]]:
+    """Every study result under `results_dir`, sorted by machine and name."""
+    return [load_study(p) for p in sorted((Path(results_dir) / "studies").glob("*/*.json"))]
+
+
+def load_all_with_paths(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every result under `results_dir` with its file, sorted by machine and key."""
+    return [(path, load(path)) for path in sorted(Path(results_dir).glob("*/*.json"))]
+
+
+def load_all(results_dir: Path) -> list[dict[str, Any]]:
+    """Every result under `results_dir`, sorted by machine and key for stable output."""
+    return [result for _, result in load_all_with_paths(results_dir)]
+
+
+def experiment_of(result: dict[str, Any]) -> Experiment:
+    return Experiment.from_dict(result["experiment"])

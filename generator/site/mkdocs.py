@@ -1,0 +1,28 @@
+"""Build the site with mkdocs, strictly: a broken link or anchor fails the build."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from generator.errors import GeneratorError
+
+
+class SiteBuildError(GeneratorError):
+    """mkdocs refused to build the site (a warning under --strict, or a bad config)."""
+
+
+def build_site(config: Path, site_dir: Path) -> None:
+    if not Path(config).exists():
+        raise SiteBuildError(f"no mkdocs config at {config}; run from the project folder")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean",
+               "-f", str(config), "-d", str(Path(site_dir).resolve())]
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material's notice about MkDocs 2
+    process = subprocess.run(command, capture_output=True, text=True, env=env)
+    if process.returncode != 0:
+        lines = [line for line in (process.stderr + process.stdout).splitlines()
+                 if line.startswith(("WARNING", "ERROR")) or "Error" in line]
+        reason = lines[0].strip() if lines else f"mkdocs exited with status {process.returncode}"
+        raise SiteBuildError(f"mkdocs build --strict failed: {reason}")

@@ -1,0 +1,79 @@
+"""Everything the pages print, computed once from the results for both languages.
+
+Templates receive this dictionary (plus per-language tables and figures) and only place its
+values: no template computes a figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markupsafe import Markup
+
+from generator.site import analysis
+from generator.site.analysis import ARTICLE
+from generator.site.pages.article.claims import check_claims
+
+Result = dict[str, Any]
+
+
+def site_data(all_results: list[Result], studies: list[dict[str, Any]],
+              snippet: str) -> dict[str, Any]:
+    article = analysis.best_by_precision(all_results, **ARTICLE)
+    facts = analysis.torch_facts(studies)
+    return {
+        "article": ARTICLE,
+        "article_results": article,
+        "fp32": article.get("fp32"),
+        "headline": headline(article),
+        "formula": {p: analysis.formula_check(r) for p, r in article.items()},
+        "accuracy": analysis.estimate_accuracy(all_results),
+        "cuda_overhead": cuda_overhead(all_results),
+        "claims": check_claims(article, facts),
+        "ranges": facts["formats"] if facts else [],
+        "snippet": Markup(snippet),  # our own file, shown in a code fence that escapes it
+        "result_count": len(all_results),
+        "failed": [r for r in all_results if r.get("error")],
+    }
+
+
+def headline(article: dict[str, Result]) -> dict[str, Any] | None:
+    """The home page's answer: the FP32 peak, what dominates it, what AMP saves."""
+    fp32 = article.get("fp32")
+    if fp32 is None:
+        return None
+    live = fp32["live_at_peak_bytes"]
+    ranked = sorted(live, key=live.get, reverse=True)
+    found: dict[str, Any] = {
+        "fp32_peak": fp32["peak_bytes"],
+        "largest": ranked[0],
+        "largest_share": live[ranked[0]] / fp32["peak_bytes"],
+        "second": ranked[1],
+        "second_share": live[ranked[1]] / fp32["peak_bytes"],
+        "model_state": sum(live[c] for c in ("parameters", "gradients", "optimizer_state")),
+        "backend": fp32["backend"],
+        "savings": {},
+    }
+    for precision in ("amp-fp16", "amp-bf16"):
+        if precision in article:
+            amp = article[precision]
+            found["savings"][precision] = {
+                "peak": amp["peak_bytes"],
+                "saving": analysis.saving(fp32["peak_bytes"], amp["peak_bytes"]),
+                "activation_saving": analysis.saving(live["activations"],
+                                                     amp["live_at_peak_bytes"]["activations"]),
+            }
+    return found
+
+
+def cuda_overhead(all_results: list[Result]) -> list[dict[str, Any]]:
+    """What only a CUDA run sees: the allocator's cached-but-unused bytes and the context."""
+    rows = []
+    for result in analysis.usable(all_results):
+        truth = result.get("ground_truth") or {}
+        if result["backend"] == "cuda" and "context_bytes" in truth:
+            rows.append({"result": result, "allocated": truth["peak_bytes"],
+                         "reserved": truth["max_reserved_bytes"],
+                         "overhead": truth["allocator_overhead_bytes"],
+                         "context": truth["context_bytes"]})
+    return rows

@@ -1,0 +1,68 @@
+"""The levers page's chart: the example's peak with each lever, stacked by category.
+
+Drawn in the house style of charts.py (its figure, fonts, colours and SVG clean-up)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.results.shapes import CATEGORIES
+from generator.site.pages.levers.tables import label
+from generator.site.style import charts
+from generator.site.style.labels import BACKEND_LABELS, CATEGORY_LABELS
+from generator.site.style.palette import CATEGORY_COLORS, INK
+from generator.site.style.svgtools import finalize
+
+GIB = 2 ** 30
+_WORDS = {
+    "title": {"zh": "各项手段下的显存峰值（峰值时刻的构成）",
+              "en": "The peak with each lever, by what is live at it"},
+    "axis": {"zh": "峰值时刻占用（GiB）", "en": "Live at the peak (GiB)"},
+    "baseline_line": {"zh": "基线峰值", "en": "baseline peak"},
+}
+
+
+def bars(ctx: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(label id, result) per bar, top-down: the baseline, each lever in ranked order (for
+    a lever already in the baseline, its opposite), then the combinations."""
+    found = [("baseline", ctx["baseline"])]
+    for row in ctx["ranked"]:
+        found.append((row["id"] + ("-off" if row["in_baseline"] else ""), row["other"]))
+    return found + [(row["id"], row["result"]) for row in ctx["combos"]]
+
+
+def peaks(ctx: dict[str, Any], lang: str) -> str:
+    """Horizontal bars, one per experiment, stacked by category live at the peak."""
+    t = charts.words(lang)
+    shown = bars(ctx)
+    mixed = len({r["backend"] for _, r in shown}) > 1
+    names = [label(i, lang).replace("`", "") + (
+        f" ({BACKEND_LABELS[r['backend']][lang]})" if mixed else "") for i, r in shown]
+    used = [c for c in CATEGORIES if any(r["live_at_peak_bytes"][c] for _, r in shown)]
+    baseline = ctx["baseline_peak"] / GIB
+    with charts.chart_figure("levers-peaks", lang, 1.2 + 0.36 * len(shown)) as (fig, ax):
+        lefts = [0.0] * len(shown)
+        for cat in used:
+            widths = [r["live_at_peak_bytes"][cat] / GIB for _, r in shown]
+            ax.barh(range(len(shown)), widths, 0.62, left=lefts, color=CATEGORY_COLORS[cat],
+                    label=CATEGORY_LABELS[cat][lang], linewidth=0)
+            lefts = [a + b for a, b in zip(lefts, widths)]
+        for y, (_, r) in enumerate(shown):
+            ax.annotate(charts.gib(r["peak_bytes"]), (r["peak_bytes"] / GIB, y), xytext=(4, 0),
+                        textcoords="offset points", va="center", fontweight="bold")
+        ax.axvline(baseline, color=INK, alpha=0.5, linewidth=0.9, linestyle="--")
+        ax.set_yticks(range(len(shown)), names)
+        ax.set_ylim(len(shown) - 0.5, -0.5)  # the baseline on top, as in the table
+        ax.set_xlim(0, max(r["peak_bytes"] for _, r in shown) / GIB * 1.18)
+        ax.set_xlabel(_WORDS["axis"][lang])
+        ax.grid(axis="x")
+        handles, legend = ax.get_legend_handles_labels()
+        fig.legend(handles, legend, loc="outside lower center", ncol=min(3, len(used)))
+        svg = charts.chart_svg(fig, "levers-peaks", lang)
+    exp = ctx["baseline"]["experiment"]
+    title = _WORDS["title"][lang] + t["colon"] + t["sep"].join(
+        [exp["model"], t["batch"].format(exp["batch_size"]), t["seq"].format(exp["seq_len"])])
+    desc = t["sep"].join(f"{n} {charts.gib(r['peak_bytes'])}"
+                         for n, (_, r) in zip(names, shown)) + t["stop"]
+    desc += _WORDS["baseline_line"][lang] + t["colon"] + charts.gib(ctx["baseline_peak"])
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-levers-peaks-{lang}")

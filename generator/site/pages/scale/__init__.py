@@ -1,0 +1,251 @@
+"""The scale page: one GPU's memory in a data-parallel step, FSDP2 against DDP, as the number
+of GPUs grows; which categories shrink with sharding, and how many GPUs a model needs.
+
+Data: results of the `sharding` study (generator/studies/sharding.py), estimated, or measured
+on GPUs by scripts/torchrun_sharding.py. Studies that differ only in the GPU counts and
+strategies they cover are merged into one group, so the built-in suite's few points and an
+optional whole sweep make one picture.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from markupsafe import Markup
+
+from generator.site.pages import Page
+from generator.site.pages.scale.charts import HEADROOM, scale_chart
+from generator.site.pages.scale.tables import (
+    compare_table,
+    peak_table,
+    plan_table,
+    shrink_table,
+)
+
+Study = dict[str, Any]
+PAGES = (Page("scale.md", "scale/scale", nav=60),)
+GIB = 2**30
+#: GPU memory sizes the plan is read for (GiB, as nvidia-smi counts them).
+GPU_SIZES_GIB = (24, 40, 80)
+#: What a GPU needs beyond the peak of allocated tensors when no GPU measured it: the CUDA
+#: context (a few hundred MiB; 512 MiB is a round figure at the upper end) and the caching
+#: allocator's reserve beyond what is allocated (a tenth is a rule of thumb, not a measurement).
+CONTEXT_BYTES = 512 * 2**20
+ALLOCATOR_SLACK = 0.10
+#: The categories whose own maximum the shrink table follows: model state, then activations.
+SHRINK_CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations")
+#: Settings that make two studies comparable; world sizes and strategies may differ.
+_SAME = ("model", "batch_size", "seq_len", "precision", "optimizer", "attention", "device")
+STRATEGY_ORDER = ("ddp", "fsdp2")
+PHASES = ("forward", "backward", "optimizer")
+#: The GPU count DDP and FSDP2 are compared at, where measured: one node of 8 GPUs.
+COMPARE_AT = 8
+
+
+def context(results: list[dict[str, Any]], studies: list[Study]) -> dict[str, Any] | None:
+    groups = _groups([s for s in studies if s["study"]["kind"] == "sharding"
+                      and not s.get("error") and s["data"].get("rows")])
+    estimates = [g for g in groups if g["backend"] == "estimate"]
+    # Real runs on GPUs (scripts/torchrun_sharding.py: each row has its ground truth) stand
+    # beside the estimates. A real run on CPU processes (the script's dry run) checks the
+    # script and is no subject for the page; nor is a [[study]] given backend "cuda", which
+    # estimates like any other (run() is not told the backend) and has no ground truth.
+    measured = [g for g in groups if g["backend"] == "cuda"
+                and any(r.get("ground_truth") for r in g["rows"])]
+    if not estimates and not measured:
+        return None
+    main = max(estimates or measured, key=lambda g: g["parameter_count"])
+    others = [g for g in estimates if g is not main]
+    measured = [g for g in measured if g is not main]
+    groups = [main] + others + measured
+    for group in measured:
+        twin = next((g for g in estimates if g["settings"] == group["settings"]), None)
+        group["comparison"] = _compare(group, twin) if twin else []
+    return {"main": main, "others": others, "measured": measured, "groups": groups,
+            "gpu_sizes_gib": list(GPU_SIZES_GIB), "context_mib": CONTEXT_BYTES // 2**20,
+            "allocator_slack": ALLOCATOR_SLACK}
+
+
+def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
+    return {f"scale-{g['id']}": scale_chart(g, lang) for g in ctx["groups"]}
+
+
+def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
+    found: dict[str, Markup] = {}
+    for g in ctx["groups"]:
+        found[f"scale-peaks-{g['id']}"] = peak_table(g, lang)
+        if g["shrink"]:
+            found[f"scale-shrink-{g['id']}"] = shrink_table(g, lang)
+        found[f"scale-plan-{g['id']}"] = plan_table(g, lang)
+        if g.get("comparison"):
+            found[f"scale-compare-{g['id']}"] = compare_table(g, lang)
+    return found
+
+
+def needed_bytes(peak: int) -> int:
+    """What a GPU must offer for a step whose tensors peak at `peak` bytes."""
+    return int(peak * (1 + ALLOCATOR_SLACK)) + CONTEXT_BYTES
+
+
+def _groups(studies: list[Study]) -> list[dict[str, Any]]:
+    """Study results merged by settings and machine; rows keyed by strategy and GPU count
+    (the first file in name order wins where two hold the same row)."""
+    merged: dict[tuple, dict[str, Any]] = {}
+    rows: dict[tuple, dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
+    for study in sorted(studies, key=lambda s: (s["environment"]["machine_id"],
+                                                s["study"]["name"])):
+        data = study["data"]
+        settings = {k: data["settings"].get(k) for k in _SAME}
+        key = (tuple(settings.items()), study["environment"]["machine_id"])
+        merged.setdefault(key, {"settings": settings, "study": study, "data": data})
+        for row in data["rows"]:
+            rows[key].setdefault((row["strategy"], row["world_size"]), row)
+    groups = [_group(entry, rows[key]) for key, entry in merged.items()]
+    # a group whose every row failed has nothing to show
+    return [g for g in groups if g["world_sizes"]]
+
+
+def _group(entry: dict[str, Any], rows: dict[tuple[str, int], dict[str, Any]]
+           ) -> dict[str, Any]:
+    settings, study, data = entry["settings"], entry["study"], entry["data"]
+    env = study["environment"]
+    backend = study["study"]["backend"]
+    ordered = sorted(rows.values(), key=lambda r: (STRATEGY_ORDER.index(r["strategy"]),
+                                                    r["world_size"]))
+    usable = [r for r in ordered if not r.get("error")]
+    by = {s: [r for r in usable if r["strategy"] == s] for s in STRATEGY_ORDER}
+    ident = "-".join([settings["model"], f"b{settings['batch_size']}",
+                      f"s{settings['seq_len']}", settings["precision"]]
+                     + list(dict.fromkeys([backend, env["machine_id"]])))
+    group = {"id": "".join(c if c.isalnum() or c in ".-" else "-" for c in ident.lower()),
+             **settings, "settings": settings, "backend": backend,
+             "machine": env.get("device_name") or env["machine_id"],
+             "parameter_count": data["parameter_count"] or 0, "rows": ordered, "fsdp": by["fsdp2"],
+             "ddp": by["ddp"], "failed": [r for r in ordered if r.get("error")],
+             "world_sizes": sorted({r["world_size"] for r in usable})}
+    group["phases"] = [{"phase": phase, "by": _phase_rows(by, phase)} for phase in PHASES
+                       if any(r["peak_phase"] == phase for r in usable)]
+    # The GPU sizes the chart marks: those within its axis
+    top = max(r["peak_bytes"] for r in usable) if usable else 0
+    group["gpu_lines"] = [gib for gib in GPU_SIZES_GIB if gib * GIB <= top * HEADROOM]
+    group["plan"] = [_plan(by, gib) for gib in GPU_SIZES_GIB]
+    group.update(_ddp_figures(by["ddp"], group["parameter_count"]))
+    group.update(_fsdp_figures(by["fsdp2"]))
+    if by["ddp"] and by["fsdp2"]:
+        ddp, fsdp = _pair(by)
+        group["versus"] = {"ddp": ddp, "fsdp": fsdp, "gap": _gap(ddp, fsdp),
+                           "factor": ddp["peak_bytes"] / fsdp["peak_bytes"]}
+    return group
+
+
+def _ddp_figures(ddp: list[dict[str, Any]], parameter_count: int) -> dict[str, Any]:
+    """DDP's peak (the same on any GPU count: the spread says how nearly) and its model state."""
+    if not ddp:
+        return {"ddp_peak": None, "ddp_spread": None}
+    peaks = [r["peak_bytes"] for r in ddp]
+    first = ddp[0]["category_max_bytes"]
+    state = sum(first[c] for c in ("parameters", "gradients", "optimizer_state"))
+    return {"ddp_peak": max(peaks), "ddp_spread": max(peaks) - min(peaks),
+            "ddp_state": {"bytes": state, "buckets": first["comm_buffers"],
+                          "per_parameter": state / parameter_count if parameter_count else 0}}
+
+
+def _fsdp_figures(fsdp: list[dict[str, Any]]) -> dict[str, Any]:
+    """FSDP2 from the fewest to the most GPUs measured: the peak's range, what is left at the
+    most GPUs, and how each category shrank."""
+    shrink = _shrink(fsdp)
+    state = [x for x in shrink if x["category"] != "activations" and x["factor"]]
+    found: dict[str, Any] = {"shrink": shrink, "shrink_error": max(
+        (abs(x["factor"] / x["ideal"] - 1) for x in state), default=None)}
+    if fsdp:
+        lo, hi = fsdp[0], fsdp[-1]
+        floor = _floor(hi)
+        found["fsdp_range"] = {"first": lo, "last": hi, "floor": floor,
+                               "saving": 1 - hi["peak_bytes"] / lo["peak_bytes"],
+                               # what sharding cannot touch is most of even the largest peak
+                               "unshardable": floor["bytes"] >= lo["peak_bytes"] / 2}
+    return found
+
+
+def _shrink(fsdp: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each category's own maximum at the fewest and the most GPUs measured, against 1/N."""
+    if len(fsdp) < 2:
+        return []
+    lo, hi = fsdp[0], fsdp[-1]
+    ideal = hi["world_size"] / lo["world_size"]
+    found = []
+    for cat in SHRINK_CATEGORIES:
+        a, b = lo["category_max_bytes"][cat], hi["category_max_bytes"][cat]
+        if a:
+            found.append({"category": cat, "first": a, "last": b, "factor": a / b if b else None,
+                          "ideal": ideal, "shrinks": bool(b) and a / b > ideal ** 0.5})
+    return found
+
+
+def _phase_rows(by: dict[str, list[dict[str, Any]]], phase: str) -> list[dict[str, Any]]:
+    """Per strategy, the GPU counts whose peak falls in `phase`."""
+    found = [{"strategy": s, "world_sizes": [r["world_size"] for r in by[s]
+                                             if r["peak_phase"] == phase]} for s in STRATEGY_ORDER]
+    return [f for f in found if f["world_sizes"]]
+
+
+def _pair(by: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """DDP and FSDP2 rows to set side by side: on one node's 8 GPUs where both were
+    measured, else on the most GPUs both were measured on, else each one's first row."""
+    ddp = {r["world_size"]: r for r in by["ddp"]}
+    fsdp = {r["world_size"]: r for r in by["fsdp2"]}
+    common = sorted(set(ddp) & set(fsdp))
+    if not common:
+        return by["ddp"][0], by["fsdp2"][0]
+    n = COMPARE_AT if COMPARE_AT in common else common[-1]
+    return ddp[n], fsdp[n]
+
+
+def _gap(ddp: dict[str, Any], fsdp: dict[str, Any]) -> dict[str, int]:
+    """Where DDP's peak exceeds FSDP2's, live at the peak: model state, communication
+    buffers, and what the compute keeps (activations, autocast copies, temporaries), which
+    differs because DDP computes under autocast and FSDP2 with bf16 weights."""
+    a, b = ddp["live_at_peak_bytes"], fsdp["live_at_peak_bytes"]
+    parts = {"state": ("parameters", "gradients", "optimizer_state"), "buffers": ("comm_buffers",),
+             "compute": ("activations", "autocast_copies", "temporaries")}
+    found = {name: sum(a[c] - b[c] for c in cats) for name, cats in parts.items()}
+    return {"total": ddp["peak_bytes"] - fsdp["peak_bytes"], **found}
+
+
+def _floor(row: dict[str, Any]) -> dict[str, Any]:
+    """What sharding cannot take away: what is live at the peak beyond the model state."""
+    live = row["live_at_peak_bytes"]
+    rest = row["peak_bytes"] - sum(live[c] for c in ("parameters", "gradients",
+                                                     "optimizer_state"))
+    return {"bytes": rest, "share": rest / row["peak_bytes"], "activations": live["activations"]}
+
+
+def _plan(by: dict[str, list[dict[str, Any]]], gib: int) -> dict[str, Any]:
+    """For one GPU size: the fewest GPUs measured under FSDP2 whose step fits, and whether a
+    DDP step fits at all (its per-GPU memory does not depend on the GPU count)."""
+    budget = gib * GIB
+    fits = [r for r in by["fsdp2"] if needed_bytes(r["peak_bytes"]) <= budget]
+    ddp = by["ddp"][0] if by["ddp"] else None
+    below = [r for r in by["fsdp2"] if fits and r["world_size"] < fits[0]["world_size"]]
+    return {"gpu_gib": gib, "fsdp": fits[0] if fits else None,
+            # the most GPUs measured that are still too few: the answer lies above it
+            "fsdp_too_few": below[-1] if below else None,
+            # the fewest GPUs that fit, or an upper bound when no smaller count was measured
+            "fsdp_exact": bool(fits) and (bool(below) or fits[0]["world_size"] == 1),
+            "ddp": ddp, "ddp_fits": ddp is not None and needed_bytes(ddp["peak_bytes"]) <= budget,
+            "ddp_needed": needed_bytes(ddp["peak_bytes"]) if ddp else None}
+
+
+def _compare(measured: dict[str, Any], estimate: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows measured on GPUs beside the estimate of the same strategy and GPU count."""
+    index = {(r["strategy"], r["world_size"]): r for r in estimate["rows"] if not r.get("error")}
+    found = []
+    for row in measured["rows"]:
+        twin = index.get((row["strategy"], row["world_size"]))
+        truth = (row.get("ground_truth") or {}).get("peak_bytes")
+        if twin and truth and not row.get("error"):
+            found.append({"strategy": row["strategy"], "world_size": row["world_size"],
+                          "estimate": twin["peak_bytes"], "measured": truth,
+                          "error": twin["peak_bytes"] / truth - 1})
+    return found

@@ -1,0 +1,229 @@
+"""The sweeps page: how the peak grows with the batch size and with the sequence length, the
+fitted bytes per sample, the activation formula beside it, and the largest batch per GPU.
+
+Results are grouped into sweeps by everything but the swept field and the precision, on the
+same machine: a cuda sweep never mixes with an estimate, nor one GPU with another. Whatever
+sweeps exist are shown, the most trusted first (cuda, then estimates for CUDA, then CPU).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from markupsafe import Markup
+
+from generator.experiment import STEP_DEFAULTS
+from generator.results.shapes import trust
+from generator.site.pages import Page
+from generator.site.pages.sweeps import charts as sweep_charts
+from generator.site.pages.sweeps import fits
+from generator.site.pages.sweeps import tables as sweep_tables
+from generator.site.style.step_charts import PRECISION_ORDER
+
+Result = dict[str, Any]
+#: Fewest distinct values of the swept field that make a sweep.
+MIN_POINTS = 3
+#: The GPU size the page's advice quotes: a common size for one card.
+PLANNING_GIB = 24
+PAGES = (Page("sweeps.md", "sweeps/sweeps", nav=40),)
+
+
+def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | None:
+    """Every batch and sequence sweep among the results, fitted; None when there is none."""
+    usable = [r for r in results if not r.get("error")]
+    batch = [_batch_group(g, usable) for g in _groups(usable, "batch_size")]
+    batch = [g for g in batch if g["series"]]
+    seq = [_seq_group(g) for g in _groups(usable, "seq_len")
+           if all(r.get("architecture") for rs in g.values() for r in rs)]
+    seq = [g for g in seq if g["series"]]
+    if not batch and not seq:
+        return None
+    return {"batch": batch, "seq": seq, "budgets_gib": list(fits.BUDGETS_GIB),
+            "coefficients": {fits.formula_variant(p): fits.formula_coefficients(p)
+                             for p in ("amp-bf16", "fp32")},
+            "main_batch": batch[0] if batch else None, "main_seq": seq[0] if seq else None,
+            "allowance": {"context_bytes": fits.CONTEXT_ALLOWANCE_BYTES,
+                          "slack": fits.ALLOCATOR_SLACK},
+            "planning": _planning(batch[0] if batch else None, seq[0] if seq else None)}
+
+
+def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
+    """One chart per batch sweep and one per sequence sweep."""
+    found = {f"sweeps-batch-{g['id']}": sweep_charts.batch_chart(g, lang) for g in ctx["batch"]}
+    found.update({f"sweeps-seq-{g['id']}": sweep_charts.seq_chart(g, lang) for g in ctx["seq"]})
+    return found
+
+
+def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
+    """Fits, formula and largest-batch tables per batch sweep; one table per sequence sweep."""
+    found: dict[str, Markup] = {}
+    for g in ctx["batch"]:
+        found[f"sweeps-fit-{g['id']}"] = sweep_tables.fit_table(g, lang)
+        if g["formula"]:
+            found[f"sweeps-formula-{g['id']}"] = sweep_tables.formula_table(g, lang)
+            found[f"sweeps-prediction-{g['id']}"] = sweep_tables.prediction_table(g, lang)
+        if g["models_gpu"]:
+            found[f"sweeps-largest-{g['id']}"] = sweep_tables.largest_table(g, lang)
+    for g in ctx["seq"]:
+        found[f"sweeps-seq-{g['id']}"] = sweep_tables.seq_table(g, lang)
+    return found
+
+
+def _groups(results: list[Result], vary: str) -> list[dict[str, list[Result]]]:
+    """Results that differ only in `vary` (and precision), per precision, when at least one
+    precision has MIN_POINTS distinct values; most trusted first."""
+    found: dict[tuple, dict[str, dict[int, Result]]] = defaultdict(lambda: defaultdict(dict))
+    for r in results:
+        e = r["experiment"]
+        key = tuple(sorted((k, str(v)) for k, v in e.items() if k not in (vary, "precision")))
+        key += (("machine", r["environment"]["machine_id"]),)
+        found[key][e["precision"]].setdefault(e[vary], r)
+    order = PRECISION_ORDER.index
+    groups = [{p: [by_value[v] for v in sorted(by_value)]
+               for p, by_value in sorted(series.items(), key=lambda kv: order(kv[0]))
+               if len(by_value) >= MIN_POINTS}
+              for _, series in sorted(found.items())]
+    groups = [g for g in groups if g]
+    return sorted(groups, key=lambda g: _trust(next(iter(g.values()))[0]))
+
+
+def _trust(result: Result) -> tuple:
+    e = result["experiment"]
+    # Within one backend the article's model leads: the page's prose is about it first.
+    return (trust(e["backend"], e["device"]), e["model"] != "bert-base", e["model"])
+
+
+def _describe(result: Result, vary: str) -> dict[str, Any]:
+    """What a group is, for headings and ids: model, backend, modelled device, machine, and
+    any option that is not the default."""
+    e, env = result["experiment"], result["environment"]
+    options = [f"{k}={e[k]}" for k, default in STEP_DEFAULTS.items()
+               if e.get(k, default) != default]
+    fixed = "seq_len" if vary == "batch_size" else "batch_size"
+    ident = "-".join([e["model"], f"{fixed[0]}{e[fixed]}", e["optimizer"], e["backend"],
+                      e["device"], env["machine_id"]] + [o.replace("=", "-") for o in options])
+    return {"id": "".join(c if c.isalnum() or c in ".-" else "-" for c in ident.lower()),
+            "model": e["model"], "backend": e["backend"], "device": e["device"],
+            "optimizer": e["optimizer"], "attention": e.get("attention", "eager"),
+            "machine": env.get("device_name") or env["machine_id"], "options": options,
+            fixed: e[fixed], "architecture": result.get("architecture"),
+            "models_gpu": e["device"] == "cuda"}
+
+
+def _batch_group(series: dict[str, list[Result]], everything: list[Result]) -> dict[str, Any]:
+    first = next(iter(series.values()))[0]
+    group = _describe(first, "batch_size")
+    group["series"], group["formula"] = {}, fits.formula_applies(first)
+    for precision, results in series.items():
+        try:
+            fit = fits.fit_batch_sweep(results)
+        except ValueError:  # every point on the optimizer floor: no line to draw
+            continue
+        measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in results}
+        overhead = fits.overhead_for(everything, model=group["model"], precision=precision,
+                                     batch_size=max(measured), seq_len=group["seq_len"])
+        points = [{"batch": b, "peak": p, "on_line": b in fit.fitted_batches,
+                   "residual": p - fit.line(b)} for b, p in sorted(measured.items())]
+        entry = {"fit": fit, "points": points, "bytes_per_sample": fit.line.slope,
+                 "fixed": fit.line.intercept, "floor": fit.floor, "overhead": overhead,
+                 "max_rel_residual": fit.line.max_rel_residual,
+                 # Where the rising line meets the optimizer step's floor.
+                 "crossover": None if fit.floor is None or fit.line.slope <= 0 else
+                 (fit.floor - fit.line.intercept) / fit.line.slope,
+                 "largest": [fits.largest_batch(fit, g * fits.GIB, overhead, measured)
+                             for g in fits.BUDGETS_GIB]
+                 if group["models_gpu"] and fit.line.slope > 0 else []}
+        if group["formula"]:
+            entry["formula"] = _batch_formula(group, precision, fit, max(fit.fitted_batches),
+                                              measured)
+        group["series"][precision] = entry
+    fp16, bf16 = (group["series"].get(p) for p in ("amp-fp16", "amp-bf16"))
+    if fp16 and bf16:  # the two AMP flavours keep the same 2-byte tensors; GradScaler aside
+        peaks = {p["batch"]: p["peak"] for p in bf16["points"]}
+        gaps = [abs(p["peak"] - peaks[p["batch"]]) for p in fp16["points"] if p["batch"] in peaks]
+        if gaps:
+            group["amp_gap"] = max(gaps)
+    arch = group["architecture"]
+    if arch and arch.get("vocab"):
+        # The loss's fp32 logits and their gradient: one vocabulary-wide row per token each.
+        group["logits_per_sample"] = 2 * 4 * group["seq_len"] * arch["vocab"]
+    return group
+
+
+def _batch_formula(group: dict[str, Any], precision: str, fit: fits.BatchFit, top: int,
+                   measured: dict[int, int]) -> dict[str, Any]:
+    """The formula per sample against the measured slopes, and the peak it would predict."""
+    per_sample = fits.formula_activations(group["architecture"], precision=precision,
+                                          batch_size=1, seq_len=group["seq_len"])
+    predicted = fit.line.intercept + per_sample["bytes"] * top
+    return {"variant": per_sample["variant"], "per_sample": per_sample["bytes"],
+            "layers_per_sample": fit.layer_slope,
+            "layers_error": fit.layer_slope / per_sample["bytes"] - 1,
+            "coefficients": fits.formula_coefficients(precision),
+            "at_batch": top, "predicted_peak": predicted, "measured_peak": measured[top],
+            "peak_error": predicted / measured[top] - 1,
+            "share_of_slope": per_sample["bytes"] / fit.line.slope}
+
+
+def _seq_group(series: dict[str, list[Result]]) -> dict[str, Any]:
+    first = next(iter(series.values()))[0]
+    group = _describe(first, "seq_len")
+    group["formula"] = fits.formula_applies(first)
+    group["series"] = {}
+    for precision, results in series.items():
+        points = []
+        for r in results:
+            live = r["live_at_peak_bytes"]
+            point = {"seq": r["experiment"]["seq_len"], "peak": r["peak_bytes"],
+                     "layers": fits.layer_activation_bytes(r), "activations": live["activations"],
+                     "fixed": sum(live[c] for c in ("parameters", "gradients",
+                                                    "optimizer_state", "autocast_copies"))}
+            if group["formula"]:
+                f = fits.formula_activations(r["architecture"], precision=precision,
+                                             batch_size=group["batch_size"], seq_len=point["seq"])
+                point.update(formula=f["bytes"], quadratic_share=f["quadratic"] / f["bytes"],
+                             formula_error=point["layers"] / f["bytes"] - 1, variant=f["variant"])
+            points.append(point)
+        lo, hi = points[0], points[-1]
+        group["series"][precision] = {
+            "points": points, "first": lo, "last": hi, "seq_factor": hi["seq"] / lo["seq"],
+            "peak_factor": hi["peak"] / lo["peak"],
+            "layers_factor": hi["layers"] / lo["layers"] if lo["layers"] else None}
+        if group["formula"] and len(points) >= 2:
+            group["series"][precision]["excess"] = _excess(group, points)
+    return group
+
+
+def _excess(group: dict[str, Any], points: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the layers keep beyond the formula, per layer, as x·s·b·h + y·a·s²·b bytes:
+    divided by s·b·h it is a line in a·s/h, so x and y come from the same least squares."""
+    arch, b = group["architecture"], group["batch_size"]
+    xs = [arch["heads"] * p["seq"] / arch["hidden"] for p in points]
+    ys = [(p["layers"] - p["formula"]) / (arch["layers"] * p["seq"] * b * arch["hidden"])
+          for p in points]
+    line = fits.linear_fit(xs, ys)
+    return {"sbh": line.intercept, "as2b": line.slope,
+            "max_error": max(abs(p["formula_error"]) for p in points)}
+
+
+def _planning(batch: dict[str, Any] | None, seq: dict[str, Any] | None) -> dict[str, Any]:
+    """The few comparisons the page's advice rests on, read off the main sweeps."""
+    found: dict[str, Any] = {}
+    series = batch["series"] if batch and batch["models_gpu"] else {}
+    amp = next((p for p in ("amp-bf16", "amp-fp16") if p in series), None)
+    if "fp32" in series and amp and series["fp32"]["largest"] and series[amp]["largest"]:
+        i = fits.BUDGETS_GIB.index(PLANNING_GIB)
+        fp32, mixed = series["fp32"]["largest"][i].batch, series[amp]["largest"][i].batch
+        found["amp"] = {"precision": amp, "budget": PLANNING_GIB, "fp32": fp32,
+                        "amp_batch": mixed, "gain": mixed / fp32 if fp32 else None}
+    if seq:
+        p, s = next(iter(seq["series"].items()))
+        # The last doubling in the sweep: does twice the sequence cost more than twice?
+        pairs = [(a, b) for a in s["points"] for b in s["points"] if b["seq"] == 2 * a["seq"]]
+        if pairs and pairs[-1][0]["layers"]:
+            a, b = pairs[-1]
+            found["double_seq"] = {"precision": p, "from": a["seq"], "to": b["seq"],
+                                   "peak_factor": b["peak"] / a["peak"],
+                                   "layers_factor": b["layers"] / a["layers"]}
+    return found

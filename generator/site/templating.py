@@ -1,0 +1,59 @@
+"""The one Jinja2 environment for pages (Markdown) and diagrams (SVG), and where the
+templates are.
+
+The templates live in the project's top-level `templates/` folder; a wheel ships them inside
+the package as `generator/templates/` (pyproject.toml maps the one onto the other), so an
+installed copy renders as a source checkout does.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import jinja2
+
+from generator import units
+from generator.experiment import option_words
+from generator.site.pages.reports import report_slug
+from generator.site.style.labels import (
+    BACKEND_LABELS,
+    CATEGORY_LABELS,
+    PRECISION_LABELS,
+)
+from generator.site.style.palette import CATEGORY_COLORS
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def _templates() -> Path:
+    installed = _PACKAGE / "templates"  # inside a wheel
+    return installed if installed.is_dir() else _PACKAGE.parent / "templates"
+
+
+TEMPLATES = _templates()
+
+
+def template_text(name: str) -> str:
+    """A file under templates/ as text (a code snippet the pages show)."""
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """Autoescape on for every template: model names come from users and end up in HTML and
+    SVG. StrictUndefined: a missing value is a bug, not an empty string."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(mib=units.mib, gib=units.gib, size=units.size, pct=units.pct,
+                       gb=units.gb, mb=units.mb)
+    env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
+                       backends=BACKEND_LABELS, colors=CATEGORY_COLORS, report_slug=report_slug,
+                       options_of=option_words)
+    return env
