@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
-from generator.errors import ConfigError
+from generator.errors import ConfigError, SiteBuildError
 from generator.experiment import Experiment, options
 from generator.results.shapes import CATEGORIES
 from generator.units import format_bytes
@@ -14,7 +15,15 @@ from generator.units import format_bytes
 MKDOCS_CONFIG = Path("mkdocs.yml")
 
 
+def _require_torch() -> None:
+    """Measuring needs PyTorch; rendering and the site do not, so it is not a dependency."""
+    if importlib.util.find_spec("torch") is None:
+        raise ConfigError("measuring needs PyTorch, which is not installed: pip install torch "
+                          "(the CPU or CUDA build you want), or pip install '.[measure]'")
+
+
 def _measure_suite(args: argparse.Namespace) -> int:
+    _require_torch()
     from generator.jobs.runner import run_all
     from generator.jobs.suite import load_suite
 
@@ -57,7 +66,6 @@ def site(args: argparse.Namespace) -> int:
 def build(args: argparse.Namespace) -> int:
     from generator.results import ensure_writable
     from generator.site import freshness
-    from generator.site.mkdocs import SiteBuildError
 
     # Everything that would stop the build after measuring is checked before it: minutes of
     # measuring must not end in "cannot write".
@@ -76,6 +84,7 @@ def build(args: argparse.Namespace) -> int:
 
 
 def models(args: argparse.Namespace) -> int:
+    _require_torch()
     from generator.measure.models import MODELS
 
     width = max(len(name) for name in MODELS)
@@ -87,6 +96,7 @@ def models(args: argparse.Namespace) -> int:
 
 
 def estimate(args: argparse.Namespace) -> int:
+    _require_torch()
     from generator.jobs.worker import measure_to_result
 
     model = args.model_option or args.model

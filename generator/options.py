@@ -94,8 +94,6 @@ def size_tag(nbytes: int) -> str:
 
 
 def budget_words(nbytes: int) -> Words:
-    from generator.units import size  # how pages print sizes
-
     return Words(f"budget {units.size(nbytes)}", f"显存预算 {units.size(nbytes)}")
 
 

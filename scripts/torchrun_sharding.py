@@ -6,9 +6,9 @@
         [--device cpu]
 
 For each strategy and each GPU count k (default: 1, 2, 4, … up to the job's size), ranks
-0 … k-1 run the training step of generator/step.py in a process group of their own (NCCL,
-the real `DistributedDataParallel`, the real `fully_shard`, sharded as the estimate shards:
-generator/studies/_parallel.apply_fsdp2); the other ranks wait. Each row holds the tracker's
+0 … k-1 run the training step of generator/measure/step.py in a process group of their own
+(NCCL, the real `DistributedDataParallel`, the real `fully_shard`, sharded as the estimate
+shards: generator/measure/parallel.apply_fsdp2); the other ranks wait. Each row holds the tracker's
 breakdown on rank 0 and, as ground truth, `torch.cuda.max_memory_allocated` and
 `max_memory_reserved`, the largest over the k ranks. DDP's buckets, which its C++ reducer
 allocates, are labelled as communication buffers by a communication hook that then runs
@@ -93,10 +93,11 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
     from torch.distributed.device_mesh import DeviceMesh
     from torch.nn.parallel import DistributedDataParallel
 
-    from generator.measure.precision import make_optimizer
-    from generator.measure.step import Trainer
     from generator.measure.parallel import apply_fsdp2
-    from generator.measure.sharded_tracker import ShardedMemoryTracker, summarise
+    from generator.measure.precision import make_optimizer
+    from generator.measure.sharded_tracker import ShardedMemoryTracker, rank_figures
+    from generator.measure.step import Trainer, tracked_step
+    from generator.measure.tracker import CUDA_BLOCK_BYTES
     from generator.measure.workload import Workload
 
     cuda = p["device"] == "cuda"
@@ -125,12 +126,13 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-        with ShardedMemoryTracker(inner, optimizer, round_bytes=512 if cuda else 1,
-                                  device_type=device.type, cast_category=cast) as tracker:
-            tracking.append(tracker)
-            trainer.step(tracker.mark_phase)
+        tracker = ShardedMemoryTracker(inner, optimizer,
+                                       round_bytes=CUDA_BLOCK_BYTES if cuda else 1,
+                                       device_type=device.type, cast_category=cast)
+        tracking.append(tracker)  # the comm hook fires only inside the step
+        report = tracked_step(trainer, tracker)
         tracking.clear()
-        row = {**summarise(tracker.lives(), tracker.phases()), "warmup_steps": warmups,
+        row = {**rank_figures(report), "warmup_steps": warmups,
                "parameter_count": sum(q.numel() for q in inner.parameters()),
                "ground_truth": _ground_truth(group, device) if cuda else None}
     except torch.OutOfMemoryError:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from generator import results
-from generator.errors import GeneratorError, ModelError
+from generator.errors import from_payload
 from generator.experiment import Experiment
 from generator.jobs.progress import Progress
 from generator.measure.backends import backend_available
@@ -150,8 +150,7 @@ def _payload(job: Job) -> dict[str, Any]:
 
 def _store(job: Job, path: Path, payload: dict[str, Any], seconds: float) -> Outcome:
     if "user_error" in payload:
-        message = payload["user_error"]
-        raise ModelError(message) if "model" in message else GeneratorError(message)
+        raise from_payload(payload["user_error"])
     if "result" not in payload:
         return Outcome(job, "failed", payload.get("failure", "no result"), seconds=seconds)
     result = payload["result"]

@@ -1,6 +1,6 @@
 """Read experiments.toml files into a list of validated jobs: experiments and studies.
 
-The built-in suite is every file of generator/suites/, in name order; `--config FILE`
+The built-in suite is every file of generator/jobs/suites/, in name order; `--config FILE`
 replaces it with one file of the same form.
 """
 
@@ -13,6 +13,7 @@ from typing import Any, Union
 
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
+from generator.measure.models import check_model
 from generator.measure.studies import Study
 
 if sys.version_info >= (3, 11):
@@ -91,19 +92,3 @@ def _expand(table: Any) -> list[dict[str, Any]]:
     names = list(table)
     values = [v if isinstance(v, list) else [v] for v in table.values()]
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]
-
-
-def check_model(exp: Experiment) -> None:
-    """The model exists (a user factory imports) and accepts the sequence length."""
-    from generator.measure.models import resolve_model
-
-    spec = resolve_model(exp.model)
-    if exp.attention != "eager" and spec.architecture is None:
-        raise ConfigError(f"model {exp.model!r} has no attention option; attention = "
-                          f"{exp.attention!r} works with the built-in transformers")
-    if exp.seq_len < spec.min_seq_len:
-        raise ConfigError(f"seq_len {exp.seq_len} is shorter than {exp.model} accepts "
-                          f"(at least {spec.min_seq_len})")
-    if spec.max_seq_len is not None and exp.seq_len > spec.max_seq_len:
-        raise ConfigError(f"seq_len {exp.seq_len} is longer than {exp.model} allows "
-                          f"({spec.max_seq_len} positions)")

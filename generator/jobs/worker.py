@@ -1,9 +1,9 @@
 """Measure jobs in a process of their own: `python -m generator.worker IN OUT_DIR`.
 
 IN holds a JSON list of jobs ({"experiment": …} or {"study": …}); for job i the worker writes
-OUT_DIR/i.json, whole or not at all, holding {"result": …}, {"user_error": "…"} (the user's
-mistake, e.g. a model that raises) or {"failure": "…"} (a bug: the last line of its
-traceback). A fresh process keeps one measurement's allocator state, or its out-of-memory
+OUT_DIR/i.json, whole or not at all, holding {"result": …}, {"user_error": {"type", "message"}}
+(the user's mistake, e.g. a model that raises, as errors.to_payload gives it) or
+{"failure": "…"} (a bug: the last line of its traceback). A fresh process keeps one measurement's allocator state, or its out-of-memory
 error, away from the next; the runner only groups estimates, which allocate nothing.
 """
 
@@ -17,17 +17,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from generator.errors import ConfigError, GeneratorError
+from generator.errors import BackendUnavailable, ConfigError, GeneratorError, to_payload
 from generator.experiment import Experiment
 from generator.measure.studies import Study
 from generator.results import SCHEMA_VERSION
+from generator.results.shapes import StepResult, StudyResult
 
 
 def _stamp() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
-def measure_to_result(exp: Experiment) -> dict[str, Any]:
+def measure_to_result(exp: Experiment) -> StepResult:
     """Measure `exp` here and wrap its figures into a complete result."""
     from generator.measure.backends import METHOD_VERSION, is_out_of_memory, measure
     from generator.measure.environment import describe
@@ -63,14 +64,10 @@ def _is_size_overflow(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and "size calculation overflowed" in str(error)
 
 
-def study_to_result(study: Study) -> dict[str, Any]:
+def study_to_result(study: Study) -> StudyResult:
     """Run `study` here and wrap its data into a complete study result."""
     from generator.measure import studies
-    from generator.measure.backends import (
-        BackendUnavailable,
-        backend_available,
-        is_out_of_memory,
-    )
+    from generator.measure.backends import backend_available, is_out_of_memory
     from generator.measure.environment import describe
 
     reason = backend_available(study.backend)
@@ -98,7 +95,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             return {"result": study_to_result(Study.from_dict(job["study"]))}
         return {"result": measure_to_result(Experiment.from_dict(job["experiment"]))}
     except GeneratorError as error:
-        return {"user_error": str(error)}
+        return {"user_error": to_payload(error)}
     except Exception:  # a bug: keep the rest of the group going, report the traceback's end
         lines = traceback.format_exc().strip().splitlines()
         traceback.print_exc()

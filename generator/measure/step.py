@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 from dataclasses import dataclass
 from typing import Callable
 
@@ -18,6 +19,8 @@ from generator.measure.precision import (
     make_grad_scaler,
     make_optimizer,
 )
+from generator.measure.timeline import TrackerReport
+from generator.measure.tracker import MemoryTracker
 from generator.measure.workload import Workload
 
 #: Called with "forward", "backward", "optimizer" as the step enters each phase.
@@ -97,6 +100,20 @@ class Trainer:
                 return count
         raise RuntimeError(f"the optimizer took no step in {MAX_WARMUP_STEPS} warm-up steps "
                            "(every step overflowed under loss scaling)")
+
+
+def tracked_step(trainer: Trainer, tracker: MemoryTracker) -> TrackerReport:
+    """One measured step of `trainer` under `tracker`, which is entered for it; returns its
+    report. The garbage collector waits until the step is over, so that nothing is freed at
+    a moment that depends on Python's GC schedule."""
+    gc.collect()
+    gc.disable()
+    try:
+        with tracker:
+            trainer.step(tracker.mark_phase)
+    finally:
+        gc.enable()
+    return tracker.report()
 
 
 class _Checkpointed(nn.Module):

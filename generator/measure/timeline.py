@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from generator.results.shapes import CATEGORIES
 
@@ -33,18 +33,37 @@ class TrackerReport:
     storages: int = 0
     phases: list[dict[str, Any]] = field(default_factory=list)
 
+    def peak_tick(self) -> int | None:
+        """The clock tick of the peak, None if nothing was tracked. The timeline holds it:
+        downsampling keeps each bucket's highest point, so its first highest point is the
+        peak's."""
+        totals = [sum(point) for point in zip(*self.timeline["bytes"].values())]
+        return self.timeline["tick"][totals.index(max(totals))] if totals else None
 
-def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int) -> TrackerReport:
-    """Sweep the births and deaths in clock order, keeping per-category totals."""
-    index = {name: i for i, name in enumerate(CATEGORIES)}
+    def peak_phase(self) -> str | None:
+        """The phase the peak falls in (the last one begun at or before it), or None."""
+        tick = self.peak_tick()
+        if tick is None:
+            return None
+        return next((phase["name"] for phase in reversed(self.phases)
+                     if phase["tick"] <= tick), None)
+
+
+def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int, *,
+              categories: Sequence[str] = CATEGORIES) -> TrackerReport:
+    """Sweep the births and deaths in clock order, keeping per-category totals.
+
+    categories: every label the lives carry, in the order the report lists them."""
+    categories = tuple(categories)
+    index = {name: i for i, name in enumerate(categories)}
     changes: dict[int, list[int]] = {}
     for life in lives:
         cat = index[life.category]
-        changes.setdefault(life.born, [0] * len(CATEGORIES))[cat] += life.nbytes
+        changes.setdefault(life.born, [0] * len(categories))[cat] += life.nbytes
         if life.died is not None:
-            changes.setdefault(life.died, [0] * len(CATEGORIES))[cat] -= life.nbytes
-    totals = [0] * len(CATEGORIES)
-    maxima = [0] * len(CATEGORIES)
+            changes.setdefault(life.died, [0] * len(categories))[cat] -= life.nbytes
+    totals = [0] * len(categories)
+    maxima = [0] * len(categories)
     ticks: list[int] = []
     series: list[tuple[int, ...]] = []
     peak, peak_at = -1, 0
@@ -56,16 +75,16 @@ def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int)
         series.append(tuple(totals))
         if sum(totals) > peak:
             peak, peak_at = sum(totals), len(series) - 1
-    peak_breakdown = series[peak_at] if series else (0,) * len(CATEGORIES)
+    peak_breakdown = series[peak_at] if series else (0,) * len(categories)
     modules: dict[str, int] = {}
     for life in lives:
         if life.category == "activations" and life.module:
             modules[life.module] = modules.get(life.module, 0) + life.nbytes
     return TrackerReport(
         peak_bytes=max(peak, 0),
-        live_at_peak_bytes=dict(zip(CATEGORIES, peak_breakdown)),
-        category_max_bytes=dict(zip(CATEGORIES, maxima)),
-        timeline=downsample(ticks, series, end),
+        live_at_peak_bytes=dict(zip(categories, peak_breakdown)),
+        category_max_bytes=dict(zip(categories, maxima)),
+        timeline=downsample(ticks, series, end, categories=categories),
         module_activation_bytes=modules,
         storages=len(lives),
         phases=[{"name": name, "tick": tick} for name, tick in phases],
@@ -73,11 +92,12 @@ def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int)
 
 
 def downsample(ticks: list[int], series: list[tuple[int, ...]],
-               end: int, limit: int = MAX_TIMELINE_POINTS) -> dict[str, Any]:
+               end: int, limit: int = MAX_TIMELINE_POINTS, *,
+               categories: Sequence[str] = CATEGORIES) -> dict[str, Any]:
     """At most `limit` points: in each bucket keep the highest total, so no spike (and in
-    particular not the peak) is lost."""
+    particular not the peak) is lost. `series` holds one total per name in `categories`."""
     if not series:
-        return {"tick": [], "end_tick": end, "bytes": {name: [] for name in CATEGORIES}}
+        return {"tick": [], "end_tick": end, "bytes": {name: [] for name in categories}}
     bucket = -(-len(series) // limit)
     keep = []
     for start in range(0, len(series), bucket):
@@ -86,5 +106,5 @@ def downsample(ticks: list[int], series: list[tuple[int, ...]],
     return {
         "tick": [ticks[i] for i in keep],
         "end_tick": end,
-        "bytes": {name: [series[i][c] for i in keep] for c, name in enumerate(CATEGORIES)},
+        "bytes": {name: [series[i][c] for i in keep] for c, name in enumerate(categories)},
     }

@@ -8,14 +8,20 @@ copies of parameters (`_to_copy` of a parameter into fp16/bf16). Everything else
 temporary. Labels are applied to a storage's whole life, after the step, so a gradient is a
 gradient from the moment backward creates it. PyTorch's own
 `torch.distributed._tools.mem_tracker.MemTracker` uses the same technique.
+
+Subclasses (sharded_tracker.py) extend it through public seams: `storages` (which storages a
+tensor holds), `label`/`label_storage`, `end_life`, `on_exit`, and the `precedence` and
+`categories` of their labels.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import weakref
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 from torch import nn
@@ -23,13 +29,33 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from generator.measure.timeline import StorageLife, TrackerReport, summarise
+from generator.results.shapes import CATEGORIES
 
 OUTSIDE_MODULES = "(outside modules)"
+#: The CUDA caching allocator rounds every block up to this many bytes.
+CUDA_BLOCK_BYTES = 512
+#: The labels, lowest precedence first. A later label wins over an earlier one only if it
+#: ranks higher: a parameter saved for backward stays a parameter; a temporary that autograd
+#: saves becomes an activation.
+PRECEDENCE: tuple[str, ...] = ("temporaries", "activations", "autocast_copies", "gradients",
+                               "optimizer_state", "parameters")
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
-#: A later label wins over an earlier one only if it ranks higher: a parameter saved for
-#: backward stays a parameter; a temporary that autograd saves becomes an activation.
-_RANK = {"temporaries": 0, "activations": 1, "autocast_copies": 2, "gradients": 3,
-         "optimizer_state": 4, "parameters": 5}
+
+
+def round_up(nbytes: int, block: int) -> int:
+    """`nbytes` rounded up to a whole number of allocator blocks of `block` bytes."""
+    return -(-nbytes // block) * block
+
+
+def own_storage(tensor: object) -> torch.UntypedStorage | None:
+    """The storage of a plain strided tensor; None for anything else (sparse tensors,
+    wrapper subclasses, tensors without storage, non-tensors)."""
+    if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided:
+        return None
+    try:
+        return tensor.untyped_storage()
+    except (RuntimeError, NotImplementedError):  # e.g. tensors without storage
+        return None
 
 
 def top_level_blocks(model: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -51,61 +77,130 @@ class _Live:
 
 class MemoryTracker(TorchDispatchMode):
     """Use as `with MemoryTracker(model, optimizer) as tracker: step(tracker.mark_phase)`,
-    then `tracker.report()`."""
+    then `tracker.report()` (step.tracked_step does this)."""
+
+    #: The labels a storage can get, lowest precedence first (see PRECEDENCE).
+    precedence: tuple[str, ...] = PRECEDENCE
+    #: The categories of the report, in the order results list them.
+    categories: tuple[str, ...] = CATEGORIES
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *,
                  round_bytes: int = 1, device_type: str | None = None) -> None:
-        """round_bytes: the allocator's block granularity (512 on CUDA, 1 on CPU).
-        device_type: count only storages on this device type (None: all)."""
+        """round_bytes: the allocator's block granularity (CUDA_BLOCK_BYTES on CUDA, 1 on
+        CPU). device_type: count only storages on this device type (None: all)."""
         super().__init__()
         self.model, self.optimizer = model, optimizer
         self.round_bytes, self.device_type = round_bytes, device_type
+        self._rank = {name: i for i, name in enumerate(self.precedence)}
         self._clock = itertools.count(1)
         self._lock = threading.RLock()  # a free can fire inside a locked section (GC)
         self._live: dict[int, _Live] = {}
         self._lives: list[StorageLife] = []
         self._phases: list[tuple[str, int]] = []
         self._module_stack: list[str] = []
-        self._handles: list = []
+        self._undo = contextlib.ExitStack()
         self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._on_saved, _identity)
         self._end = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> "MemoryTracker":
-        for tensor in itertools.chain(self.model.parameters(), self.model.buffers()):
-            self._see(tensor, "parameters", born=0)
-        for param in self.model.parameters():  # kept from the last step by set_to_none=False
-            if param.grad is not None:
-                self._see(param.grad, "gradients", born=0)
-        self._label_optimizer_state(born=0)
-        for param in self.model.parameters():
-            if param.requires_grad:
-                self._handles.append(param.register_post_accumulate_grad_hook(self._on_grad))
-        self._handles.append(self.optimizer.register_step_post_hook(
-            lambda *_: self._label_optimizer_state()))
-        for name, block in top_level_blocks(self.model):
-            self._handles.append(block.register_forward_pre_hook(self._entering(name)))
-            self._handles.append(block.register_forward_hook(self._leaving))
-        self._saved_hooks.__enter__()
-        return super().__enter__()
+        try:
+            for tensor in itertools.chain(self.model.parameters(), self.model.buffers()):
+                self.label(tensor, "parameters", born=0)
+            for param in self.model.parameters():  # kept from the last step (set_to_none=False)
+                if param.grad is not None:
+                    self.label(param.grad, "gradients", born=0)
+            self._label_optimizer_state(born=0)
+            for param in self.model.parameters():
+                if param.requires_grad:
+                    self.on_exit(param.register_post_accumulate_grad_hook(self._on_grad).remove)
+            self.on_exit(self.optimizer.register_step_post_hook(
+                lambda *_: self._label_optimizer_state()).remove)
+            for name, block in top_level_blocks(self.model):
+                self.on_exit(block.register_forward_pre_hook(self._entering(name)).remove)
+                self.on_exit(block.register_forward_hook(self._leaving).remove)
+            self._saved_hooks.__enter__()
+            self.on_exit(lambda: self._saved_hooks.__exit__(None, None, None))
+            return super().__enter__()
+        except BaseException:  # leave no hook behind
+            self._undo.close()
+            raise
 
     def __exit__(self, *exc) -> None:
         super().__exit__(*exc)
-        self._saved_hooks.__exit__(*exc)
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        self._undo.close()
         self._end = next(self._clock)
+
+    def on_exit(self, undo: Callable[[], object]) -> None:
+        """Call `undo` when the tracker exits (last registered, first called), e.g. a hook
+        handle's `remove`; a subclass registers its hooks here before `__enter__` runs."""
+        self._undo.callback(undo)
 
     def mark_phase(self, name: str) -> None:
         """Note that the step enters phase `name` (forward, backward, optimizer)."""
         self._phases.append((name, next(self._clock)))
 
+    def lives(self) -> list[StorageLife]:
+        """Every storage seen so far, in the order first seen."""
+        with self._lock:
+            return list(self._lives)
+
+    def phases(self) -> list[tuple[str, int]]:
+        """The phases marked so far, each with the clock tick it began at."""
+        return list(self._phases)
+
     def report(self) -> TrackerReport:
         """The peak, its breakdown, each category's maximum and the timeline of the step."""
+        return summarise(self.lives(), self.phases(), end=self._end or next(self._clock),
+                         categories=self.categories)
+
+    # -- labels ----------------------------------------------------------------------------
+    def storages(self, tensor: object) -> list[torch.UntypedStorage]:
+        """The storages `tensor` holds that this tracker counts: its own storage. A subclass
+        for wrapper tensors (e.g. DTensor) returns those of their inner tensors instead."""
+        storage = own_storage(tensor)
+        return [] if storage is None else [storage]
+
+    def label(self, tensor: object, category: str, *, born: int | None = None,
+              module: str | None = None) -> None:
+        """Label the storages of a tensor the step uses (see `label_storage`)."""
+        for storage in self.storages(tensor):
+            self.label_storage(storage, category, born=born, module=module)
+
+    def label_storage(self, storage: torch.UntypedStorage, category: str, *,
+                      born: int | None = None, module: str | None = None) -> None:
+        """Count `storage` from now (or from tick `born`) until it is freed, as `category`;
+        a storage already counted takes the label only if it ranks higher. The label holds
+        for the storage's whole life. module: the block whose activation it is."""
+        if storage.nbytes() == 0:
+            return
+        if self.device_type is not None and storage.device.type != self.device_type:
+            return
         with self._lock:
-            lives = list(self._lives)
-        return summarise(lives, self._phases, end=self._end or next(self._clock))
+            entry = self._live.get(id(storage))
+            if entry is not None:
+                life = entry.life
+                if self._rank[category] > self._rank[life.category]:
+                    life.category = category
+                    if category == "activations":
+                        life.module = module
+                return
+            life = StorageLife(nbytes=round_up(storage.nbytes(), self.round_bytes),
+                               category=category,
+                               born=next(self._clock) if born is None else born, module=module)
+            key = id(storage)
+            ref = weakref.ref(storage, lambda _ref, key=key, life=life: self._on_free(key, life))
+            self._live[key] = _Live(life, ref)
+            self._lives.append(life)
+
+    def end_life(self, storage: torch.UntypedStorage) -> None:
+        """The storage gives its bytes back now although the object lives on (e.g. it is
+        about to be resized); a later label starts a new life. Dropping the entry drops its
+        weak reference too, so no callback ends the life a second time."""
+        with self._lock:
+            entry = self._live.pop(id(storage), None)
+            if entry is not None:
+                entry.life.died = next(self._clock)
 
     # -- what the step does ----------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -116,7 +211,7 @@ class MemoryTracker(TorchDispatchMode):
                 category = "autocast_copies"
         for tensor in tree_flatten(out)[0]:
             if isinstance(tensor, torch.Tensor):
-                self._see(tensor, category)
+                self.label(tensor, category)
         return out
 
     def _entering(self, name: str):
@@ -129,51 +224,24 @@ class MemoryTracker(TorchDispatchMode):
 
     def _on_saved(self, tensor: torch.Tensor) -> torch.Tensor:
         module = self._module_stack[-1] if self._module_stack else OUTSIDE_MODULES
-        self._see(tensor, "activations", module=module)
+        self.label(tensor, "activations", module=module)
         return tensor
 
     def _on_grad(self, param: torch.Tensor) -> None:
         if param.grad is not None:
-            self._see(param.grad, "gradients")
+            self.label(param.grad, "gradients")
 
     def _label_optimizer_state(self, born: int | None = None) -> None:
         for state in self.optimizer.state.values():
             for value in state.values():
                 if isinstance(value, torch.Tensor):
-                    self._see(value, "optimizer_state", born=born)
+                    self.label(value, "optimizer_state", born=born)
 
     # -- bookkeeping -----------------------------------------------------------------------
     def _is_parameter(self, tensor) -> bool:
-        entry = self._entry(tensor)
+        storage = own_storage(tensor)
+        entry = None if storage is None else self._live.get(id(storage))
         return entry is not None and entry.life.category == "parameters"
-
-    def _entry(self, tensor) -> _Live | None:
-        storage = _storage(tensor)
-        return None if storage is None else self._live.get(id(storage))
-
-    def _see(self, tensor: torch.Tensor, category: str, *, born: int | None = None,
-             module: str | None = None) -> None:
-        storage = _storage(tensor)
-        if storage is None or storage.nbytes() == 0:
-            return
-        if self.device_type is not None and storage.device.type != self.device_type:
-            return
-        with self._lock:
-            entry = self._live.get(id(storage))
-            if entry is not None:
-                life = entry.life
-                if _RANK[category] > _RANK[life.category]:
-                    life.category = category
-                    if category == "activations":
-                        life.module = module
-                return
-            nbytes = -(-storage.nbytes() // self.round_bytes) * self.round_bytes
-            life = StorageLife(nbytes=nbytes, category=category,
-                               born=next(self._clock) if born is None else born, module=module)
-            key = id(storage)
-            ref = weakref.ref(storage, lambda _ref, key=key, life=life: self._on_free(key, life))
-            self._live[key] = _Live(life, ref)
-            self._lives.append(life)
 
     def _on_free(self, key: int, life: StorageLife) -> None:
         with self._lock:
@@ -185,12 +253,3 @@ class MemoryTracker(TorchDispatchMode):
 
 def _identity(tensor):
     return tensor
-
-
-def _storage(tensor) -> torch.UntypedStorage | None:
-    if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided:
-        return None
-    try:
-        return tensor.untyped_storage()
-    except (RuntimeError, NotImplementedError):  # e.g. tensors without storage
-        return None

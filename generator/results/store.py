@@ -15,7 +15,7 @@ from typing import Any
 
 from generator.errors import ConfigError, OutputError, ResultsError
 from generator.experiment import Experiment
-from generator.results.shapes import CATEGORIES
+from generator.results.shapes import CATEGORIES, StepResult, StudyResult
 
 SCHEMA_VERSION = 1
 #: Fields every result has; figures are absent when `error` is set.
@@ -67,7 +67,7 @@ def remove_stale_temps(results_dir: Path) -> list[Path]:
     return stale
 
 
-def save(path: Path, result: dict[str, Any]) -> None:
+def save(path: Path, result: StepResult | StudyResult) -> None:
     """Write via a temporary file in the same folder and rename it into place, so a reader
     or an interrupted run never sees half a file."""
     try:
@@ -87,7 +87,7 @@ def save(path: Path, result: dict[str, Any]) -> None:
         raise
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> StepResult:
     """Read and check one result; every defect is a ResultsError naming the file."""
     data = _read_json(path)
     needed = REQUIRED + (FIGURES if data.get("error") is None else ())
@@ -211,7 +211,7 @@ def study_path(results_dir: Path, machine_id: str, name: str) -> Path:
     return result_path(Path(results_dir) / "studies", machine_id, name)
 
 
-def load_study(path: Path) -> dict[str, Any]:
+def load_study(path: Path) -> StudyResult:
     """Read and check one study result; every defect is a ResultsError naming the file."""
     data = _read_json(path)
     missing = [name for name in STUDY_FIELDS if name not in data]
@@ -226,20 +226,20 @@ def load_study(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_studies(results_dir: Path) -> list[dict[str, Any]]:
+def load_studies(results_dir: Path) -> list[StudyResult]:
     """Every study result under `results_dir`, sorted by machine and name."""
     return [load_study(p) for p in sorted((Path(results_dir) / "studies").glob("*/*.json"))]
 
 
-def load_all_with_paths(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+def load_all_with_paths(results_dir: Path) -> list[tuple[Path, StepResult]]:
     """Every result under `results_dir` with its file, sorted by machine and key."""
     return [(path, load(path)) for path in sorted(Path(results_dir).glob("*/*.json"))]
 
 
-def load_all(results_dir: Path) -> list[dict[str, Any]]:
+def load_all(results_dir: Path) -> list[StepResult]:
     """Every result under `results_dir`, sorted by machine and key for stable output."""
     return [result for _, result in load_all_with_paths(results_dir)]
 
 
-def experiment_of(result: dict[str, Any]) -> Experiment:
+def experiment_of(result: StepResult) -> Experiment:
     return Experiment.from_dict(result["experiment"])

@@ -7,11 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generator.errors import GeneratorError
-
-
-class SiteBuildError(GeneratorError):
-    """mkdocs refused to build the site (a warning under --strict, or a bad config)."""
+from generator.errors import SiteBuildError
 
 
 def build_site(config: Path, site_dir: Path) -> None:

@@ -1,9 +1,9 @@
 """The one Jinja2 environment for pages (Markdown) and diagrams (SVG), and where the
 templates are.
 
-The templates live in the project's top-level `templates/` folder; a wheel ships them inside
-the package as `generator/templates/` (pyproject.toml maps the one onto the other), so an
-installed copy renders as a source checkout does.
+The templates live in the project's top-level `templates/` folder; `generator/templates` is a
+link to it, so a wheel ships them inside the package and an installed copy renders as a
+source checkout does.
 """
 
 from __future__ import annotations
@@ -23,15 +23,7 @@ from generator.site.style.labels import (
 )
 from generator.site.style.palette import CATEGORY_COLORS
 
-_PACKAGE = Path(__file__).resolve().parent.parent
-
-
-def _templates() -> Path:
-    installed = _PACKAGE / "templates"  # inside a wheel
-    return installed if installed.is_dir() else _PACKAGE.parent / "templates"
-
-
-TEMPLATES = _templates()
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
 def template_text(name: str) -> str:

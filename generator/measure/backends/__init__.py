@@ -11,18 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from generator.errors import ConfigError, GeneratorError, ModelError
+from generator.errors import BackendUnavailable, ConfigError, GeneratorError, ModelError
 from generator.experiment import Experiment
-from generator.jobs.suite import check_model
-from generator.measure.models import MODELS, resolve_model
+from generator.measure.models import MODELS, check_model, resolve_model
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
 METHOD_VERSION = 6
-
-
-class BackendUnavailable(GeneratorError):
-    """The backend cannot run on this machine (e.g. cuda without a GPU)."""
 
 
 def backend_available(name: str) -> str | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import asdict
 from typing import Any, Callable
 
 from generator.experiment import Experiment
+from generator.measure import step
 from generator.measure.step import Trainer
 from generator.measure.timeline import TrackerReport
 from generator.measure.tracker import MemoryTracker
@@ -16,17 +16,10 @@ from generator.measure.workload import Workload
 
 def tracked_step(trainer: Trainer, *, round_bytes: int,
                  device_type: str | None) -> TrackerReport:
-    """One measured step under the tracker; the garbage collector waits until it is over,
-    so that nothing is freed at a moment that depends on Python's GC schedule."""
-    gc.collect()
-    gc.disable()
-    try:
-        with MemoryTracker(trainer.workload.model, trainer.optimizer,
-                           round_bytes=round_bytes, device_type=device_type) as tracker:
-            trainer.step(tracker.mark_phase)
-    finally:
-        gc.enable()
-    return tracker.report()
+    """One measured step of a single-device trainer (see step.tracked_step)."""
+    tracker = MemoryTracker(trainer.workload.model, trainer.optimizer,
+                            round_bytes=round_bytes, device_type=device_type)
+    return step.tracked_step(trainer, tracker)
 
 
 def median_step_seconds(trainer: Trainer, *, repeats: int = 3,

@@ -15,8 +15,8 @@ from generator.measure.backends.common import (
     tracked_step,
 )
 from generator.measure.step import Trainer
+from generator.measure.tracker import CUDA_BLOCK_BYTES
 
-CUDA_BLOCK_BYTES = 512
 _STATS = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free",
           "allocated_bytes.all.peak", "reserved_bytes.all.peak", "inactive_split_bytes.all.peak")
 

@@ -23,8 +23,7 @@ from generator.measure.backends.common import (
 )
 from generator.measure.cuda_emulation import CudaKernelPolicy
 from generator.measure.step import Trainer
-
-CUDA_BLOCK_BYTES = 512  # the CUDA caching allocator rounds every block up to this
+from generator.measure.tracker import CUDA_BLOCK_BYTES
 
 
 def run(exp: Experiment, spec) -> dict[str, Any]:

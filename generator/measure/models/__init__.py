@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from generator.errors import ModelError
+from generator.errors import ConfigError, ModelError
+from generator.experiment import Experiment
 from generator.measure.models.bert import (
     BERT_BASE,
     BERT_TINY,
@@ -154,6 +155,20 @@ def resolve_model(name: str) -> ModelSpec:
     )
 
 
+def check_model(exp: Experiment) -> None:
+    """The model exists (a user factory imports) and accepts the sequence length."""
+    spec = resolve_model(exp.model)
+    if exp.attention != "eager" and spec.architecture is None:
+        raise ConfigError(f"model {exp.model!r} has no attention option; attention = "
+                          f"{exp.attention!r} works with the built-in transformers")
+    if exp.seq_len < spec.min_seq_len:
+        raise ConfigError(f"seq_len {exp.seq_len} is shorter than {exp.model} accepts "
+                          f"(at least {spec.min_seq_len})")
+    if spec.max_seq_len is not None and exp.seq_len > spec.max_seq_len:
+        raise ConfigError(f"seq_len {exp.seq_len} is longer than {exp.model} allows "
+                          f"({spec.max_seq_len} positions)")
+
+
 __all__ = [
     "ATTENTION_IMPLS",
     "BERT_BASE",
@@ -165,5 +180,6 @@ __all__ = [
     "GPT2Config",
     "GPT2LMHeadModel",
     "ModelSpec",
+    "check_model",
     "resolve_model",
 ]

@@ -49,7 +49,7 @@ class Study:
     """One study to run: which kind, under which name, on which backend, with what."""
 
     kind: str
-    """A module of generator/studies."""
+    """A module of generator/measure/studies."""
     name: str
     """The result's file name: lower-case letters, digits, dots and dashes."""
     backend: str = "cpu"

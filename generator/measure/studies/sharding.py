@@ -4,18 +4,18 @@ the number of GPUs grows.
 Each (strategy, world size) is estimated on this one CPU process: rank 0 of a fake process
 group (collectives accepted, nothing moved) and fake tensors (nothing allocated), modelling
 CUDA as the `estimate` backend does. The step is the project's step (step.py): one warm-up,
-then a step measured by MemoryTracker extended for sharded tensors (_sharded_tracker.py),
+then a step measured by MemoryTracker extended for sharded tensors (sharded_tracker.py),
 which counts the storages this rank holds, i.e. the local shards.
 
 - fsdp2: `fully_shard` on every block of `model.layers` and on the root (ZeRO-3): parameters,
   gradients and optimizer state are split across ranks; each block's weights are gathered
   for its forward and again for its backward.
-- ddp: a full replica per rank, plus DDP's gradient buckets (see _parallel.DDPBuckets).
+- ddp: a full replica per rank, plus DDP's gradient buckets (see parallel.DDPBuckets).
 
 Parameters ([study.params]):
     model        a built-in transformer with its blocks in `layers` (llama-7b, gpt2-small, …)
     batch_size   samples per GPU per step;  seq_len  tokens per sample
-    precision    fp32 or amp-bf16 (see _parallel.PRECISIONS);  default amp-bf16
+    precision    fp32 or amp-bf16 (see parallel.PRECISIONS);  default amp-bf16
     optimizer    adamw, adam or sgd;  default adamw
     attention    eager or sdpa;  default sdpa
     strategies   list of fsdp2 and ddp;  default both
@@ -31,7 +31,6 @@ scripts/torchrun_sharding.py writes a result of the same form under torchrun.
 from __future__ import annotations
 
 import contextlib
-import gc
 import time
 from typing import Any
 
@@ -44,7 +43,6 @@ DEFAULTS: dict[str, Any] = {"precision": "amp-bf16", "optimizer": "adamw", "atte
                             "strategies": list(STRATEGIES), "world_sizes": list(WORLD_SIZES),
                             "device": "cuda"}
 REQUIRED = ("model", "batch_size", "seq_len")
-CUDA_BLOCK_BYTES = 512
 MEASURED_STEP = "generator::measured_step"
 
 
@@ -133,8 +131,9 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
     from generator.measure.cuda_emulation import CudaKernelPolicy
     from generator.measure.parallel import DDPBuckets, apply_fsdp2, fake_world
     from generator.measure.precision import make_optimizer
-    from generator.measure.sharded_tracker import ShardedMemoryTracker, summarise
-    from generator.measure.step import Trainer
+    from generator.measure.sharded_tracker import ShardedMemoryTracker, rank_figures
+    from generator.measure.step import Trainer, tracked_step
+    from generator.measure.tracker import CUDA_BLOCK_BYTES
 
     started = time.perf_counter()
     cuda = p["device"] == "cuda"
@@ -158,17 +157,12 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
         trainer = Trainer(workload, p["batch_size"], p["seq_len"], step_precision,
                           torch.device("cpu"), optimizer, None, fake=fake)
         warmups = trainer.warm_up()
-        gc.collect()
-        gc.disable()  # nothing freed at a moment that depends on the collector
-        try:
-            with record_function(MEASURED_STEP), ShardedMemoryTracker(
-                    workload.model, optimizer, persistent=persistent,
-                    round_bytes=CUDA_BLOCK_BYTES if cuda else 1,
-                    cast_category=cast_category) as tracker:
-                trainer.step(tracker.mark_phase)
-        finally:
-            gc.enable()
-        figures = summarise(tracker.lives(), tracker.phases())
+        tracker = ShardedMemoryTracker(workload.model, optimizer, persistent=persistent,
+                                       round_bytes=CUDA_BLOCK_BYTES if cuda else 1,
+                                       cast_category=cast_category)
+        with record_function(MEASURED_STEP):
+            report = tracked_step(trainer, tracker)
+        figures = rank_figures(report)
         count = sum(param.numel() for param in workload.model.parameters())
     return {"strategy": strategy, "world_size": world_size, **figures,
             "parameter_count": count, "warmup_steps": warmups,

@@ -11,11 +11,12 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.results.shapes import StepResult
 from generator.site.pages import Page
 from generator.site.style import step_charts
 from generator.site.style import tables as step_tables
 
-Result = dict[str, Any]
+Result = StepResult
 PRECISION_ORDER = ("fp32", "amp-fp16", "amp-bf16")
 #: After every other page; the reports are a section of the nav of their own.
 NAV = 100

@@ -3,18 +3,21 @@ of the site, and the words charts share.
 
 Figures are bare `matplotlib.figure.Figure` objects, never pyplot: no global backend is chosen
 or needed (savefig picks the SVG canvas from `format="svg"`), and every rcParam is set inside
-`rc_context`, so importing or calling this module changes no global state. Output is
-deterministic: a fixed hash salt per figure, no dates, ids rewritten to per-chart names.
+`rc_context`; the one lasting change is two private font families added to matplotlib's font
+manager. Output is deterministic: a fixed hash salt per figure, no dates, ids rewritten to
+per-chart names, and text measured with fonts that ship with matplotlib and this package,
+never with the fonts the machine happens to have (see `_register_fonts`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import io
 import re
-import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -26,7 +29,6 @@ from generator.site.style.svgtools import prefix_ids
 
 GIB, MIB = 2 ** 30, 2 ** 20
 WIDTH_IN = 7.3  # ≈ 525 pt, shown in a ~700 px column: 10 pt text reads at ~13 px
-_CJK_FONTS = FONT_STACK[:5]
 
 
 #: Every word the charts show or say, as (English, Chinese).
@@ -70,21 +72,45 @@ def words(lang: str) -> dict[str, str]:
 
 
 
-@functools.lru_cache(maxsize=1)
-def _fonts() -> tuple[tuple[str, ...], bool]:
-    """The names of FONT_STACK matplotlib can find, and whether one of them covers Chinese."""
-    from matplotlib import font_manager
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    found = tuple(name for name in FONT_STACK if name in known) or ("DejaVu Sans",)
-    return found, any(name in known for name in _CJK_FONTS)
+#: matplotlib's bundled DejaVu Sans, under a family name of its own: asked for as "DejaVu Sans",
+#: a system copy (another build, other metrics) could stand in, depending on the font cache.
+_DEJAVU = "Chart DejaVu Sans"
+_DEJAVU_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSans-Oblique.ttf",
+                 "DejaVuSans-BoldOblique.ttf")
+#: Metrics-only fallback for what DejaVu lacks: CJK characters, each one em wide as in every CJK
+#: font of FONT_STACK (cjk-metrics.ttf, written by scripts/make_cjk_metrics_font.py).
+_CJK_METRICS = "Chart CJK Metrics"
+_CJK_METRICS_FILE = Path(__file__).resolve().parent / "cjk-metrics.ttf"
+
+
+@functools.cache
+def _register_fonts() -> None:
+    """Make the two measuring families known to matplotlib's font manager (once).
+
+    matplotlib only measures chart text (`svg.fonttype: none` keeps it text, and chart_svg hands
+    the browser FONT_STACK), so these fonts decide the layout alone, on every machine alike.
+    """
+    from matplotlib import font_manager, ft2font
+    manager = font_manager.fontManager
+    for file in _DEJAVU_FILES:
+        entry = font_manager.ttfFontProperty(
+            ft2font.FT2Font(Path(matplotlib.get_data_path(), "fonts", "ttf", file)))
+        manager.ttflist.append(dataclasses.replace(entry, name=_DEJAVU))  # as addfont does
+    manager.addfont(_CJK_METRICS_FILE)  # last: addfont also empties findfont's cache
 
 
 @contextlib.contextmanager
 def chart_figure(name: str, lang: str, height: float) -> Iterator[tuple[Figure, Any]]:
     """A full-width figure and its axes, drawn with the charts' style (set only meanwhile)."""
-    families, has_cjk = _fonts()
+    _register_fonts()
+    # matplotlib falls back glyph by glyph through font.family: DejaVu, then the CJK metrics.
+    # Mathtext ($2^{8}$) looks its fonts up by name too, so it gets the same DejaVu files.
+    mathtext = {f"mathtext.{key}": f"{_DEJAVU}{style}" for key, style in (
+        ("rm", ""), ("sf", ""), ("tt", ""), ("cal", ""), ("it", ":italic"), ("bf", ":bold"),
+        ("bfit", ":italic:bold"))}
     rc = {"svg.fonttype": "none", "svg.hashsalt": f"generator-chart-{name}-{lang}",
-          "font.family": list(families), "font.size": 10, "legend.fontsize": 9.5,
+          "font.family": [_DEJAVU, _CJK_METRICS], "font.size": 10, "legend.fontsize": 9.5,
+          "mathtext.fontset": "custom", **mathtext,
           "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
           "xtick.color": INK, "ytick.color": INK, "xtick.labelcolor": INK, "ytick.labelcolor": INK,
           "figure.facecolor": "none", "axes.facecolor": "none",
@@ -92,12 +118,7 @@ def chart_figure(name: str, lang: str, height: float) -> Iterator[tuple[Figure, 
           "axes.spines.top": False, "axes.spines.right": False,
           "legend.frameon": False, "axes.axisbelow": True, "path.simplify": False,
           "grid.color": INK, "grid.alpha": 0.15, "grid.linewidth": 0.6}
-    with matplotlib.rc_context(rc), warnings.catch_warnings():
-        if not has_cjk:
-            # Without a CJK font matplotlib cannot measure Chinese glyphs; the text stays text
-            # and the reader's browser draws it through the CSS font stack.
-            warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font",
-                                    category=UserWarning)
+    with matplotlib.rc_context(rc):
         fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
         yield fig, fig.add_subplot()
 

@@ -1,25 +1,27 @@
 """Names shown to readers, in Chinese and English, in one place."""
 
-CATEGORY_LABELS = {
-    "parameters": {"zh": "模型参数", "en": "Parameters"},
-    "gradients": {"zh": "梯度", "en": "Gradients"},
-    "optimizer_state": {"zh": "优化器状态", "en": "Optimizer state"},
-    "activations": {"zh": "激活值", "en": "Activations"},
-    "autocast_copies": {"zh": "autocast 权重副本", "en": "Autocast weight copies"},
-    "temporaries": {"zh": "临时张量", "en": "Temporaries"},
-    "comm_buffers": {"zh": "通信缓冲", "en": "Communication buffers"},
-    "peak": {"zh": "峰值", "en": "Peak"},
-    "sum_of_maxima": {"zh": "各项最大值之和", "en": "Sum of the maxima"},
+from generator.words import Words
+
+CATEGORY_LABELS: dict[str, Words] = {
+    "parameters": Words("Parameters", "模型参数"),
+    "gradients": Words("Gradients", "梯度"),
+    "optimizer_state": Words("Optimizer state", "优化器状态"),
+    "activations": Words("Activations", "激活值"),
+    "autocast_copies": Words("Autocast weight copies", "autocast 权重副本"),
+    "temporaries": Words("Temporaries", "临时张量"),
+    "comm_buffers": Words("Communication buffers", "通信缓冲"),
+    "peak": Words("Peak", "峰值"),
+    "sum_of_maxima": Words("Sum of the maxima", "各项最大值之和"),
 }
 
-PRECISION_LABELS = {
-    "fp32": {"zh": "FP32", "en": "FP32"},
-    "amp-fp16": {"zh": "AMP fp16", "en": "AMP fp16"},
-    "amp-bf16": {"zh": "AMP bf16", "en": "AMP bf16"},
+PRECISION_LABELS: dict[str, Words] = {
+    "fp32": Words("FP32", "FP32"),
+    "amp-fp16": Words("AMP fp16", "AMP fp16"),
+    "amp-bf16": Words("AMP bf16", "AMP bf16"),
 }
 
-BACKEND_LABELS = {
-    "cuda": {"zh": "CUDA 实测", "en": "measured on CUDA"},
-    "cpu": {"zh": "CPU 实测", "en": "measured on the CPU"},
-    "estimate": {"zh": "估算（FakeTensor）", "en": "estimated (FakeTensor)"},
+BACKEND_LABELS: dict[str, Words] = {
+    "cuda": Words("measured on CUDA", "CUDA 实测"),
+    "cpu": Words("measured on the CPU", "CPU 实测"),
+    "estimate": Words("estimated (FakeTensor)", "估算（FakeTensor）"),
 }

@@ -11,7 +11,7 @@ from typing import Any
 
 from matplotlib.transforms import blended_transform_factory
 
-from generator.results.shapes import CATEGORIES
+from generator.results.shapes import CATEGORIES, StepResult
 from generator.site.style.charts import (
     GIB,
     MIB,
@@ -29,7 +29,7 @@ from generator.site.style.labels import (
 from generator.site.style.palette import CATEGORY_COLORS, INK
 from generator.site.style.svgtools import finalize
 
-Result = dict[str, Any]
+Result = StepResult
 PRECISION_ORDER = ("fp32", "amp-fp16", "amp-bf16")
 OUTSIDE_MODULES = "(outside modules)"
 ENVELOPE_BINS = 320  # about 2 px per slice across the plot of a ~700 px wide chart

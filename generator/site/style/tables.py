@@ -13,15 +13,16 @@ from generator.site import analysis
 from generator.site.style.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.style.palette import CATEGORY_COLORS
 from generator.units import mib, pct
+from generator.words import Words
 
-TEXT = {
-    "category": {"zh": "类别", "en": "Category"},
-    "live": {"zh": "峰值时刻驻留 (MiB)", "en": "Live at the peak (MiB)"},
-    "live_share": {"zh": "占峰值", "en": "Share of the peak"},
-    "max": {"zh": "各自最大值 (MiB)", "en": "Own maximum (MiB)"},
-    "max_share": {"zh": "占最大值之和", "en": "Share of the sum of maxima"},
-    "total": {"zh": "合计", "en": "Total"},
-    "saving": {"zh": "节省", "en": "Saving"},
+TEXT: dict[str, Words] = {
+    "category": Words("Category", "类别"),
+    "live": Words("Live at the peak (MiB)", "峰值时刻驻留 (MiB)"),
+    "live_share": Words("Share of the peak", "占峰值"),
+    "max": Words("Own maximum (MiB)", "各自最大值 (MiB)"),
+    "max_share": Words("Share of the sum of maxima", "占最大值之和"),
+    "total": Words("Total", "合计"),
+    "saving": Words("Saving", "节省"),
 }
 
 

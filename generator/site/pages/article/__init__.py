@@ -12,6 +12,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.results.shapes import StepResult
 from generator.site.pages import Page
 from generator.site.pages.article import diagrams
 from generator.site.pages.article.context import site_data
@@ -19,7 +20,7 @@ from generator.site.style import step_charts
 from generator.site.style import tables as step_tables
 from generator.site.templating import template_text
 
-Result = dict[str, Any]
+Result = StepResult
 #: Each page and its place in the nav; the other pages' modules place themselves between.
 NAV = {"index": 0, "explainer": 10, "claims": 20, "methodology": 70}
 #: The AMP training loop the explainer shows; a test runs it.

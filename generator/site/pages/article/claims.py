@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-Result = dict[str, Any]
+from generator.results.shapes import StepResult
+
+Result = StepResult
 GB = 10**9  # the article writes GB and MB; it means decimal or binary loosely, we use decimal
 HOLDS, PARTLY, FAILS, UNMEASURED = "holds", "partly", "does_not_hold", "not_measured"
 

@@ -10,11 +10,12 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
 from generator.site.pages.article.claims import check_claims
 
-Result = dict[str, Any]
+Result = StepResult
 
 
 def site_data(all_results: list[Result], studies: list[dict[str, Any]],

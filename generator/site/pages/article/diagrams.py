@@ -10,7 +10,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from generator.results.shapes import CATEGORIES
+from generator.results.shapes import CATEGORIES, StepResult
+from generator.site.pages.article.diagram_text import (
+    STYLES,
+    Lines,
+    fmt,
+    lines_height,
+    lines_width,
+    place,
+    text_width,
+    wrap,
+)
 from generator.site.style import svgtools
 from generator.site.style.labels import (
     BACKEND_LABELS,
@@ -20,107 +30,63 @@ from generator.site.style.labels import (
 from generator.site.style.palette import CATEGORY_COLORS, FONT_STACK
 from generator.site.templating import environment
 from generator.units import size as size_text
+from generator.words import Words
 
-Result = dict[str, Any]
-Lines = list[tuple[str, str]]   # (text, style) per line
+Result = StepResult
 MARGIN, GAP = 16.0, 40.0        # canvas margin; between flow columns (an arrow and its label)
 MAX_SIDE, MIN_SIDE = 112.0, 8.0  # the largest store box; smaller than MIN_SIDE would vanish
 GHOST_SIDE = 30.0               # an absent store (0 bytes): a dashed outline, not to scale
-WRAP, PILL_H = 130.0, 44.0      # caption lines wrap at WRAP; the height of a step node
+PILL_H = 44.0                   # the height of a step node
 FLAT_W, FLAT_H, FLAT_GAP = 300.0, 300.0, 64.0  # the larger flat is FLAT_W × FLAT_H
 ROOM_OPACITY = 0.55             # light enough for text in either theme's colour on top
-STYLES = {  # font size, weight, opacity
-    "name": (12.5, 600, 1.0), "size": (12.5, 400, 1.0), "sub": (11.0, 400, 0.72),
-    "note": (11.0, 400, 0.72), "title": (14.0, 600, 1.0), "small": (11.0, 600, 1.0),
-    "small_size": (11.0, 400, 1.0)}
-#: DejaVu Sans advance widths (em), the widest fallback, rounded up; CJK glyphs are 1 em
-_EM = {**dict.fromkeys(" .,:;!|'ijlI", 0.34), **dict.fromkeys("()[]rtf", 0.42),
-       **dict.fromkeys("0123456789", 0.64), **dict.fromkeys("mwMW", 1.0)}
 MODEL_STATE = ("parameters", "gradients", "optimizer_state")  # kept from step to step
 WORKING = ("activations", "autocast_copies", "temporaries")   # made and freed within a step
 LOW = {"amp-fp16": "fp16", "amp-bf16": "bf16", "fp32": "FP32"}
 
-TEXT: dict[str, tuple[Any, Any]] = {  # (en, zh)
-    "weights": ("FP32 weights", "FP32 权重"),
-    "master": ("FP32 master weights", "FP32 主权重"),
-    "copies": ("{low}, for backward", "{low}，供反向传播用"),
-    "no_copies": ("none in FP32", "FP32 下没有"),
-    "saved": ("saved for backward", "为反向传播保存"),
-    "grads": ("FP32, in .grad", "FP32，存于 .grad"),
-    "state": ("FP32, {opt}", "FP32，{opt}"),
-    "forward": (("Forward", "in {low}"), ("前向传播", "{low} 计算")),
-    "loss_scaled": (("Loss × S", "by GradScaler"), ("损失 × S", "GradScaler 放大")),
-    "loss": (("Loss", "not scaled"), ("损失", "不缩放")),
-    "backward": (("Backward", "frees activations"), ("反向传播", "释放激活值")),
-    "unscale": (("Unscale ÷ S", "inf/NaN check"), ("反缩放 ÷ S", "inf/NaN 检查")),
-    "no_scaler": (("No GradScaler", {"amp-bf16": "bf16 has FP32's range", "fp32": "not needed"}),
-                  ("无 GradScaler", {"amp-bf16": "bf16 范围同 FP32", "fp32": "无需"})),
-    "step": (("Optimizer step", "in FP32"), ("优化器更新", "FP32 计算")),
-    "cast": ("cast", "转换"),
-    "update": ("update", "更新"),
-    "area": ("Box area ∝ bytes: each store at its largest during the step.",
-             "方块面积 ∝ 字节数：每项取其在一步之中的最大值。"),
-    "small": ("* Too small to draw to scale: shown at the minimum size ({px:g} px).",
-              "* 太小，无法按比例画出：按最小尺寸（{px:g} px）显示。"),
-    "run": ("{model} · batch {batch}{seq} · {opt} — {backend}",
-            "{model} · 批大小 {batch}{seq} · {opt} — {backend}"),
-    "seq": (" · seq {seq}", " · 序列长度 {seq}"),
-    "flow_title": ("Memory flow of a training step, {precision} ({model})",
-                   "一步训练的显存流向，{precision}（{model}）"),
-    "flow_desc": ("{run}: {stores}. {scaler}", "{run}：{stores}。{scaler}"),
-    "scaler_yes": ("The loss is scaled by S; the gradients are unscaled and checked for inf/NaN "
-                   "before the FP32 optimizer step.",
-                   "损失先乘以 S 放大；FP32 优化器更新之前，梯度先除以 S 并检查 inf/NaN。"),
-    "scaler_no": ("No loss scaling; the optimizer step runs in FP32.", "不缩放损失；优化器更新以 FP32 进行。"),
-    "house_title": ("GPU memory at the peak as a floor plan: {a} and {b}", "峰值时刻的显存户型图：{a} 与 {b}"),
-    "flat_desc": ("{precision}: {rooms}; peak {peak}.", "{precision}：{rooms}；峰值 {peak}。"),
-    "freed": ("{size} less than {other}", "比 {other} 少 {size}"),
-    "plan": ("Area ∝ bytes live at the peak; both flats at one scale. Lower floor: the model's "
-             "state, kept from step to step; upper floor: the step's working memory.",
-             "面积 ∝ 峰值时刻在用的字节数，两套房同一比例尺。下层：模型状态，一步接一步地保留；"
-             "上层：这一步自己用的显存。"),
-    "sep": (", ", "，"),
+TEXT: dict[str, Words] = {
+    "weights": Words("FP32 weights", "FP32 权重"),
+    "master": Words("FP32 master weights", "FP32 主权重"),
+    "copies": Words("{low}, for backward", "{low}，供反向传播用"),
+    "no_copies": Words("none in FP32", "FP32 下没有"),
+    "saved": Words("saved for backward", "为反向传播保存"),
+    "grads": Words("FP32, in .grad", "FP32，存于 .grad"),
+    "state": Words("FP32, {opt}", "FP32，{opt}"),
+    # steps: (name, what it does) in each language
+    "forward": Words(("Forward", "in {low}"), ("前向传播", "{low} 计算")),
+    "loss_scaled": Words(("Loss × S", "by GradScaler"), ("损失 × S", "GradScaler 放大")),
+    "loss": Words(("Loss", "not scaled"), ("损失", "不缩放")),
+    "backward": Words(("Backward", "frees activations"), ("反向传播", "释放激活值")),
+    "unscale": Words(("Unscale ÷ S", "inf/NaN check"), ("反缩放 ÷ S", "inf/NaN 检查")),
+    "no_scaler": Words(("No GradScaler", {"amp-bf16": "bf16 has FP32's range", "fp32": "not needed"}),
+                       ("无 GradScaler", {"amp-bf16": "bf16 范围同 FP32", "fp32": "无需"})),
+    "step": Words(("Optimizer step", "in FP32"), ("优化器更新", "FP32 计算")),
+    "cast": Words("cast", "转换"),
+    "update": Words("update", "更新"),
+    "area": Words("Box area ∝ bytes: each store at its largest during the step.",
+                  "方块面积 ∝ 字节数：每项取其在一步之中的最大值。"),
+    "small": Words("* Too small to draw to scale: shown at the minimum size ({px:g} px).",
+                   "* 太小，无法按比例画出：按最小尺寸（{px:g} px）显示。"),
+    "run": Words("{model} · batch {batch}{seq} · {opt} — {backend}",
+                 "{model} · 批大小 {batch}{seq} · {opt} — {backend}"),
+    "seq": Words(" · seq {seq}", " · 序列长度 {seq}"),
+    "flow_title": Words("Memory flow of a training step, {precision} ({model})",
+                        "一步训练的显存流向，{precision}（{model}）"),
+    "flow_desc": Words("{run}: {stores}. {scaler}", "{run}：{stores}。{scaler}"),
+    "scaler_yes": Words("The loss is scaled by S; the gradients are unscaled and checked for inf/NaN "
+                        "before the FP32 optimizer step.",
+                        "损失先乘以 S 放大；FP32 优化器更新之前，梯度先除以 S 并检查 inf/NaN。"),
+    "scaler_no": Words("No loss scaling; the optimizer step runs in FP32.",
+                       "不缩放损失；优化器更新以 FP32 进行。"),
+    "house_title": Words("GPU memory at the peak as a floor plan: {a} and {b}",
+                         "峰值时刻的显存户型图：{a} 与 {b}"),
+    "flat_desc": Words("{precision}: {rooms}; peak {peak}.", "{precision}：{rooms}；峰值 {peak}。"),
+    "freed": Words("{size} less than {other}", "比 {other} 少 {size}"),
+    "plan": Words("Area ∝ bytes live at the peak; both flats at one scale. Lower floor: the model's "
+                  "state, kept from step to step; upper floor: the step's working memory.",
+                  "面积 ∝ 峰值时刻在用的字节数，两套房同一比例尺。下层：模型状态，一步接一步地保留；"
+                  "上层：这一步自己用的显存。"),
+    "sep": Words(", ", "，"),
 }
-
-
-def text_width(text: str, style: str) -> float:
-    size, weight, _ = STYLES[style]
-    return sum(_EM.get(c, 1.0 if ord(c) >= 0x2E80 else 0.76 if c.isupper() else 0.62)
-               for c in text) * size * (1.1 if weight > 400 else 1)
-
-
-def wrap(text: str, style: str, width: float = WRAP) -> list[str]:
-    """Greedy word wrap; a word wider than `width` keeps a line of its own (the slot widens)."""
-    lines: list[str] = []
-    for word in text.split(" "):
-        if lines and text_width(f"{lines[-1]} {word}", style) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return lines
-
-
-def _lines(items: Lines, x: float, top: float, anchor: str = "middle") -> list[dict]:
-    """Text elements for `items`, stacked downwards from `top`."""
-    out, y = [], top
-    for text, style in items:
-        size, weight, opacity = STYLES[style]
-        out.append({"x": _f(x), "y": _f(y + size), "text": text, "size": f"{size:g}",
-                    "weight": weight, "opacity": opacity, "anchor": anchor})
-        y += size * 1.32
-    return out
-
-
-def _height(items: Lines) -> float:
-    return sum(STYLES[style][0] * 1.32 for _, style in items)
-
-
-def _width(items: Lines) -> float:
-    return max((text_width(text, style) for text, style in items), default=0.0)
-
-
-def _f(x: float) -> str:
-    return f"{x:.2f}"  # fixed precision: byte-identical output, areas exact to 0.1 %
 
 
 def _setup(result: Result, lang: str) -> tuple[str, dict[str, Any]]:
@@ -132,7 +98,7 @@ def _setup(result: Result, lang: str) -> tuple[str, dict[str, Any]]:
         raise ValueError(f"unknown precision {precision!r}")
     if result.get("error") or not result.get("category_max_bytes") or not result.get("peak_bytes"):
         raise ValueError(f"nothing to draw: the run failed ({result.get('error')})")
-    return precision, {key: pair[lang == "zh"] for key, pair in TEXT.items()}
+    return precision, {key: pair[lang] for key, pair in TEXT.items()}
 
 
 def _run_caption(result: Result, lang: str, t: dict[str, Any]) -> str:
@@ -157,11 +123,11 @@ def _flow_items(result: Result, precision: str, lang: str, t: dict[str, Any],
                    + [(size_text(nbytes) + ("*" if small else ""), "size")])
         return {"category": cat, "bytes": nbytes, "side": side, "absent": not nbytes,
                 "small": small, "color": CATEGORY_COLORS[cat], "caption": caption,
-                "w": max(side, _width(caption)), "hw": side / 2, "hh": side / 2}
+                "w": max(side, lines_width(caption)), "hw": side / 2, "hh": side / 2}
 
     def step(key: str, texts: tuple[str, str], ghost: bool = False) -> dict:
         lines = [(texts[0], "name"), (texts[1].format(low=low), "sub")]
-        w = _width(lines) + 24
+        w = lines_width(lines) + 24
         return {"key": key, "lines": lines, "ghost": ghost, "w": w, "hw": w / 2, "hh": PILL_H / 2}
 
     amp, (no_scaler, why) = precision != "fp32", t["no_scaler"]
@@ -192,7 +158,7 @@ def amp_flow(result: Result, lang: str, *, scale_bytes: int | None = None,
     cx = [MARGIN + sum(cols[:i]) + GAP * i + cols[i] / 2 for i in range(5)]
 
     def reach(e: dict) -> float:  # from the row's centre line to the far edge of the caption
-        return e["hh"] + (8 + _height(e["caption"]) if "caption" in e else 0)
+        return e["hh"] + (8 + lines_height(e["caption"]) if "caption" in e else 0)
 
     y1 = MARGIN + max(map(reach, top))
     yc = y1 + max(max(e["hh"] for e in top) + 24, 42)  # the corridor of the update arrow
@@ -200,37 +166,37 @@ def amp_flow(result: Result, lang: str, *, scale_bytes: int | None = None,
     stores, steps, texts = [], [], []
     for row, y, sign in ((top, y1, -1), (bottom, y2, 1)):  # captions outside the loop
         for x, e in zip(cx, row):
-            box = {**e, "x": _f(x - e["hw"]), "y": _f(y - e["hh"]), "w": _f(e["w"])}
+            box = {**e, "x": fmt(x - e["hw"]), "y": fmt(y - e["hh"]), "w": fmt(e["w"])}
             if "caption" in e:
-                stores.append({**box, "s": _f(e["side"]), "rx": _f(min(5.0, e["side"] * 0.15)),
+                stores.append({**box, "s": fmt(e["side"]), "rx": fmt(min(5.0, e["side"] * 0.15)),
                                "to_scale": str(not e["small"]).lower()})
-                cap_h = _height(e["caption"])
-                texts += _lines(e["caption"], x, y + sign * (e["hh"] + 8) - (sign < 0) * cap_h)
+                cap_h = lines_height(e["caption"])
+                texts += place(e["caption"], x, y + sign * (e["hh"] + 8) - (sign < 0) * cap_h)
             else:
-                steps.append({**box, "h": _f(PILL_H)})
-                texts += _lines(e["lines"], x, y - _height(e["lines"]) / 2)
+                steps.append({**box, "h": fmt(PILL_H)})
+                texts += place(e["lines"], x, y - lines_height(e["lines"]) / 2)
     arrows = []
     for i in range(4):  # top row left to right, bottom row right to left
-        arrows.append((f"M{_f(cx[i] + top[i]['hw'] + 3)},{_f(y1)} "
-                       f"H{_f(cx[i + 1] - top[i + 1]['hw'] - 4)}", False))
-        arrows.append((f"M{_f(cx[i + 1] - bottom[i + 1]['hw'] - 3)},{_f(y2)} "
-                       f"H{_f(cx[i] + bottom[i]['hw'] + 4)}", i == 0))  # step ⇄ its state
-    arrows.append((f"M{_f(cx[4])},{_f(y1 + top[4]['hh'] + 3)} "
-                   f"V{_f(y2 - bottom[4]['hh'] - 4)}", False))
-    arrows.append((f"M{_f(cx[1])},{_f(y2 - bottom[1]['hh'] - 3)} V{_f(yc)} H{_f(cx[0])} "
-                   f"V{_f(y1 + top[0]['hh'] + 4)}", False))
-    texts += _lines([(t["update"], "note")], (cx[0] + cx[1]) / 2, yc - 20)
+        arrows.append((f"M{fmt(cx[i] + top[i]['hw'] + 3)},{fmt(y1)} "
+                       f"H{fmt(cx[i + 1] - top[i + 1]['hw'] - 4)}", False))
+        arrows.append((f"M{fmt(cx[i + 1] - bottom[i + 1]['hw'] - 3)},{fmt(y2)} "
+                       f"H{fmt(cx[i] + bottom[i]['hw'] + 4)}", i == 0))  # step ⇄ its state
+    arrows.append((f"M{fmt(cx[4])},{fmt(y1 + top[4]['hh'] + 3)} "
+                   f"V{fmt(y2 - bottom[4]['hh'] - 4)}", False))
+    arrows.append((f"M{fmt(cx[1])},{fmt(y2 - bottom[1]['hh'] - 3)} V{fmt(yc)} H{fmt(cx[0])} "
+                   f"V{fmt(y1 + top[0]['hh'] + 4)}", False))
+    texts += place([(t["update"], "note")], (cx[0] + cx[1]) / 2, yc - 20)
     if precision != "fp32":
-        texts += _lines([(t["cast"], "note")], MARGIN + cols[0] + GAP / 2, y1 + 3)
+        texts += place([(t["cast"], "note")], MARGIN + cols[0] + GAP / 2, y1 + 3)
     width = MARGIN * 2 + sum(cols) + GAP * 4
     notes = [_run_caption(result, lang, t), t["area"]]
     notes += [t["small"].format(px=MIN_SIDE)] if any(s["small"] for s in stores) else []
     foot = [(line, "note") for note in notes for line in wrap(note, "note", width - 2 * MARGIN)]
-    width, foot_y = max(width, _width(foot) + 2 * MARGIN), y2 + max(map(reach, bottom)) + 20
-    texts += _lines(foot, MARGIN, foot_y, anchor="start")
+    width, foot_y = max(width, lines_width(foot) + 2 * MARGIN), y2 + max(map(reach, bottom)) + 20
+    texts += place(foot, MARGIN, foot_y, anchor="start")
     prefix = id_prefix or f"diagram-amp-flow-{precision}-{lang}"
     svg = environment().get_template("article/amp_flow.svg.j2").render(
-        prefix=prefix, width=_f(width), height=_f(foot_y + _height(foot) + MARGIN),
+        prefix=prefix, width=fmt(width), height=fmt(foot_y + lines_height(foot) + MARGIN),
         font=", ".join(FONT_STACK), precision=precision, stores=stores, steps=steps,
         arrows=[{"d": d, "both": both} for d, both in arrows], texts=texts)
     listed = t["sep"].join(f"{CATEGORY_LABELS[c][lang]} {size_text(int(maxima[c]))}" for c in (
@@ -248,7 +214,7 @@ def _room_label(name: str, size: str, w: float, h: float) -> Lines:
     for name_style, size_style in (("name", "size"), ("small", "small_size"), ("", "small_size")):
         items = [(line, name_style) for line in wrap(name, name_style, w - 8)] if name_style else []
         items.append((size, size_style))
-        if _width(items) <= w - 8 and _height(items) <= h - 6:
+        if lines_width(items) <= w - 8 and lines_height(items) <= h - 6:
             return items
     return []
 
@@ -272,21 +238,21 @@ def house(fp32_result: Result, amp_result: Result, lang: str, *,
             y -= rh
             for cat in (c for c in group if live[c] > 0):
                 rw = FLAT_W * live[cat] / group_bytes
-                rooms.append({"category": cat, "bytes": live[cat], "x": _f(x), "y": _f(y),
-                              "w": _f(rw), "h": _f(rh), "color": CATEGORY_COLORS[cat], "flat": i})
+                rooms.append({"category": cat, "bytes": live[cat], "x": fmt(x), "y": fmt(y),
+                              "w": fmt(rw), "h": fmt(rh), "color": CATEGORY_COLORS[cat], "flat": i})
                 label = _room_label(CATEGORY_LABELS[cat][lang], size_text(live[cat]), rw, rh)
-                texts += _lines(label, x + rw / 2, y + (rh - _height(label)) / 2)
+                texts += place(label, x + rw / 2, y + (rh - lines_height(label)) / 2)
                 x += rw
-        plans.append({"precision": flats[i][1], "bytes": peaks[i], "x": _f(x0),
-                      "y": _f(base - h), "w": _f(FLAT_W), "h": _f(h), "index": i})
+        plans.append({"precision": flats[i][1], "bytes": peaks[i], "x": fmt(x0),
+                      "y": fmt(base - h), "w": fmt(FLAT_W), "h": fmt(h), "index": i})
         if FLAT_H - h > 0.5:  # the larger flat's outline: the floor space this one needs less
-            ghosts.append({"x": _f(x0), "y": _f(MARGIN), "w": _f(FLAT_W), "h": _f(FLAT_H - h)})
+            ghosts.append({"x": fmt(x0), "y": fmt(MARGIN), "w": fmt(FLAT_W), "h": fmt(FLAT_H - h)})
             freed = [(t["freed"].format(size=size_text(max(peaks) - peaks[i]), other=heads[1 - i]),
                       "sub")]
             if FLAT_H - h >= 24:
-                texts += _lines(freed, x0 + FLAT_W / 2, MARGIN + (FLAT_H - h - _height(freed)) / 2)
+                texts += place(freed, x0 + FLAT_W / 2, MARGIN + (FLAT_H - h - lines_height(freed)) / 2)
         change = f" ({(peaks[1] - peaks[0]) / peaks[0] * 100:+.1f} %)".replace("-", "−") if i else ""
-        texts += _lines([(heads[i], "title"), (f"{CATEGORY_LABELS['peak'][lang]} "
+        texts += place([(heads[i], "title"), (f"{CATEGORY_LABELS['peak'][lang]} "
                                                f"{size_text(peaks[i])}{change}", "size")],
                         x0 + FLAT_W / 2, base + 10)
     # the legend, a small table: swatch, name, then each flat's bytes under its precision
@@ -301,20 +267,20 @@ def house(fp32_result: Result, amp_result: Result, lang: str, *,
     col_x = [lx + 22 + name_w + k * (28 + num_w) for k in (1, 2)]
     ly, row_h, swatches = base + 10 + STYLES["title"][0] * 1.32 * 2 + 22, 21.0, []
     for k, x in enumerate(col_x):
-        texts += _lines([(heads[k], "name")], x, ly, anchor="end")
+        texts += place([(heads[k], "name")], x, ly, anchor="end")
     for r, (name, nums, cat) in enumerate(rows, start=1):
         style, y = ("size", ly + r * row_h) if cat else ("name", ly + r * row_h + 4)
         if cat:
-            swatches.append({"x": _f(lx), "y": _f(y + 2), "color": CATEGORY_COLORS[cat]})
-        texts += _lines([(name, style)], lx + 22, y, anchor="start")
+            swatches.append({"x": fmt(lx), "y": fmt(y + 2), "color": CATEGORY_COLORS[cat]})
+        texts += place([(name, style)], lx + 22, y, anchor="start")
         for k, x in enumerate(col_x):
-            texts += _lines([(size_text(nums[k]) if nums[k] else "–", style)], x, y, anchor="end")
-    rule = {"x1": _f(lx + 22), "x2": _f(col_x[1]), "y": _f(ly + len(rows) * row_h + 1)}
+            texts += place([(size_text(nums[k]) if nums[k] else "–", style)], x, y, anchor="end")
+    rule = {"x1": fmt(lx + 22), "x2": fmt(col_x[1]), "y": fmt(ly + len(rows) * row_h + 1)}
     notes = [(line, "note") for line in wrap(t["plan"], "note", width - 2 * MARGIN)]
     note_y = ly + (len(rows) + 1) * row_h + 18
-    texts += _lines(notes, MARGIN, note_y, anchor="start")
+    texts += place(notes, MARGIN, note_y, anchor="start")
     svg = environment().get_template("article/house.svg.j2").render(
-        prefix=prefix, width=_f(width), height=_f(note_y + _height(notes) + MARGIN),
+        prefix=prefix, width=fmt(width), height=fmt(note_y + lines_height(notes) + MARGIN),
         font=", ".join(FONT_STACK), plans=plans, rooms=rooms, ghosts=ghosts, texts=texts,
         swatches=swatches, rule=rule, opacity=ROOM_OPACITY)
     desc = " ".join(t["flat_desc"].format(

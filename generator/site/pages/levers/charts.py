@@ -12,13 +12,13 @@ from generator.site.style import charts
 from generator.site.style.labels import BACKEND_LABELS, CATEGORY_LABELS
 from generator.site.style.palette import CATEGORY_COLORS, INK
 from generator.site.style.svgtools import finalize
+from generator.words import Words
 
 GIB = 2 ** 30
-_WORDS = {
-    "title": {"zh": "各项手段下的显存峰值（峰值时刻的构成）",
-              "en": "The peak with each lever, by what is live at it"},
-    "axis": {"zh": "峰值时刻占用（GiB）", "en": "Live at the peak (GiB)"},
-    "baseline_line": {"zh": "基线峰值", "en": "baseline peak"},
+_WORDS: dict[str, Words] = {
+    "title": Words("The peak with each lever, by what is live at it", "各项手段下的显存峰值（峰值时刻的构成）"),
+    "axis": Words("Live at the peak (GiB)", "峰值时刻占用（GiB）"),
+    "baseline_line": Words("baseline peak", "基线峰值"),
 }
 
 

@@ -11,51 +11,52 @@ from markupsafe import Markup
 from generator.site.style.labels import BACKEND_LABELS
 from generator.site.style.tables import markdown_table, swatch
 from generator.units import gib, mib, pct
+from generator.words import Words
 
 Row = dict[str, Any]
 
 #: Each lever's name; `-off` names the opposite, for levers that PyTorch already applies.
-LABELS: dict[str, dict[str, str]] = {
-    "checkpointing": {"zh": "激活检查点", "en": "Activation checkpointing"},
-    "sdpa": {"zh": "融合注意力 SDPA", "en": "SDPA attention"},
-    "amp-bf16": {"zh": "AMP bf16", "en": "AMP bf16"},
-    "amp-fp16": {"zh": "AMP fp16", "en": "AMP fp16"},
-    "sgd": {"zh": "SGD（动量）代替 AdamW", "en": "SGD (momentum) for AdamW"},
-    "set-to-none": {"zh": "`set_to_none=True`", "en": "`set_to_none=True`"},
-    "set-to-none-off": {"zh": "`set_to_none=False`", "en": "`set_to_none=False`"},
-    "fused": {"zh": "fused AdamW", "en": "Fused AdamW"},
-    "for-loop": {"zh": "for-loop AdamW", "en": "For-loop AdamW"},
-    "amp-bf16+sdpa": {"zh": "AMP bf16 + SDPA", "en": "AMP bf16 + SDPA"},
-    "amp-bf16+sdpa+checkpointing": {"zh": "AMP bf16 + SDPA + 激活检查点",
-                                    "en": "AMP bf16 + SDPA + checkpointing"},
-    "baseline": {"zh": "基线", "en": "Baseline"},
+LABELS: dict[str, Words] = {
+    "checkpointing": Words("Activation checkpointing", "激活检查点"),
+    "sdpa": Words("SDPA attention", "融合注意力 SDPA"),
+    "amp-bf16": Words("AMP bf16", "AMP bf16"),
+    "amp-fp16": Words("AMP fp16", "AMP fp16"),
+    "sgd": Words("SGD (momentum) for AdamW", "SGD（动量）代替 AdamW"),
+    "set-to-none": Words("`set_to_none=True`", "`set_to_none=True`"),
+    "set-to-none-off": Words("`set_to_none=False`", "`set_to_none=False`"),
+    "fused": Words("Fused AdamW", "fused AdamW"),
+    "for-loop": Words("For-loop AdamW", "for-loop AdamW"),
+    "amp-bf16+sdpa": Words("AMP bf16 + SDPA", "AMP bf16 + SDPA"),
+    "amp-bf16+sdpa+checkpointing": Words("AMP bf16 + SDPA + checkpointing",
+                                         "AMP bf16 + SDPA + 激活检查点"),
+    "baseline": Words("Baseline", "基线"),
 }
 
-TEXT: dict[str, dict[str, str]] = {
-    "rank": {"zh": "#", "en": "#"},
-    "lever": {"zh": "手段", "en": "Lever"},
-    "levers": {"zh": "组合", "en": "Levers together"},
-    "peaks": {"zh": "峰值（GiB）", "en": "Peak (GiB)"},
-    "peak": {"zh": "峰值（GiB）", "en": "Peak (GiB)"},
-    "run_peaks": {"zh": "峰值 GiB（不用 → 用）", "en": "Peak GiB (without → with)"},
-    "saving": {"zh": "节省", "en": "Saving"},
-    "saving_base": {"zh": "比基线节省", "en": "Saving on the baseline"},
-    "acts_on": {"zh": "作用于", "en": "Acts on"},
-    "time": {"zh": "训练步耗时", "en": "Step time"},
-    "best_part": {"zh": "其中单项最好的", "en": "Best of its parts alone"},
-    "in_optimizer": {"zh": "（优化器步内）", "en": " (optimizer step)"},
-    "default": {"zh": "（默认）", "en": " (default)"},
-    "not_measured": {"zh": "–", "en": "–"},
-    "source": {"zh": "来源", "en": "Source"},
-    "setting": {"zh": "配置", "en": "Setting"},
-    "seconds": {"zh": "秒/步（不用 → 用）", "en": "s/step (without → with)"},
-    "colon": {"zh": "：", "en": ": "},
-    "change": {"zh": "变化", "en": "Change"},
-    "batch": {"zh": "batch {b}，序列 {s}", "en": "batch {b}, sequence {s}"},
-    "cores": {"zh": "（{n} 核）", "en": " ({n} cores)"},
+TEXT: dict[str, Words] = {
+    "rank": Words("#", "#"),
+    "lever": Words("Lever", "手段"),
+    "levers": Words("Levers together", "组合"),
+    "peaks": Words("Peak (GiB)", "峰值（GiB）"),
+    "peak": Words("Peak (GiB)", "峰值（GiB）"),
+    "run_peaks": Words("Peak GiB (without → with)", "峰值 GiB（不用 → 用）"),
+    "saving": Words("Saving", "节省"),
+    "saving_base": Words("Saving on the baseline", "比基线节省"),
+    "acts_on": Words("Acts on", "作用于"),
+    "time": Words("Step time", "训练步耗时"),
+    "best_part": Words("Best of its parts alone", "其中单项最好的"),
+    "in_optimizer": Words(" (optimizer step)", "（优化器步内）"),
+    "default": Words(" (default)", "（默认）"),
+    "not_measured": Words("–", "–"),
+    "source": Words("Source", "来源"),
+    "setting": Words("Setting", "配置"),
+    "seconds": Words("s/step (without → with)", "秒/步（不用 → 用）"),
+    "colon": Words(": ", "："),
+    "change": Words("Change", "变化"),
+    "batch": Words("batch {b}, sequence {s}", "batch {b}，序列 {s}"),
+    "cores": Words(" ({n} cores)", "（{n} 核）"),
 }
 #: Where a step time was measured, in a word.
-WHERE = {"cpu": {"zh": "CPU", "en": "CPU"}, "cuda": {"zh": "GPU", "en": "GPU"}}
+WHERE = {"cpu": Words("CPU", "CPU"), "cuda": Words("GPU", "GPU")}
 NBSP = "\u00a0"
 
 

@@ -14,13 +14,13 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.results.shapes import trust
+from generator.results.shapes import StudyResult, trust
 from generator.site.analysis import torch_facts
 from generator.site.pages import Page
 from generator.site.pages.precision import charts as precision_charts
 from generator.site.pages.precision import tables as precision_tables
 
-Study = dict[str, Any]
+Study = StudyResult
 #: Parameter groups of the underflow study, in the order the table lists them.
 GROUP_ORDER = ("embeddings", "attention_qk", "attention", "mlp", "layernorm", "head",
                "parameters", "activations")

@@ -16,44 +16,44 @@ from generator.site.style.labels import PRECISION_LABELS
 from generator.site.style.palette import CATEGORY_COLORS, INK, PRECISION_COLORS
 from generator.site.style.svgtools import finalize
 from generator.units import pct
+from generator.words import Words
 
 REFERENCE_COLOR = "#8C8C8C"
 #: Gradients between blocks: Okabe & Ito's reddish purple, apart from the gradients' orange.
 BETWEEN_COLOR = "#CC79A7"
 _STYLE = {"fp32": {"linewidth": 2.4}, "amp-bf16": {"linewidth": 1.3, "linestyle": (0, (5, 2))},
           "amp-fp16": {"linewidth": 1.3, "linestyle": (0, (1, 1.5))}}
-_WORDS: dict[str, tuple[str, str]] = {
-    "step_axis": ("Training step", "训练步"),
-    "loss_axis": ("Training loss", "训练损失"),
-    "diff_axis": ("AMP − FP32", "AMP − FP32"),
-    "reference": ("FP32, seed {}", "FP32，种子 {}"),
-    "curves_title": ("Training loss of the sorting task per precision",
-                     "排序任务的训练损失：不同精度"),
-    "curves_setup": ("tiny BERT, {steps} steps, batch {batch}, on {machine}",
-                     "tiny BERT，{steps} 步，batch {batch}，{machine}"),
-    "run_desc": ("{p} (seed {s}): loss {a} at the start, {b} over the last {n} steps, "
-                 "held-out loss {c}", "{p}（种子 {s}）：开始时损失 {a}，最后 {n} 步平均 {b}，"
-                 "留出集损失 {c}"),
-    "every": (" Each point is the mean of {} steps.", "每个点是 {} 步的平均。"),
-    "log2_axis": ("Gradient magnitude |g| (powers of two)", "梯度绝对值 |g|（按 2 的幂分组）"),
-    "share_axis": ("Share of non-zero values (%)", "非零值占比（%）"),
-    "params": ("parameter gradients", "参数梯度"),
-    "between": ("gradients between blocks", "块与块之间的梯度"),
-    "normal": ("fp16 smallest normal", "fp16 最小正规数"),
-    "subnormal": ("fp16 smallest subnormal", "fp16 最小次正规数"),
-    "scaled_normal": ("smallest normal, with ×{}", "乘 {} 后的最小正规数"),
-    "scaled_subnormal": ("smallest subnormal, with ×{}", "乘 {} 后的最小次正规数"),
-    "hist_title": ("Where the gradients of {model} fall against fp16's limits",
-                   "{model} 的梯度落在 fp16 表示范围的哪里"),
-    "hist_desc": ("{what}: {n} non-zero values; cast to fp16 {z} become 0 and {s} subnormal; "
-                  "after ×2^{k}, {zs} and {ss}", "{what}：{n} 个非零值；直接转成 fp16，"
-                  "{z} 变成 0，{s} 成为次正规数；先乘 2^{k}，则为 {zs} 和 {ss}"),
+_WORDS: dict[str, Words] = {
+    "step_axis": Words("Training step", "训练步"),
+    "loss_axis": Words("Training loss", "训练损失"),
+    "diff_axis": Words("AMP − FP32", "AMP − FP32"),
+    "reference": Words("FP32, seed {}", "FP32，种子 {}"),
+    "curves_title": Words("Training loss of the sorting task per precision", "排序任务的训练损失：不同精度"),
+    "curves_setup": Words("tiny BERT, {steps} steps, batch {batch}, on {machine}",
+                          "tiny BERT，{steps} 步，batch {batch}，{machine}"),
+    "run_desc": Words("{p} (seed {s}): loss {a} at the start, {b} over the last {n} steps, "
+                      "held-out loss {c}", "{p}（种子 {s}）：开始时损失 {a}，最后 {n} 步平均 {b}，"
+                      "留出集损失 {c}"),
+    "every": Words(" Each point is the mean of {} steps.", "每个点是 {} 步的平均。"),
+    "log2_axis": Words("Gradient magnitude |g| (powers of two)", "梯度绝对值 |g|（按 2 的幂分组）"),
+    "share_axis": Words("Share of non-zero values (%)", "非零值占比（%）"),
+    "params": Words("parameter gradients", "参数梯度"),
+    "between": Words("gradients between blocks", "块与块之间的梯度"),
+    "normal": Words("fp16 smallest normal", "fp16 最小正规数"),
+    "subnormal": Words("fp16 smallest subnormal", "fp16 最小次正规数"),
+    "scaled_normal": Words("smallest normal, with ×{}", "乘 {} 后的最小正规数"),
+    "scaled_subnormal": Words("smallest subnormal, with ×{}", "乘 {} 后的最小次正规数"),
+    "hist_title": Words("Where the gradients of {model} fall against fp16's limits",
+                        "{model} 的梯度落在 fp16 表示范围的哪里"),
+    "hist_desc": Words("{what}: {n} non-zero values; cast to fp16 {z} become 0 and {s} subnormal; "
+                       "after ×2^{k}, {zs} and {ss}", "{what}：{n} 个非零值；直接转成 fp16，"
+                       "{z} 变成 0，{s} 成为次正规数；先乘 2^{k}，则为 {zs} 和 {ss}"),
 }
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _words(lang: str) -> dict[str, str]:
-    return words(lang) | {k: pair[0 if lang == "en" else 1] for k, pair in _WORDS.items()}
+    return words(lang) | {k: pair[lang] for k, pair in _WORDS.items()}
 
 
 def power_of_two(exponent: int, math: bool = False) -> str:

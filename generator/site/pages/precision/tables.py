@@ -14,40 +14,40 @@ from generator.site.pages.sweeps.tables import swatch
 from generator.site.style.labels import PRECISION_LABELS
 from generator.site.style.tables import markdown_table
 from generator.units import pct
+from generator.words import Words
 
-_TEXT: dict[str, tuple[str, str]] = {
-    "format": ("Format: bits (exponent / mantissa)", "格式：位数（指数 / 尾数）"),
-    "max": ("Largest", "最大值"), "normal": ("Smallest normal", "最小正规数"),
-    "subnormal": ("Smallest subnormal", "最小次正规数"), "eps": ("eps", "eps"),
-    "decades": ("Decades", "数量级"),
-    "run": ("Run", "运行"), "seed": ("seed {}", "种子 {}"),
-    "final": ("Training loss, last {} steps", "训练损失（最后 {} 步）"),
-    "eval": ("Held-out loss", "留出集损失"), "acc": ("Held-out accuracy", "留出集准确率"),
-    "gap": ("Held-out loss minus FP32", "留出集损失减 FP32"), "time": ("Time (s)", "耗时（秒）"),
-    "scaler": ("GradScaler", "GradScaler"),
-    "scaler_cell": ("{k} steps skipped, scale {s}", "跳过 {k} 步，缩放系数 {s}"),
-    "gradients": ("Gradients", "梯度"), "values": ("Non-zero values", "非零值"),
-    "fp16_lost": ("fp16", "fp16"), "of_which_zero": ("of which 0", "其中变成 0"),
-    "scaled_lost": ("fp16 after ×{}", "fp16，先乘 {}"), "bf16_lost": ("bf16", "bf16"),
-    "cast": ("Cast", "转换"),
-    "error_parameters": ("Mean relative error, parameter gradients", "平均相对误差：参数梯度"),
-    "error_activations": ("Mean relative error, gradients between blocks",
-                          "平均相对误差：块与块之间的梯度"),
-    "fp16": ("fp16", "fp16"), "fp16_scaled": ("fp16 after ×{}", "fp16，先乘 {}"),
-    "bf16": ("bf16", "bf16"),
-    "g_embeddings": ("Embeddings", "嵌入层"),
-    "g_attention_qk": ("Attention: query and key", "注意力：query 与 key"),
-    "g_attention": ("Attention: other projections", "注意力：其余投影"),
-    "g_attention_vo": ("Attention: value and output", "注意力：value 与输出投影"),
-    "g_mlp": ("MLP", "前馈层（MLP）"), "g_layernorm": ("LayerNorm", "LayerNorm"),
-    "g_head": ("Output head (its own weights)", "输出头（自有权重）"),
-    "g_parameters": ("All parameter gradients", "全部参数梯度"),
-    "g_activations": ("Gradients between blocks", "块与块之间的梯度"),
+_TEXT: dict[str, Words] = {
+    "format": Words("Format: bits (exponent / mantissa)", "格式：位数（指数 / 尾数）"),
+    "max": Words("Largest", "最大值"), "normal": Words("Smallest normal", "最小正规数"),
+    "subnormal": Words("Smallest subnormal", "最小次正规数"), "eps": Words("eps", "eps"),
+    "decades": Words("Decades", "数量级"),
+    "run": Words("Run", "运行"), "seed": Words("seed {}", "种子 {}"),
+    "final": Words("Training loss, last {} steps", "训练损失（最后 {} 步）"),
+    "eval": Words("Held-out loss", "留出集损失"), "acc": Words("Held-out accuracy", "留出集准确率"),
+    "gap": Words("Held-out loss minus FP32", "留出集损失减 FP32"), "time": Words("Time (s)", "耗时（秒）"),
+    "scaler": Words("GradScaler", "GradScaler"),
+    "scaler_cell": Words("{k} steps skipped, scale {s}", "跳过 {k} 步，缩放系数 {s}"),
+    "gradients": Words("Gradients", "梯度"), "values": Words("Non-zero values", "非零值"),
+    "fp16_lost": Words("fp16", "fp16"), "of_which_zero": Words("of which 0", "其中变成 0"),
+    "scaled_lost": Words("fp16 after ×{}", "fp16，先乘 {}"), "bf16_lost": Words("bf16", "bf16"),
+    "cast": Words("Cast", "转换"),
+    "error_parameters": Words("Mean relative error, parameter gradients", "平均相对误差：参数梯度"),
+    "error_activations": Words("Mean relative error, gradients between blocks", "平均相对误差：块与块之间的梯度"),
+    "fp16": Words("fp16", "fp16"), "fp16_scaled": Words("fp16 after ×{}", "fp16，先乘 {}"),
+    "bf16": Words("bf16", "bf16"),
+    "g_embeddings": Words("Embeddings", "嵌入层"),
+    "g_attention_qk": Words("Attention: query and key", "注意力：query 与 key"),
+    "g_attention": Words("Attention: other projections", "注意力：其余投影"),
+    "g_attention_vo": Words("Attention: value and output", "注意力：value 与输出投影"),
+    "g_mlp": Words("MLP", "前馈层（MLP）"), "g_layernorm": Words("LayerNorm", "LayerNorm"),
+    "g_head": Words("Output head (its own weights)", "输出头（自有权重）"),
+    "g_parameters": Words("All parameter gradients", "全部参数梯度"),
+    "g_activations": Words("Gradients between blocks", "块与块之间的梯度"),
 }
 
 
 def _t(key: str, lang: str) -> str:
-    return _TEXT[key][0 if lang == "en" else 1]
+    return _TEXT[key][lang]
 
 
 def share(fraction: float) -> str:

@@ -1,7 +1,7 @@
 """The scale page: one GPU's memory in a data-parallel step, FSDP2 against DDP, as the number
 of GPUs grows; which categories shrink with sharding, and how many GPUs a model needs.
 
-Data: results of the `sharding` study (generator/studies/sharding.py), estimated, or measured
+Data: results of the `sharding` study (generator/measure/studies/sharding.py), estimated, or measured
 on GPUs by scripts/torchrun_sharding.py. Studies that differ only in the GPU counts and
 strategies they cover are merged into one group, so the built-in suite's few points and an
 optional whole sweep make one picture.
@@ -14,6 +14,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.results.shapes import StudyResult
 from generator.site.pages import Page
 from generator.site.pages.scale.charts import HEADROOM, scale_chart
 from generator.site.pages.scale.tables import (
@@ -23,7 +24,7 @@ from generator.site.pages.scale.tables import (
     shrink_table,
 )
 
-Study = dict[str, Any]
+Study = StudyResult
 PAGES = (Page("scale.md", "scale/scale", nav=60),)
 GIB = 2**30
 #: GPU memory sizes the plan is read for (GiB, as nvidia-smi counts them).

@@ -17,22 +17,23 @@ from generator.site.pages.scale.tables import (
 from generator.site.style.charts import chart_figure, chart_svg, gib, words
 from generator.site.style.palette import INK
 from generator.site.style.svgtools import finalize
+from generator.words import Words
 
 GIB = 2**30
 HEADROOM = 1.15  # the axis ends this far above the tallest bar, room for its label
-_WORDS = {
-    "axis": ("Live at the peak, per GPU (GiB)", "峰值时刻单卡占用（GiB）"),
-    "gpus": ("{} GPU", "{} 卡"), "gpus_n": ("{} GPUs", "{} 卡"),
-    "count": ("Number of GPUs (data-parallel ranks)", "卡数（数据并行的 rank 数）"),
-    "title": ("Memory per GPU in data-parallel training: {m}, batch {b} per GPU, sequence {s}",
-              "数据并行训练的单卡显存：{m}，每卡 batch {b}，序列长度 {s}"),
-    "gpu_line": ("{} GiB", "{} GiB"),
-    "bar": ("{st} on {n}: {v}", "{st} {n}：{v}"),
+_WORDS: dict[str, Words] = {
+    "axis": Words("Live at the peak, per GPU (GiB)", "峰值时刻单卡占用（GiB）"),
+    "gpus": Words("{} GPU", "{} 卡"), "gpus_n": Words("{} GPUs", "{} 卡"),
+    "count": Words("Number of GPUs (data-parallel ranks)", "卡数（数据并行的 rank 数）"),
+    "title": Words("Memory per GPU in data-parallel training: {m}, batch {b} per GPU, sequence {s}",
+                   "数据并行训练的单卡显存：{m}，每卡 batch {b}，序列长度 {s}"),
+    "gpu_line": Words("{} GiB", "{} GiB"),
+    "bar": Words("{st} on {n}: {v}", "{st} {n}：{v}"),
 }
 
 
 def _w(key: str, lang: str) -> str:
-    return _WORDS[key][0 if lang == "en" else 1]
+    return _WORDS[key][lang]
 
 
 def _gpus(n: int, lang: str) -> str:

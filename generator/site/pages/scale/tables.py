@@ -15,8 +15,9 @@ from generator.site.style.labels import CATEGORY_LABELS
 from generator.site.style.palette import CATEGORY_COLORS
 from generator.site.style.tables import markdown_table
 from generator.units import gib, pct
+from generator.words import Words
 
-#: The sharding study's seventh category (studies/_sharded_tracker.py): FSDP2's gathered
+#: The sharding study's seventh category (generator/measure/sharded_tracker.py): FSDP2's gathered
 #: weights, DDP's gradient buckets; its label and colour are in labels.py and palette.py.
 COMM = "comm_buffers"
 #: Model state first (what sharding divides), then what each GPU keeps whole.
@@ -24,35 +25,34 @@ ORDER = ("parameters", "gradients", "optimizer_state", "activations", "autocast_
          COMM, "temporaries")
 STRATEGY_LABELS = {"ddp": "DDP", "fsdp2": "FSDP2"}
 #: Column heads of the wide per-row table: short, so that it fits the page's column.
-SHORT = {"parameters": {"zh": "参数", "en": "Params"},
-         "gradients": {"zh": "梯度", "en": "Grads"},
-         "optimizer_state": {"zh": "优化器状态", "en": "Optimizer"},
-         "activations": {"zh": "激活值", "en": "Activations"},
-         "autocast_copies": {"zh": "autocast 副本", "en": "Autocast copies"},
-         COMM: {"zh": "通信缓冲", "en": "Comm. buffers"},
-         "temporaries": {"zh": "临时张量", "en": "Temporaries"}}
-TEXT = {
-    "strategy": {"zh": "方式", "en": "Strategy"},
-    "setup": {"zh": "方式，卡数", "en": "Strategy, GPUs"},
-    "row": {"zh": "{}，{} 卡", "en": "{}, {}"},
-    "gpus": {"zh": "GPU 数", "en": "GPUs"},
-    "peak": {"zh": "峰值", "en": "Peak"},
-    "category": {"zh": "类别（各自最大值）", "en": "Category (own maximum)"},
-    "on": {"zh": "{} 卡", "en": "{} GPUs"}, "on1": {"zh": "{} 卡", "en": "{} GPU"},
-    "factor": {"zh": "实际缩小", "en": "Shrinks by"},
-    "ideal": {"zh": "按 1/N 应缩小", "en": "1/N would give"},
-    "gpu": {"zh": "单卡显存", "en": "GPU memory"},
-    "fsdp_need": {"zh": "FSDP2：最少 GPU 数（单卡峰值）",
-                  "en": "FSDP2: fewest GPUs (peak per GPU)"},
-    "ddp_need": {"zh": "DDP（单卡需要）", "en": "DDP (needed per GPU)"},
-    "none": {"zh": "测过的卡数都不够", "en": "none of the GPU counts measured"},
-    "fits": {"zh": "放得下", "en": "fits"}, "no": {"zh": "放不下", "en": "does not fit"},
-    "too_few": {"zh": "，{} 卡不够", "en": "; {} are not enough"},
-    "too_few1": {"zh": "，{} 卡不够", "en": "; {} is not enough"},
-    "paren": {"zh": "（{}）", "en": " ({})"},
-    "estimate": {"zh": "估算峰值", "en": "Estimated peak"},
-    "measured": {"zh": "实测峰值（各卡最大）", "en": "Measured peak (largest rank)"},
-    "error": {"zh": "估算误差", "en": "Estimate error"},
+SHORT = {"parameters": Words("Params", "参数"),
+         "gradients": Words("Grads", "梯度"),
+         "optimizer_state": Words("Optimizer", "优化器状态"),
+         "activations": Words("Activations", "激活值"),
+         "autocast_copies": Words("Autocast copies", "autocast 副本"),
+         COMM: Words("Comm. buffers", "通信缓冲"),
+         "temporaries": Words("Temporaries", "临时张量")}
+TEXT: dict[str, Words] = {
+    "strategy": Words("Strategy", "方式"),
+    "setup": Words("Strategy, GPUs", "方式，卡数"),
+    "row": Words("{}, {}", "{}，{} 卡"),
+    "gpus": Words("GPUs", "GPU 数"),
+    "peak": Words("Peak", "峰值"),
+    "category": Words("Category (own maximum)", "类别（各自最大值）"),
+    "on": Words("{} GPUs", "{} 卡"), "on1": Words("{} GPU", "{} 卡"),
+    "factor": Words("Shrinks by", "实际缩小"),
+    "ideal": Words("1/N would give", "按 1/N 应缩小"),
+    "gpu": Words("GPU memory", "单卡显存"),
+    "fsdp_need": Words("FSDP2: fewest GPUs (peak per GPU)", "FSDP2：最少 GPU 数（单卡峰值）"),
+    "ddp_need": Words("DDP (needed per GPU)", "DDP（单卡需要）"),
+    "none": Words("none of the GPU counts measured", "测过的卡数都不够"),
+    "fits": Words("fits", "放得下"), "no": Words("does not fit", "放不下"),
+    "too_few": Words("; {} are not enough", "，{} 卡不够"),
+    "too_few1": Words("; {} is not enough", "，{} 卡不够"),
+    "paren": Words(" ({})", "（{}）"),
+    "estimate": Words("Estimated peak", "估算峰值"),
+    "measured": Words("Measured peak (largest rank)", "实测峰值（各卡最大）"),
+    "error": Words("Estimate error", "估算误差"),
 }
 
 

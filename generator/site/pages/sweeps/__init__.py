@@ -14,14 +14,14 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import STEP_DEFAULTS
-from generator.results.shapes import trust
+from generator.results.shapes import StepResult, trust
 from generator.site.pages import Page
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits
 from generator.site.pages.sweeps import tables as sweep_tables
 from generator.site.style.step_charts import PRECISION_ORDER
 
-Result = dict[str, Any]
+Result = StepResult
 #: Fewest distinct values of the swept field that make a sweep.
 MIN_POINTS = 3
 #: The GPU size the page's advice quotes: a common size for one card.

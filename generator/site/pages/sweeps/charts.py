@@ -18,39 +18,39 @@ from generator.site.style.labels import BACKEND_LABELS, PRECISION_LABELS
 from generator.site.style.palette import INK, PRECISION_COLORS
 from generator.site.style.svgtools import finalize
 from generator.units import pct
+from generator.words import Words
 
 #: One colour per precision, none of them a category's (palette.py): indigo, raspberry and
 #: teal, mid-tones that read on the light and the dark theme.
 #: fp16 and bf16 estimates often coincide: a hollow triangle keeps both visible.
 _MARKERS = {"fp32": ("o", True), "amp-fp16": ("s", True), "amp-bf16": ("^", False)}
 
-_WORDS: dict[str, tuple[str, str]] = {
-    "batch_axis": ("Batch size (samples)", "batch 大小（样本数）"),
-    "seq_axis": ("Sequence length (tokens)", "序列长度（token）"),
-    "peak_axis": ("Peak of the step (GiB)", "训练步峰值（GiB）"),
-    "gib_axis": ("Memory (GiB)", "显存（GiB）"),
-    "batch_title": ("Peak over batch size", "峰值随 batch 大小的变化"),
-    "seq_title": ("Peak and activations over sequence length", "峰值与激活值随序列长度的变化"),
-    "at_seq": ("sequence {}", "序列长度 {}"), "at_batch": ("batch {}", "batch {}"),
-    "measured": ("measured peak", "实测峰值"), "fit": ("fitted line", "拟合直线"),
-    "prediction": ("fixed part + formula activations", "固定部分 + 公式激活值"),
-    "layers": ("measured activations in the layers", "各层实测激活值"),
-    "formula": ("formula activations", "公式激活值"),
-    "floor": ("optimizer-step floor", "优化器阶段下限"),
-    "per_sample": ("{p}: {v} per sample, fixed part {f}", "{p}：每样本 {v}，固定部分 {f}"),
-    "floor_desc": (", flat at {v} up to batch {b}", "，batch {b} 及以下持平于 {v}"),
-    "formula_desc": ("; the formula ({var}) predicts {v} per sample",
-                     "；公式（{var}）预测每样本 {v}"),
-    "seq_desc": ("{p}: peak {a} at sequence {s0}, {b} at {s1}; activations in the layers {c}",
-                 "{p}：序列 {s0} 时峰值 {a}，{s1} 时 {b}；各层激活值 {c}"),
-    "seq_formula": (", formula {v} of which {q} is the s² attention-score term",
-                    "，公式 {v}，其中 s² 注意力分数项占 {q}"),
-    "v_fp32": ("fp32 variant", "fp32 版"), "v_16-bit": ("16-bit", "16 位版"),
+_WORDS: dict[str, Words] = {
+    "batch_axis": Words("Batch size (samples)", "batch 大小（样本数）"),
+    "seq_axis": Words("Sequence length (tokens)", "序列长度（token）"),
+    "peak_axis": Words("Peak of the step (GiB)", "训练步峰值（GiB）"),
+    "gib_axis": Words("Memory (GiB)", "显存（GiB）"),
+    "batch_title": Words("Peak over batch size", "峰值随 batch 大小的变化"),
+    "seq_title": Words("Peak and activations over sequence length", "峰值与激活值随序列长度的变化"),
+    "at_seq": Words("sequence {}", "序列长度 {}"), "at_batch": Words("batch {}", "batch {}"),
+    "measured": Words("measured peak", "实测峰值"), "fit": Words("fitted line", "拟合直线"),
+    "prediction": Words("fixed part + formula activations", "固定部分 + 公式激活值"),
+    "layers": Words("measured activations in the layers", "各层实测激活值"),
+    "formula": Words("formula activations", "公式激活值"),
+    "floor": Words("optimizer-step floor", "优化器阶段下限"),
+    "per_sample": Words("{p}: {v} per sample, fixed part {f}", "{p}：每样本 {v}，固定部分 {f}"),
+    "floor_desc": Words(", flat at {v} up to batch {b}", "，batch {b} 及以下持平于 {v}"),
+    "formula_desc": Words("; the formula ({var}) predicts {v} per sample", "；公式（{var}）预测每样本 {v}"),
+    "seq_desc": Words("{p}: peak {a} at sequence {s0}, {b} at {s1}; activations in the layers {c}",
+                      "{p}：序列 {s0} 时峰值 {a}，{s1} 时 {b}；各层激活值 {c}"),
+    "seq_formula": Words(", formula {v} of which {q} is the s² attention-score term",
+                         "，公式 {v}，其中 s² 注意力分数项占 {q}"),
+    "v_fp32": Words("fp32 variant", "fp32 版"), "v_16-bit": Words("16-bit", "16 位版"),
 }
 
 
 def _words(lang: str) -> dict[str, str]:
-    own = {k: pair[0 if lang == "en" else 1] for k, pair in _WORDS.items()}
+    own = {k: pair[lang] for k, pair in _WORDS.items()}
     return words(lang) | own
 
 

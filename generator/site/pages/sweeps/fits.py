@@ -14,10 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from generator.results.shapes import CATEGORIES
+from generator.results.shapes import CATEGORIES, StepResult
 from generator.site.analysis import activation_formula_bytes
 
-Result = dict[str, Any]
+Result = StepResult
 GIB, MIB = 2 ** 30, 2 ** 20
 
 #: GPU sizes of the largest-batch table (GiB).

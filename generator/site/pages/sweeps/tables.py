@@ -13,34 +13,35 @@ from generator.site.style.labels import PRECISION_LABELS
 from generator.site.style.palette import PRECISION_COLORS
 from generator.site.style.tables import markdown_table
 from generator.units import gib, mib, pct
+from generator.words import Words
 
-_TEXT: dict[str, tuple[str, str]] = {
-    "precision": ("Precision", "精度"),
-    "per_sample": ("Per sample (MiB)", "每样本 (MiB)"),
-    "acts": ("activations", "其中激活值"),
-    "temps": ("temporaries", "其中临时张量"),
-    "fixed": ("Fixed part (MiB)", "固定部分 (MiB)"),
-    "floor": ("Floor (GiB)", "下限 (GiB)"),
-    "variant": ("Formula", "公式"),
-    "v_fp32": ("fp32 variant", "fp32 版"), "v_16-bit": ("16-bit", "16 位版"),
-    "f_sample": ("Formula per sample (MiB)", "公式：每样本 (MiB)"),
-    "m_sample": ("Measured in the layers (MiB)", "实测：各层 (MiB)"),
-    "f_error": ("Measured vs formula", "实测比公式"),
-    "f_peak": ("Fixed part + formula at batch {b} (GiB)", "固定部分 + 公式，batch {b} (GiB)"),
-    "m_peak": ("Measured peak (GiB)", "实测峰值 (GiB)"),
-    "p_error": ("Formula vs measured", "公式比实测"),
-    "seq": ("Sequence", "序列长度"),
-    "peak": ("Peak (GiB)", "峰值 (GiB)"),
-    "layers": ("Layers (GiB)", "各层激活 (GiB)"),
-    "formula": ("Formula (GiB)", "公式 (GiB)"),
-    "quad": ("s² share", "s² 项占比"),
-    "gpu": ("GPU memory", "显存容量"),
-    "none": ("nothing fits", "放不下"),
+_TEXT: dict[str, Words] = {
+    "precision": Words("Precision", "精度"),
+    "per_sample": Words("Per sample (MiB)", "每样本 (MiB)"),
+    "acts": Words("activations", "其中激活值"),
+    "temps": Words("temporaries", "其中临时张量"),
+    "fixed": Words("Fixed part (MiB)", "固定部分 (MiB)"),
+    "floor": Words("Floor (GiB)", "下限 (GiB)"),
+    "variant": Words("Formula", "公式"),
+    "v_fp32": Words("fp32 variant", "fp32 版"), "v_16-bit": Words("16-bit", "16 位版"),
+    "f_sample": Words("Formula per sample (MiB)", "公式：每样本 (MiB)"),
+    "m_sample": Words("Measured in the layers (MiB)", "实测：各层 (MiB)"),
+    "f_error": Words("Measured vs formula", "实测比公式"),
+    "f_peak": Words("Fixed part + formula at batch {b} (GiB)", "固定部分 + 公式，batch {b} (GiB)"),
+    "m_peak": Words("Measured peak (GiB)", "实测峰值 (GiB)"),
+    "p_error": Words("Formula vs measured", "公式比实测"),
+    "seq": Words("Sequence", "序列长度"),
+    "peak": Words("Peak (GiB)", "峰值 (GiB)"),
+    "layers": Words("Layers (GiB)", "各层激活 (GiB)"),
+    "formula": Words("Formula (GiB)", "公式 (GiB)"),
+    "quad": Words("s² share", "s² 项占比"),
+    "gpu": Words("GPU memory", "显存容量"),
+    "none": Words("nothing fits", "放不下"),
 }
 
 
 def _t(key: str, lang: str) -> str:
-    return _TEXT[key][0 if lang == "en" else 1]
+    return _TEXT[key][lang]
 
 
 def swatch(precision: str, lang: str) -> str:

@@ -1,0 +1,107 @@
+"""The package's shape: small modules, no import cycles, no private name of the project's borrowed
+by another module, and a site layer that reads results without PyTorch. Read from the source
+(ast), nothing imported."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "generator"
+MAX_LINES = 300
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "templates" in path.relative_to(PACKAGE).parts:
+            continue  # the link to the top-level templates/ (a snippet the pages show)
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path, *, top_level_only: bool) -> list[tuple[str, list[str]]]:
+    """(module, names) for each `import`/`from … import` in the file; with top_level_only,
+    only those that run when the module is imported (not inside functions)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = []
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
+            found.append((base, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names]
+    return found
+
+
+def _target(module: str, names: list[str]) -> list[str]:
+    """The project modules an import statement depends on: the submodules it names, and the
+    module itself when it takes a name defined there."""
+    subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES]
+    own = module in MODULES and (not names or len(subs) < len(names))
+    return subs + ([module] if own else [])
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_stay_small(name: str) -> None:
+    lines = MODULES[name].read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by concern"
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    borrowed = [f"{name}: from {module} import {n}"
+                for name, path in MODULES.items()
+                for module, names in _imports(name, path, top_level_only=False)
+                if module.startswith("generator")
+                for n in names if n.startswith("_")]
+    borrowed += [f"{name}: {module}" for name, path in MODULES.items()
+                 for module, _ in _imports(name, path, top_level_only=False)
+                 if module.startswith("generator")
+                 and any(part.startswith("_") for part in module.split(".")[1:])]
+    assert not borrowed
+
+
+def test_no_import_cycles() -> None:
+    """Module-level imports between the project's modules form no cycle."""
+    graph = {name: sorted({t for module, names in _imports(name, path, top_level_only=True)
+                           for t in _target(module, names) if t != name})
+             for name, path in MODULES.items()}
+    done: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        for nxt in graph[node]:
+            if nxt in trail:
+                cycles.append(trail[trail.index(nxt):] + [nxt])
+            elif nxt not in done:
+                visit(nxt, trail + [nxt])
+        done.add(node)
+
+    for name in sorted(graph):
+        if name not in done:
+            visit(name, [name])
+    assert not cycles
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES
+                                        if n.startswith(("generator.site", "generator.results"))
+                                        or n in ("generator.words", "generator.units",
+                                                 "generator.options", "generator.experiment")))
+def test_what_renders_needs_no_torch(name: str) -> None:
+    """The site, the results store and what they read import neither PyTorch nor the
+    measuring layer, at any level: publishing the site needs results only."""
+    imported = [module for module, names in _imports(name, MODULES[name], top_level_only=False)]
+    assert not [m for m in imported if m.split(".")[0] == "torch"
+                or m.startswith(("generator.measure", "generator.jobs"))]
