@@ -90,7 +90,8 @@ class Experiment:
 
     def __post_init__(self) -> None:
         if not self.device:
-            object.__setattr__(self, "device", "cuda" if self.backend == "estimate" else self.backend)
+            modelled = "cuda" if self.backend == "estimate" else self.backend
+            object.__setattr__(self, "device", modelled)
         problems = validation_problems(self)
         if problems:
             raise ConfigError("; ".join(problems))
@@ -99,7 +100,8 @@ class Experiment:
     def key(self) -> str:
         """File-name-safe identity, e.g. `bert-base-b32-s128-amp-fp16-adamw-estimate`."""
         model = _KEY_UNSAFE.sub("_", self.model.lower()).strip("_.-") or "model"
-        key = f"{model}-b{self.batch_size}-s{self.seq_len}-{self.precision}-{self.optimizer}-{self.backend}"
+        key = (f"{model}-b{self.batch_size}-s{self.seq_len}-{self.precision}-{self.optimizer}"
+               f"-{self.backend}")
         if self.backend == "estimate" and self.device != "cuda":
             key += f"-as-{self.device}"
         return "-".join([key] + [opt.tag(value) for opt, value in self.step_options()])

@@ -1,17 +1,57 @@
-"""Shared helpers: run the CLI in a subprocess from a project folder, and compare folders."""
+"""What the tests share: the slow folder's marker, the command line (in this process or in a
+subprocess), a project folder, hand-made results, a page rendered from its context, and checks
+of the SVGs every chart and diagram must pass.
+
+tests/unit/ runs by default in seconds; tests/slow/ (every test there is marked `slow`)
+starts subprocesses, runs real training steps, renders whole sites or opens a browser.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
+from markupsafe import Markup
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+SLOW_DIR = REPO_ROOT / "tests" / "slow"
+PAST = 1_000_000_000  # an mtime (2001) that no write during a test can produce
+CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
+              "autocast_copies", "temporaries")
+SVG = "{http://www.w3.org/2000/svg}"
+LANGS = ("zh", "en")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/slow/ is slow: `-m "not slow"` leaves the folder out."""
+    for item in items:
+        if SLOW_DIR in item.path.parents:
+            item.add_marker(pytest.mark.slow)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+@dataclass
+class Run:
+    """What a command left: its exit status and everything it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
 
 
 def cli_env() -> dict[str, str]:
@@ -22,7 +62,7 @@ def cli_env() -> dict[str, str]:
     return env
 
 
-def run_cli(args: list[Any], cwd: Path, *, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_cli(args: list[Any], cwd: Path, *, timeout: float = 600) -> subprocess.CompletedProcess:
     """`python -m generator ARGS` in `cwd`; stdout and stderr captured (stderr is a pipe,
     never a terminal, so progress is one line per experiment)."""
     return subprocess.run(
@@ -32,12 +72,39 @@ def run_cli(args: list[Any], cwd: Path, *, timeout: float = 300) -> subprocess.C
     )
 
 
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> Callable[[list[Any], Path], Run]:
+    """`generator.cli.main(ARGS)` in this process, run from `cwd` as `python -m generator`
+    would be: a usage error's SystemExit becomes the exit status, and SIGTERM's handler
+    (main installs its own) is put back."""
+    from generator.cli import main
+
+    def run(args: list[Any], cwd: Path) -> Run:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        handler = signal.getsignal(signal.SIGTERM)
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        finally:
+            signal.signal(signal.SIGTERM, handler)
+        out, err = capsys.readouterr()
+        return Run(code, out, err)
+
+    return run
+
+
 def tree_state(root: Path) -> dict[str, tuple] | None:
     """Everything under `root`: each path with its kind, and for files size, mtime and bytes.
     None when `root` does not exist."""
     root = Path(root)
     if not root.exists():
         return None
+    if root.is_file():
+        stat = root.stat()
+        return {".": ("file", stat.st_size, stat.st_mtime_ns, root.read_bytes())}
     state: dict[str, tuple] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
@@ -49,10 +116,253 @@ def tree_state(root: Path) -> dict[str, tuple] | None:
     return state
 
 
+def assert_refused(run: Callable[[list[Any], Path], Any], root: Path, args: list[Any],
+                   *needles: str, watch: tuple[str, ...] = ()) -> str:
+    """A user mistake: exit status 2, exactly one line on stderr holding every needle (no
+    traceback), and results/, docs/, site/ and the `watch` paths under `root` as they were.
+    `run` is the `cli` fixture or `run_cli`. Returns the line."""
+    paths = [root / name for name in ("results", "docs", "site", *watch)]
+    before = [tree_state(p) for p in paths]
+    proc = run(args, root)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2, f"exit {proc.returncode}, stderr:\n{proc.stderr}"
+    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{proc.stderr}"
+    assert "Traceback" not in lines[0]
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+    for path, state in zip(paths, before):
+        assert tree_state(path) == state, f"{path.relative_to(root)} changed"
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- project folders
+
+
+def theme_dir() -> str:
+    """The theme overrides folder mkdocs.yml names (theme.custom_dir), relative to the repo."""
+    found = re.search(r"^\s+custom_dir:\s*['\"]?([^'\"\s#]+)",
+                      (REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert found, "mkdocs.yml names no theme.custom_dir"
+    return found.group(1)
+
+
+def make_project(root: Path) -> Path:
+    """A project folder: the repository's mkdocs.yml, its hand-written assets and the theme
+    overrides that mkdocs.yml names; no results, no pages."""
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    shutil.copytree(REPO_ROOT / "docs" / "assets", root / "docs" / "assets")
+    shutil.copytree(REPO_ROOT / theme_dir(), root / theme_dir(), dirs_exist_ok=True)
+    return root
+
+
+def snapshot_code(root: Path) -> None:
+    """Copy generator/ and templates/ into `root`: `python -m generator` run there imports
+    this copy (the current folder comes first on sys.path), so edits made to the repository
+    while a long test runs cannot reach it."""
+    for name in ("generator", "templates"):
+        shutil.copytree(REPO_ROOT / name, root / name, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """An empty project folder: a copy of the repository's mkdocs.yml, hand-written assets and theme overrides."""
-    shutil.copy(REPO_ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
-    shutil.copytree(REPO_ROOT / "docs" / "assets", tmp_path / "docs" / "assets")
-    shutil.copytree(REPO_ROOT / "overrides", tmp_path / "overrides")
-    return tmp_path
+    return make_project(tmp_path / "project")
+
+
+@pytest.fixture
+def seeded(project: Path) -> Path:
+    """A project whose results/ and docs/ hold what bad input must leave alone (old mtimes):
+    one stored result, a step that did not fit, and one page."""
+    import json
+
+    write_old(project / "results" / "estimate" / "tiny-b2-s16-fp32-adamw-estimate.json",
+              json.dumps(hand_made_result(error="out_of_memory")))
+    write_old(project / "docs" / "index.md", "# an old page\n")
+    return project
+
+
+# --------------------------------------------------------------------------- hand-made results
+
+TINY_EXPERIMENT = {"model": "tiny", "batch_size": 2, "seq_len": 16, "precision": "fp32",
+                   "optimizer": "adamw", "backend": "estimate", "device": "cuda"}
+
+
+def hand_made_result(*, error: str | None = None, **experiment: Any) -> dict[str, Any]:
+    """A result file's content, by hand, that results.load accepts: a step of the tiny model
+    (fields changed by `experiment`) with small round figures, or, with `error`, a step that
+    did not run and has no figures."""
+    from generator.experiment import Experiment
+
+    exp = Experiment(**{**TINY_EXPERIMENT, **experiment})
+    data: dict[str, Any] = {
+        "schema_version": 1, "key": exp.key, "experiment": exp.to_dict(),
+        "backend": exp.backend, "environment": {"torch": "0.0-test"},
+        "error": error, "error_detail": None,
+    }
+    if error is None:
+        mib = 2**20
+        data.update(
+            peak_bytes=6 * mib, parameter_count=1000,
+            live_at_peak_bytes=dict.fromkeys(CATEGORIES, mib),
+            category_max_bytes=dict.fromkeys(CATEGORIES, mib),
+            module_activation_bytes={"layers.0": mib},
+            timeline={"tick": [0, 1, 2], "end_tick": 3,
+                      "bytes": {c: [0, mib, mib // 2] for c in CATEGORIES}},
+            phases=[{"name": "forward", "tick": 0}, {"name": "backward", "tick": 1}])
+    return data
+
+
+def write_old(path: Path, content: str | bytes) -> Path:
+    """Write a file with an old mtime, so that any later rewrite shows in tree_state."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    os.utime(path, (PAST, PAST))
+    return path
+
+
+def with_torch_facts(results_dir: Path) -> Path:
+    """Give a results tree the torch_facts study (the formats' limits, GradScaler's defaults)
+    that the precision page and two claims need, as the built-in suite measures it."""
+    source = FIXTURES / "results" / "studies" / "estimate" / "torch-facts.json"
+    target = results_dir / "studies" / "estimate" / source.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, target)
+    return results_dir
+
+
+# --------------------------------------------------------------------------- user models
+
+#: A user module (`userpkg.mod`): a working factory and each way a factory can be wrong.
+USER_MODULE = '''\
+import torch
+from torch import nn
+
+VOCAB = 50
+
+
+def build():
+    model = nn.Sequential(nn.Embedding(VOCAB, 8), nn.Linear(8, VOCAB))
+
+    def make_batch(batch_size, seq_len, device):
+        ids = torch.randint(0, VOCAB, (batch_size, seq_len), device=device)
+        return (ids,), ids
+
+    def loss_fn(output, target):
+        return nn.functional.cross_entropy(output.reshape(-1, VOCAB), target.reshape(-1))
+
+    return model, make_batch, loss_fn
+
+
+def raises():
+    raise ValueError("factory exploded on purpose")
+
+
+def wrong_shape():
+    return 42
+
+
+not_callable = 7
+
+
+def batch_is_42():
+    model, _, loss_fn = build()
+    return model, (lambda batch_size, seq_len, device: 42), loss_fn
+
+
+def batch_raises():
+    model, _, loss_fn = build()
+
+    def make_batch(batch_size, seq_len, device):
+        raise ValueError("make_batch exploded on purpose")
+
+    return model, make_batch, loss_fn
+'''
+#: The factories of USER_MODULE that are wrong, and what their one-line error must name.
+BAD_FACTORIES = {
+    "raises": ("userpkg.mod:raises", "ValueError", "factory exploded on purpose"),
+    "wrong_shape": ("userpkg.mod:wrong_shape", "(model, make_batch, loss_fn)", "int"),
+    "not_callable": ("userpkg.mod:not_callable", "not callable"),
+}
+
+
+@pytest.fixture
+def user_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., str]]:
+    """Write a package `name` with module `mod.py` under a folder; returns the package name.
+    Whatever is imported from it is forgotten afterwards, and sys.path is restored, so the
+    next test's package of the same name is imported afresh."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    names: list[str] = []
+
+    def write(root: Path, source: str = USER_MODULE, name: str = "userpkg") -> str:
+        (root / name).mkdir(parents=True)
+        (root / name / "__init__.py").write_text("", encoding="utf-8")
+        (root / name / "mod.py").write_text(source, encoding="utf-8")
+        importlib.invalidate_caches()
+        names.append(name)
+        return name
+
+    yield write
+    for module in [m for m in sys.modules if any(m == n or m.startswith(n + ".") for n in names)]:
+        del sys.modules[module]
+
+
+# --------------------------------------------------------------------------- pages and SVG
+
+
+def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = None) -> str:
+    """One page of a page module in `lang`, from its context alone: its figures (inline SVG)
+    and tables, through its template, as render.render passes them. `path` picks one page of
+    a module that writes several (article, reports)."""
+    from generator.site.pages import pages_of
+    from generator.site.templating import environment
+
+    has_data = ctx is not None
+    figures = module.figures(ctx, lang) if has_data and hasattr(module, "figures") else {}
+    tables = module.tables(ctx, lang) if has_data and hasattr(module, "tables") else {}
+    pages = [p for p in pages_of(module, ctx) if path is None or p.path == path]
+    assert len(pages) == 1, [p.path for p in pages_of(module, ctx)]
+    name = module.__name__.rsplit(".", 1)[-1]
+    template = environment().get_template(f"{pages[0].template}.{lang}.md.j2")
+    text = template.render(lang=lang, tables=tables, site={name: ctx}, page=ctx,
+                           figures={k: Markup(v) for k, v in figures.items()},
+                           **pages[0].variables)
+    assert "{{" not in text and "{%" not in text, "template syntax left on the page"
+    return text
+
+
+def prose(page: str) -> str:
+    """A page without its inline SVGs, whose coordinates hold every digit sequence."""
+    return re.sub(r"<svg.*?</svg>", "", page, flags=re.S)
+
+
+def svg_texts(svg: str) -> list[str]:
+    """Every visible string of an SVG: the text of each <text> element."""
+    return ["".join(el.itertext()) for el in ET.fromstring(svg).iter(f"{SVG}text")]
+
+
+def svg_ids(svg: str) -> list[str]:
+    return re.findall(r'\sid="([^"]+)"', svg)
+
+
+def check_svg(svg: str, svg_id: str) -> ET.Element:
+    """What every figure of the site must be: one well-formed <svg role="img"> with id
+    `svg_id`, labelled by its non-empty <title> and <desc>; every id inside it prefixed with
+    its own id (figures share a page) and every reference resolved inside it; its ink the
+    theme's (currentColor), never the placeholder colour; no XML prolog or metadata."""
+    root = ET.fromstring(svg)
+    assert root.tag == f"{SVG}svg" and root.get("role") == "img"
+    assert root.get("id") == svg_id, (root.get("id"), svg_id)
+    title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
+    assert title is not None and "".join(title.itertext()).strip()
+    assert desc is not None and "".join(desc.itertext()).strip()
+    assert root.get("aria-labelledby") == f"{title.get('id')} {desc.get('id')}"
+    ids = svg_ids(svg)
+    assert len(ids) == len(set(ids)) and all(i.startswith(svg_id) for i in ids), svg_id
+    assert set(re.findall(r'(?:url\(#|href="#)([^)"]+)', svg)) <= set(ids)
+    assert "currentColor" in svg and "#010203" not in svg.lower()
+    assert "<?xml" not in svg and "<metadata" not in svg and "\n\n" not in svg
+    return root

@@ -1,10 +1,11 @@
-"""Measure jobs in a process of their own: `python -m generator.worker IN OUT_DIR`.
+"""Measure jobs in a process of their own: `python -m generator.jobs.worker IN OUT_DIR`.
 
 IN holds a JSON list of jobs ({"experiment": …} or {"study": …}); for job i the worker writes
 OUT_DIR/i.json, whole or not at all, holding {"result": …}, {"user_error": {"type", "message"}}
-(the user's mistake, e.g. a model that raises, as errors.to_payload gives it) or
-{"failure": "…"} (a bug: the last line of its traceback). A fresh process keeps one measurement's allocator state, or its out-of-memory
-error, away from the next; the runner only groups estimates, which allocate nothing.
+(the user's mistake, e.g. a model that raises, as errors.to_payload sends it) or
+{"failure": "…"} (a bug: the last line of its traceback). A fresh process keeps one
+measurement's allocator state, or its out-of-memory error, away from the next; the runner only
+groups estimates, which allocate nothing.
 """
 
 from __future__ import annotations

@@ -1,0 +1,163 @@
+"""Bad command-line arguments, and the `estimate` and `models` commands that take them, run
+in this process (`generator.cli.main`).
+
+A mistake ends as exactly one line on stderr that names it, exit status 2, and leaves
+results/ and docs/ as they were (conftest.assert_refused). The same mistakes in an
+experiments.toml: test_bad_suites.py; in a subprocess that measures: slow/test_cli_measure.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import BAD_FACTORIES, assert_refused
+
+ESTIMATE = ["estimate", "tiny", "--batch-size", "1", "--seq-len", "8"]
+
+
+# --------------------------------------------------------------------------- options
+
+
+def test_unknown_model_names_it_and_lists_the_choices(cli, seeded: Path) -> None:
+    from generator.measure.models import MODELS
+
+    assert_refused(cli, seeded, ["estimate", "nosuchmodel", "--batch-size", "1", "--seq-len", "8"],
+                   "nosuchmodel", *MODELS)
+
+
+@pytest.mark.parametrize(("option", "value"), [("--precision", "fp8"), ("--optimizer", "lion"),
+                                               ("--attention", "flash"), ("--device", "tpu")])
+def test_unknown_choice_is_named(cli, seeded: Path, option: str, value: str) -> None:
+    assert_refused(cli, seeded, [*ESTIMATE, option, value], option, value)
+
+
+@pytest.mark.parametrize("option", ["--batch-size", "--seq-len"])
+@pytest.mark.parametrize("value", ["0", "-3", "abc", "1.5"])
+def test_sizes_must_be_positive_integers(cli, seeded: Path, option: str, value: str) -> None:
+    args = {"--batch-size": "1", "--seq-len": "8", option: value}
+    assert_refused(cli, seeded, ["estimate", "tiny", *[x for kv in args.items() for x in kv]],
+                   option, value, "positive integer")
+
+
+def test_a_required_size_left_out(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "tiny", "--batch-size", "1"], "--seq-len")
+
+
+def test_estimate_needs_a_model(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "--batch-size", "1", "--seq-len", "8"], "model")
+
+
+def test_estimate_refuses_two_different_models(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, [*ESTIMATE, "--model", "gpt2-small"], "model")
+
+
+def test_sequence_longer_than_the_model_allows(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "tiny", "--batch-size", "1", "--seq-len", "4096"],
+                   "4096", "128")
+
+
+@pytest.mark.parametrize(("size", "needles"), [("24XB", ("XB",)), ("-1GiB", ("-1GiB",)),
+                                               ("lots", ("lots",))])
+def test_unreadable_memory_size(cli, seeded: Path, size: str, needles: tuple[str, ...]) -> None:
+    assert_refused(cli, seeded, [*ESTIMATE, f"--gpu-memory={size}"], "--gpu-memory", *needles)
+
+
+def test_unknown_command(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["mesure"], "mesure")
+
+
+# --------------------------------------------------------------------------- sizes no tensor has
+
+
+def test_batch_larger_than_any_tensor(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "tiny", "--batch-size", str(2**64), "--seq-len", "8"],
+                   "batch_size", str(2**64), "2⁶³")
+
+
+def test_batch_whose_tensors_overflow(cli, seeded: Path) -> None:
+    """Each size fits in int64 but the logits (batch × seq × vocab) do not: the estimate
+    must say so, not print PyTorch's traceback."""
+    assert_refused(cli, seeded, ["estimate", "tiny", "--batch-size", str(10**15),
+                                 "--seq-len", "128"],
+                   "batch_size 1000000000000000", "seq_len 128", "tiny")
+
+
+# --------------------------------------------------------------------------- user models
+
+
+def test_estimate_of_a_model_module_that_does_not_import(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "--model", "no_such_pkg.models:build",
+                                 "--batch-size", "2", "--seq-len", "4"],
+                   "no_such_pkg.models", "ModuleNotFoundError")
+
+
+def test_estimate_of_a_missing_factory(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "--model", "json:no_such_function",
+                                 "--batch-size", "2", "--seq-len", "4"],
+                   "json:no_such_function", "not found")
+
+
+@pytest.mark.parametrize("factory", sorted(BAD_FACTORIES))
+def test_bad_user_factory(cli, seeded: Path, user_package, factory: str) -> None:
+    user_package(seeded)
+    assert_refused(cli, seeded, ["estimate", "--model", f"userpkg.mod:{factory}",
+                                 "--batch-size", "2", "--seq-len", "4"], *BAD_FACTORIES[factory])
+
+
+def test_bad_user_make_batch(cli, seeded: Path, user_package) -> None:
+    """A user make_batch that returns the wrong thing is the user's mistake (user.py: "Every
+    failure is a ModelError of one line"), so it should not end in a traceback."""
+    user_package(seeded)
+    assert_refused(cli, seeded, ["estimate", "userpkg.mod:batch_is_42", "--batch-size", "2",
+                                 "--seq-len", "4"], "userpkg.mod:batch_is_42")
+
+
+@pytest.mark.parametrize("form", [["userpkg.mod:build"], ["--model", "userpkg.mod:build"]],
+                         ids=["positional", "option"])
+def test_user_model_estimate_works_from_the_project_folder(cli, project: Path, user_package,
+                                                           form: list[str]) -> None:
+    user_package(project)
+    proc = cli(["estimate", *form, "--batch-size", "2", "--seq-len", "4"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "userpkg.mod:build" in proc.stdout
+    assert "850 parameters" in proc.stdout  # 50*8 + 8*50 + 50
+    assert [line for line in proc.stdout.splitlines() if line.startswith("peak:")]
+    assert not (project / "results").exists()  # an estimate stores nothing
+
+
+# --------------------------------------------------------------------------- working paths
+
+
+def test_models_lists_the_zoo(cli, project: Path) -> None:
+    from generator.measure.models import MODELS
+
+    proc = cli(["models"], project)
+    assert proc.returncode == 0, proc.stderr
+    names = [line.split()[0] for line in proc.stdout.splitlines()[:len(MODELS)]]
+    assert names == list(MODELS)
+    assert "package.module:function" in proc.stdout
+
+
+def _estimate_budget(cli, project: Path, budget: str) -> tuple[int, str]:
+    """The estimated peak (bytes, from the printed MiB) and the budget's verdict line."""
+    proc = cli(["estimate", "tiny", "--batch-size", "2", "--seq-len", "16",
+                "--precision", "amp-bf16", "--gpu-memory", budget], project)
+    assert proc.returncode == 0, proc.stderr
+    peaks = [line for line in proc.stdout.splitlines() if line.startswith("peak:")]
+    assert len(peaks) == 1, proc.stdout
+    found = re.match(r"peak: ([\d,.]+) MiB \(", peaks[0])
+    assert found, peaks[0]
+    fits = [line for line in proc.stdout.splitlines() if line.startswith("fits in")]
+    assert len(fits) == 1, proc.stdout
+    return float(found.group(1).replace(",", "")) * 2**20, fits[0]
+
+
+def test_estimate_says_whether_the_step_fits(cli, project: Path) -> None:
+    peak, fits = _estimate_budget(cli, project, "1GiB")
+    assert 2**10 < peak < 2**30
+    assert fits.startswith("fits in 1.00 GiB: yes"), fits
+    _, short = _estimate_budget(cli, project, "1KiB")
+    assert short.startswith("fits in 1.00 KiB: no"), short

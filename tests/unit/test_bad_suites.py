@@ -1,0 +1,116 @@
+"""Bad experiments.toml files given to `measure --config` and `build --config`, run in this
+process: every mistake is found while reading the suite, before anything is measured, and
+reported on one line (conftest.assert_refused) with the file's name. All the problems of a
+suite come out at once, each with the number of its experiment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_refused
+
+#: One experiment table per mistake (the fields given besides model, batch_size, seq_len),
+#: and what its part of the line must say.
+BAD_TABLES = {
+    'model = "nosuchmodel"': "unknown model 'nosuchmodel'",
+    'precision = "fp8"': "unknown precision 'fp8'",
+    'optimizer = "lion"': "unknown optimizer 'lion'",
+    "batch_size = 0": "batch_size must be a positive integer, got 0",
+    "batch_size = -3": "batch_size must be a positive integer, got -3",
+    "batch_size = 1.5": "batch_size must be a positive integer, got 1.5",
+    'batch_size = "two"': "batch_size must be a positive integer, got 'two'",
+    "seq_len = 0": "seq_len must be a positive integer, got 0",
+    "seq_len = 2.5": "seq_len must be a positive integer, got 2.5",
+    "seq_len = 4096": "seq_len 4096 is longer than tiny allows (128 positions)",
+    "batch_size = 9223372036854775807\nseq_len = 9223372036854775807":
+        "seq_len 9223372036854775807 is longer than tiny allows",
+    "batch_size = []": "batch_size = [] gives no experiment",
+    'gpu_memory = "24XB"': "unknown memory unit 'XB' in '24XB'",
+    'gpu_memory = "-1GiB"': "cannot read memory size '-1GiB'",
+    "learning_rate = 0.1": "unknown experiment field(s) learning_rate",
+}
+
+
+def table(fields: str = "") -> str:
+    """One [[experiment]] of the tiny model, with `fields` ("name = value" lines) added or
+    replacing its own."""
+    found = {"model": '"tiny"', "batch_size": "2", "seq_len": "16"}
+    for line in fields.splitlines():
+        name, value = line.split(" = ", 1)
+        found[name] = value
+    return "[[experiment]]\n" + "".join(f"{k} = {v}\n" for k, v in found.items())
+
+
+def suite(root: Path, text: str | bytes, name: str = "suite.toml") -> str:
+    path = root / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return name
+
+
+def test_every_mistake_of_a_suite_on_one_line(cli, seeded: Path) -> None:
+    name = suite(seeded, "\n".join(table(t) for t in BAD_TABLES))
+    line = assert_refused(cli, seeded, ["measure", "--config", name], name, *BAD_TABLES.values())
+    for number in range(1, len(BAD_TABLES) + 1):
+        assert f"experiment {number}:" in line, number
+
+
+def test_every_problem_of_one_experiment_in_the_line(cli, seeded: Path) -> None:
+    name = suite(seeded, table("batch_size = 0\nprecision = \"fp8\""))
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "batch_size", "fp8")
+
+
+@pytest.mark.parametrize("command", ["measure", "build"])
+def test_malformed_toml_names_line_and_column(cli, seeded: Path, command: str) -> None:
+    name = suite(seeded, '[[experiment]]\nmodel = "tiny"\nbatch_size = = 2\nseq_len = 8\n')
+    assert_refused(cli, seeded, [command, "--config", name], name, "line 3, column 14")
+
+
+def test_missing_config_file(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["measure", "--config", "nowhere.toml"], "nowhere.toml")
+
+
+def test_toml_that_is_not_utf8(cli, seeded: Path) -> None:
+    name = suite(seeded, '[[experiment]]\nmodel = "tïny"\n'.encode("latin-1"))
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "UTF-8")
+
+
+def test_single_bracket_table(cli, seeded: Path) -> None:
+    name = suite(seeded, table().replace("[[experiment]]", "[experiment]"))
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "[[experiment]]")
+
+
+def test_unknown_table(cli, seeded: Path) -> None:
+    name = suite(seeded, table() + "[[experiments]]\nmodel = \"tiny\"\n")
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "experiments")
+
+
+def test_a_suite_without_jobs(cli, seeded: Path) -> None:
+    name = suite(seeded, "# nothing to measure\n")
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "[[experiment]]")
+
+
+def test_unimportable_model_module(cli, seeded: Path) -> None:
+    name = suite(seeded, table('model = "no_such_pkg.mod:build"'))
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "no_such_pkg")
+
+
+def test_a_factory_that_is_not_callable_is_found_while_reading(cli, seeded: Path,
+                                                              user_package) -> None:
+    """Importing the user's module is part of reading the suite: no worker is started."""
+    user_package(seeded)
+    name = suite(seeded, table('model = "userpkg.mod:not_callable"'))
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "not callable")
+
+
+def test_bad_studies_are_reported_with_the_experiments(cli, seeded: Path) -> None:
+    name = suite(seeded, table("batch_size = 0") +
+                 '[[study]]\nkind = "no_such_kind"\nname = "s"\n')
+    line = assert_refused(cli, seeded, ["measure", "--config", name], name, "experiment 1:",
+                          "study 1:", "no_such_kind")
+    assert "batch_size" in line
