@@ -63,8 +63,9 @@ def check_machine(device: str) -> tuple[int, int, int]:
                           "the `sharding` study of the built-in suite")
     missing = [v for v in ("RANK", "WORLD_SIZE", "LOCAL_RANK") if v not in os.environ]
     if missing:
+        ranks = torch.cuda.device_count() if device == "cuda" else 2  # CPU: any number
         raise ConfigError(f"run under torchrun, e.g. `torchrun --nproc-per-node "
-                          f"{torch.cuda.device_count()} scripts/torchrun_sharding.py …` "
+                          f"{ranks} scripts/torchrun_sharding.py …` "
                           f"({', '.join(missing)} not set)")
     local = int(os.environ["LOCAL_RANK"])
     if device == "cuda" and local >= torch.cuda.device_count():

@@ -24,7 +24,7 @@ backward (FSDP2 frees and re-gathers them, so they are not activations).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import torch
 from torch import nn
@@ -97,7 +97,7 @@ class ShardedMemoryTracker(MemoryTracker):
                 self.label(param.grad, "gradients")
 
 
-def _intercept_resize(tracker: MemoryTracker):
+def _intercept_resize(tracker: MemoryTracker) -> Callable[[], None]:
     """Make `UntypedStorage.resize_` tell `tracker` (see the module's docstring, point 2);
     returns what undoes it."""
     original = torch.UntypedStorage.resize_
