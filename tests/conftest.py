@@ -2,12 +2,14 @@
 subprocess), a project folder, hand-made results, a page rendered from its context, and checks
 of the SVGs every chart and diagram must pass.
 
-tests/unit/ runs by default in seconds; tests/slow/ (every test there is marked `slow`)
-starts subprocesses, runs real training steps, renders whole sites or opens a browser.
+tests/unit/ takes seconds (`python -m pytest -m "not slow"` runs it alone); tests/slow/, whose
+every test is marked `slow` here, starts subprocesses, runs real training steps, renders whole
+sites or opens a browser. `python -m pytest` runs both.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import re
@@ -23,16 +25,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from markupsafe import Markup
+
+from generator.results.shapes import CATEGORIES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 SLOW_DIR = REPO_ROOT / "tests" / "slow"
 PAST = 1_000_000_000  # an mtime (2001) that no write during a test can produce
-CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
-              "autocast_copies", "temporaries")
 SVG = "{http://www.w3.org/2000/svg}"
 LANGS = ("zh", "en")
+#: Markup where a name should be: results and model names come from other people's files.
+HOSTILE = '<script>alert("x")</script>\''
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -114,6 +117,12 @@ def tree_state(root: Path) -> dict[str, tuple] | None:
             stat = path.stat()
             state[rel] = ("file", stat.st_size, stat.st_mtime_ns, path.read_bytes())
     return state
+
+
+def file_digests(root: Path) -> dict[str, str]:
+    """sha256 of every file under `root`, by relative path: output compared byte for byte."""
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(Path(root).rglob("*")) if p.is_file()}
 
 
 def assert_refused(run: Callable[[list[Any], Path], Any], root: Path, args: list[Any],
@@ -224,16 +233,6 @@ def write_old(path: Path, content: str | bytes) -> Path:
     return path
 
 
-def with_torch_facts(results_dir: Path) -> Path:
-    """Give a results tree the torch_facts study (the formats' limits, GradScaler's defaults)
-    that the precision page and two claims need, as the built-in suite measures it."""
-    source = FIXTURES / "results" / "studies" / "estimate" / "torch-facts.json"
-    target = results_dir / "studies" / "estimate" / source.name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, target)
-    return results_dir
-
-
 # --------------------------------------------------------------------------- user models
 
 #: A user module (`userpkg.mod`): a working factory and each way a factory can be wrong.
@@ -313,23 +312,45 @@ def user_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., str]
 # --------------------------------------------------------------------------- pages and SVG
 
 
+def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The step results and studies of a results tree as render.render hands them to the
+    page modules, each result with the link to its published JSON (`json_path`)."""
+    from generator import results
+
+    found = results.load_all_with_paths(results_dir)
+    for path, result in found:
+        result["json_path"] = f"data/{path.parent.name}/{path.name}"
+    return [result for _, result in found], results.load_studies(results_dir)
+
+
+#: Figures drawn per (page module, language, context), kept with their context: a module's
+#: pages share them, as in render.render. A context is not changed once its page is drawn.
+_FIGURES: dict[tuple[str, str, int], tuple[Any, dict[str, str]]] = {}
+
+
+def page_figures(module: ModuleType, ctx: Any, lang: str) -> dict[str, str]:
+    """A page module's figures (SVG by name) for a context, drawn once."""
+    if ctx is None or not hasattr(module, "figures"):
+        return {}
+    key = (module.__name__, lang, id(ctx))
+    if key not in _FIGURES or _FIGURES[key][0] is not ctx:
+        _FIGURES[key] = (ctx, module.figures(ctx, lang))
+    return _FIGURES[key][1]
+
+
 def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = None) -> str:
     """One page of a page module in `lang`, from its context alone: its figures (inline SVG)
     and tables, through its template, as render.render passes them. `path` picks one page of
     a module that writes several (article, reports)."""
     from generator.site.pages import pages_of
-    from generator.site.templating import environment
+    from generator.site.render import render_page
 
-    has_data = ctx is not None
-    figures = module.figures(ctx, lang) if has_data and hasattr(module, "figures") else {}
-    tables = module.tables(ctx, lang) if has_data and hasattr(module, "tables") else {}
+    tables = module.tables(ctx, lang) if ctx is not None and hasattr(module, "tables") else {}
     pages = [p for p in pages_of(module, ctx) if path is None or p.path == path]
     assert len(pages) == 1, [p.path for p in pages_of(module, ctx)]
     name = module.__name__.rsplit(".", 1)[-1]
-    template = environment().get_template(f"{pages[0].template}.{lang}.md.j2")
-    text = template.render(lang=lang, tables=tables, site={name: ctx}, page=ctx,
-                           figures={k: Markup(v) for k, v in figures.items()},
-                           **pages[0].variables)
+    text = render_page(pages[0], lang, context=ctx, tables=tables,
+                       figures=page_figures(module, ctx, lang), site={name: ctx})
     assert "{{" not in text and "{%" not in text, "template syntax left on the page"
     return text
 
@@ -349,13 +370,15 @@ def svg_ids(svg: str) -> list[str]:
 
 
 def check_svg(svg: str, svg_id: str) -> ET.Element:
-    """What every figure of the site must be: one well-formed <svg role="img"> with id
-    `svg_id`, labelled by its non-empty <title> and <desc>; every id inside it prefixed with
-    its own id (figures share a page) and every reference resolved inside it; its ink the
-    theme's (currentColor), never the placeholder colour; no XML prolog or metadata."""
+    """What every figure of the site must be: one well-formed <svg role="img"> whose id
+    matches `svg_id` (a regular expression; a plain id matches itself), labelled by its
+    non-empty <title> and <desc>; every id inside it prefixed with its own id (figures share
+    a page) and every reference resolved inside it; its ink the theme's (currentColor), never
+    the placeholder colour; no XML prolog or metadata."""
     root = ET.fromstring(svg)
     assert root.tag == f"{SVG}svg" and root.get("role") == "img"
-    assert root.get("id") == svg_id, (root.get("id"), svg_id)
+    assert re.fullmatch(svg_id, root.get("id") or ""), (root.get("id"), svg_id)
+    svg_id = root.get("id")
     title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
     assert title is not None and "".join(title.itertext()).strip()
     assert desc is not None and "".join(desc.itertext()).strip()

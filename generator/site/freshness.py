@@ -19,7 +19,7 @@ from pathlib import Path
 from generator.site.templating import TEMPLATES
 
 STAMP = ".render-stamp.json"  # mkdocs skips dotfiles in docs/ (exclude_docs default)
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # all of generator/: any module may shape a page
 LIBRARIES = ("matplotlib", "jinja2", "markupsafe", "numpy", "torch")
 from generator.words import LANGS
 

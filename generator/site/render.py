@@ -39,7 +39,6 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
     pages = sorted(((name, page) for name, module in modules.items()
                     for page in pages_of(module, contexts[name])),
                    key=lambda item: (item[1].section is not None, item[1].nav))
-    env = environment()
     written: list[Path] = []
     for lang in LANGS:
         root = docs_dir / lang
@@ -53,16 +52,25 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
                 tables.update(getattr(module, "tables", lambda *_: {})(contexts[name], lang))
         for name, svg in sorted(figures.items()):
             written.append(write_text_atomic(root / "figures" / f"{name}.svg", svg))
-        shared = {"lang": lang, "tables": tables, "site": contexts,
-                  "figures": {name: Markup(svg) for name, svg in figures.items()}}
         for name, page in pages:
-            template = env.get_template(f"{page.template}.{lang}.md.j2")
-            text = template.render(**shared, page=contexts[name], **page.variables)
+            text = render_page(page, lang, context=contexts[name], tables=tables,
+                               figures=figures, site=contexts)
             written.append(write_text_atomic(root / page.path, text))
         _prune(root, set(written))
     if mkdocs_config is not None:
         write_nav(Path(mkdocs_config), [page for _, page in pages])
     return written
+
+
+def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup],
+                figures: dict[str, str], site: dict[str, Any]) -> str:
+    """One page in one language: its template, given its page's context as `page` (and the
+    Page's variables by name), the language, every table and figure of that language, and
+    every page's context as `site`."""
+    template = environment().get_template(f"{page.template}.{lang}.md.j2")
+    return template.render(lang=lang, tables=tables, site=site, page=context,
+                           figures={name: Markup(svg) for name, svg in figures.items()},
+                           **page.variables)
 
 
 def read_results(results_dir: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list[dict[str, Any]]]:

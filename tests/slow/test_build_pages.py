@@ -9,7 +9,6 @@ runs a snapshot of the code (conftest.snapshot_code): the comparisons span minut
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -20,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, hand_made_result, make_project, snapshot_code
+from conftest import (FIXTURES, HOSTILE, LANGS, file_digests, hand_made_result, make_project,
+                      snapshot_code)
 
-HOSTILE = '<script>alert("x")</script>\''
 SUITE = """\
 [[experiment]]
 model = "bert-base"
@@ -66,10 +65,9 @@ def built(tmp_path_factory: pytest.TempPathFactory):
     return root, run_snapshot(["-m", "generator", "build", "--config", "suite.toml"], root)
 
 
-def _digests(docs: Path) -> dict[str, str]:
-    """sha256 of every generated file (docs/zh and docs/en), by path."""
-    return {p.relative_to(docs).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for lang in ("zh", "en") for p in sorted((docs / lang).rglob("*")) if p.is_file()}
+def _digests(docs: Path) -> dict[str, dict[str, str]]:
+    """Every generated file (docs/zh and docs/en), digested."""
+    return {lang: file_digests(docs / lang) for lang in LANGS}
 
 
 def _html_svg_and_markdown(root: Path) -> list[Path]:
@@ -140,7 +138,7 @@ def test_render_is_byte_identical_in_one_process_and_across_processes(built, tmp
     root, proc = built
     assert proc.returncode == 0, proc.stderr
     first = _digests(root / "docs")
-    assert len(first) > 20 and any(name.endswith(".svg") for name in first)
+    assert len(first["en"]) > 20 and any(name.endswith(".svg") for name in first["en"])
     twice = run_snapshot(["-c", "import sys; from generator.site.render import render; "
                           "[render('results', d) for d in sys.argv[1:]]",
                           str(tmp_path / "again-1"), str(tmp_path / "again-2")], root)
@@ -165,3 +163,16 @@ def test_a_warm_build_does_not_render_again(built) -> None:
     assert "not rendered again" in again.stderr, again.stderr
     assert _digests(root / "docs") == before
     assert (root / "site" / "en" / "reports" / "bert-base" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("module", ["site/render.py", "units.py", "experiment.py"])
+def test_a_build_renders_again_after_the_code_it_renders_with_changes(built, module) -> None:
+    """The render stamp digests the code: an edit to any module the render runs (the pages'
+    own, or the size formatting and option words they import) means render again."""
+    root, proc = built
+    assert proc.returncode == 0, proc.stderr
+    source = root / "generator" / module
+    source.write_text(source.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    again = run_snapshot(["-m", "generator", "build", "--config", "suite.toml"], root)
+    assert again.returncode == 0, again.stderr
+    assert "not rendered again" not in again.stderr, f"{module} changed:\n{again.stderr}"

@@ -29,7 +29,8 @@ def test_bad_user_factory_in_the_worker(seeded: Path, user_package, factory: str
 def test_bad_user_make_batch_in_the_worker(seeded: Path, user_package) -> None:
     user_package(seeded)
     _suite(seeded, "userpkg.mod:batch_raises")
-    assert_refused(run_cli, seeded, ["measure", "--config", "user.toml"], "userpkg.mod:batch_raises")
+    assert_refused(run_cli, seeded, ["measure", "--config", "user.toml"],
+                   "userpkg.mod:batch_raises")
 
 
 def test_python_m_generator_ends_a_mistake_with_one_line(seeded: Path) -> None:

@@ -5,7 +5,6 @@ the folder (conftest.assert_refused), and leaves everything as it was, the block
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

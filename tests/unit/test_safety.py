@@ -6,9 +6,8 @@ slow/test_build_pages.py; names that would become paths: test_results_store.py.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-from conftest import REPO_ROOT
+from conftest import HOSTILE, REPO_ROOT
 
 PACKAGE = REPO_ROOT / "generator"
 #: Modules that deserialize into code or objects; results are JSON and nothing else.
@@ -16,7 +15,6 @@ UNSAFE_MODULES = {"pickle", "cPickle", "dill", "marshal", "shelve", "joblib", "c
 UNSAFE_CALLS = {"eval", "exec", "compile", "__import__"}
 UNSAFE_ATTRIBUTES = {("torch", "load"), ("yaml", "load"), ("yaml", "unsafe_load"),
                      ("numpy", "load"), ("np", "load")}
-HOSTILE_NAME = '<script>alert("x")</script>\''
 
 
 def _unsafe_uses(source: str) -> list[str]:
@@ -55,7 +53,7 @@ def test_templates_are_autoescaped() -> None:
 
     env = environment()
     assert env.autoescape is True
-    shown = env.from_string("{{ name }}").render(name=HOSTILE_NAME)
+    shown = env.from_string("{{ name }}").render(name=HOSTILE)
     assert "<" not in shown and '"' not in shown and "'" not in shown
     assert shown.startswith("&lt;script&gt;alert(")
     for name in env.list_templates(extensions=["j2"]):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import http.server
 import re
-import shutil
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from conftest import REPO_ROOT, run_cli
+from conftest import FIXTURES, REPO_ROOT, make_project, run_cli
 
 pytestmark = pytest.mark.browser
 
@@ -36,12 +35,13 @@ CHROMIUM_ARGS = [
     # A second guard behind the route handler below: no host name resolves but 127.0.0.1.
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
-FIXTURE_RESULTS = REPO_ROOT / "tests" / "fixtures" / "results"
+FIXTURE_RESULTS = FIXTURES / "results"
 SCREENSHOTS = REPO_ROOT / "test-artifacts" / "screenshots"
 LOCAL_HOST = "127.0.0.1"
 #: A word each language's pages must contain, and that search must find.
 SEARCH_WORDS = {"zh": "激活值", "en": "activations"}
-TIMEOUT_MS = 15_000
+#: Every browser wait is for an event (a load, an element); this ceiling only stops a hang.
+TIMEOUT_MS = 180_000
 
 
 def _sync_playwright():
@@ -102,10 +102,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture results rendered and built into a temporary project, as `site` does."""
-    root = tmp_path_factory.mktemp("browser-site")
-    shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
-    shutil.copytree(REPO_ROOT / "docs" / "assets", root / "docs" / "assets")
-    shutil.copytree(REPO_ROOT / "overrides", root / "overrides")
+    root = make_project(tmp_path_factory.mktemp("browser-site") / "project")
     for args in (["render", "--results", FIXTURE_RESULTS, "--docs", root / "docs"],
                  ["site", "--site", root / "site"]):
         proc = run_cli(args, root)

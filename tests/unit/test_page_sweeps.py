@@ -1,51 +1,41 @@
-"""The sweeps page: fits over batch size, the largest batch that fits, the formula, the charts
-and the page, on fixture results of the tiny model (estimates, fp32 and amp-bf16, batch
-1-8 at sequence 32 and sequence 32-128 at batch 8)."""
+"""The sweeps page on fixture results of the tiny model (estimates, fp32 and amp-bf16, batch
+1-8 at sequence 32 and sequence 32-128 at batch 8): its arithmetic (fits over batch size, the
+largest batch that fits a budget, the CUDA overhead to allow for, the activation formula),
+sweeps grouped by backend and machine, the charts, and the page's numbers following the
+data."""
 
 from __future__ import annotations
 
 import copy
 import json
 import shutil
-import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
 from generator.site import analysis
-
+from generator.site.pages import sweeps
 from generator.site.pages.sweeps import fits
 
-from generator import results
-from generator.site.render import render
-from generator.site.pages import sweeps
-from generator.jobs.suite import load_suite
-from generator.site.templating import environment
+from conftest import FIXTURES as ALL_FIXTURES, LANGS, SVG, check_svg, page_markdown, site_inputs
 
-FIXTURES = Path(__file__).parent / "fixtures" / "sweeps"
+FIXTURES = ALL_FIXTURES / "sweeps"
 MIB = 2 ** 20
 
 
 @pytest.fixture(scope="module")
 def fixture_results() -> list[dict]:
-    return results.load_all(FIXTURES)
+    return site_inputs(FIXTURES)[0]
 
 
 def _series(found: list[dict], precision: str, **fixed: int) -> list[dict]:
+    """One precision's results at the `fixed` sizes, by batch and sequence."""
     return sorted((r for r in found if r["experiment"]["precision"] == precision and
                    all(r["experiment"][k] == v for k, v in fixed.items())),
                   key=lambda r: (r["experiment"]["batch_size"], r["experiment"]["seq_len"]))
 
 
-def _page(ctx: dict | None, lang: str) -> str:
-    """The page's Markdown from a context, with the figures and tables the section makes."""
-    figures = sweeps.figures(ctx, lang) if ctx else {}
-    tables = sweeps.tables(ctx, lang) if ctx else {}
-    return environment().get_template(f"{lang}/sweeps.md.j2").render(
-        sections={"sweeps": ctx}, figures=figures, tables=tables, lang=lang)
+# --------------------------------------------------------------------------- fits
 
-
-# --- fits ---------------------------------------------------------------------------------
 
 def test_linear_fit_recovers_a_line_and_its_residuals() -> None:
     line = fits.linear_fit([1, 2, 3, 4], [12.0, 14.0, 17.0, 18.0])
@@ -131,7 +121,8 @@ def test_formula_variants_and_their_quadratic_term() -> None:
     assert fits.formula_variant("fp32") == "fp32" and fits.formula_variant("amp-fp16") == "16-bit"
 
 
-# --- the section --------------------------------------------------------------------------
+# --------------------------------------------------------------------------- the page
+
 
 def test_context_groups_sweeps_by_backend_and_machine(fixture_results) -> None:
     ctx = sweeps.context(fixture_results, [])
@@ -151,31 +142,23 @@ def test_context_groups_sweeps_by_backend_and_machine(fixture_results) -> None:
     assert sweeps.context(_series(fixture_results, "fp32", seq_len=32)[:2], []) is None
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", LANGS)
 def test_charts_are_well_formed_deterministic_and_unique(fixture_results, lang) -> None:
     ctx = sweeps.context(fixture_results, [])
     figures = sweeps.figures(ctx, lang)
     assert sorted(figures) == sorted(["sweeps-batch-" + ctx["batch"][0]["id"],
                                       "sweeps-seq-" + ctx["seq"][0]["id"]])
     assert figures == sweeps.figures(sweeps.context(fixture_results, []), lang)
-    ids: list[str] = []
     for name, svg in figures.items():
-        root = ET.fromstring(svg)
-        ns = "{http://www.w3.org/2000/svg}"
-        assert root.get("role") == "img"
-        assert root.find(ns + "title").text and root.find(ns + "desc").text
-        assert "#010203" not in svg.lower() and "currentColor" in svg
-        ids += [e.get("id") for e in root.iter() if e.get("id")]
-        assert all(i.startswith(f"chart-{name}-{lang}") for i in ids[-3:])
-    assert len(ids) == len(set(ids))
-    desc = ET.fromstring(figures["sweeps-batch-" + ctx["batch"][0]["id"]]).find(
-        "{http://www.w3.org/2000/svg}desc").text
+        check_svg(svg, f"chart-{name}-{lang}")
+    desc = check_svg(figures["sweeps-batch-" + ctx["batch"][0]["id"]], ".+").find(
+        f"{SVG}desc").text
     assert f"{ctx['batch'][0]['series']['fp32']['bytes_per_sample'] / MIB:,.1f}" in desc
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", LANGS)
 def test_page_numbers_follow_the_data(fixture_results, lang) -> None:
-    before = _page(sweeps.context(fixture_results, []), lang)
+    before = page_markdown(sweeps, sweeps.context(fixture_results, []), lang)
     # One more MiB per sample of temporaries in every fp32 result: the slope moves by 1 MiB.
     changed = copy.deepcopy(fixture_results)
     for r in changed:
@@ -190,19 +173,19 @@ def test_page_numbers_follow_the_data(fixture_results, lang) -> None:
     old = ctx_before["batch"][0]["series"]["fp32"]["bytes_per_sample"]
     new = ctx["batch"][0]["series"]["fp32"]["bytes_per_sample"]
     assert new == pytest.approx(old + MIB)
-    after = _page(ctx, lang)
+    after = page_markdown(sweeps, ctx, lang)
     assert after != before
     assert f"**{new / MIB:,.1f}" in after and f"**{new / MIB:,.1f}" not in before
     assert "{{" not in after and "sweeps-batch-" in after
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", LANGS)
 def test_page_with_one_kind_of_sweep(fixture_results, lang) -> None:
     only_batch = [r for r in fixture_results if r["experiment"]["seq_len"] == 32]
     only_seq = [r for r in fixture_results if r["experiment"]["batch_size"] == 8]
     for found, present, absent in ((only_batch, "sweeps-batch-", "sweeps-seq-"),
                                    (only_seq, "sweeps-seq-", "sweeps-batch-")):
-        page = _page(sweeps.context(found, []), lang)
+        page = page_markdown(sweeps, sweeps.context(found, []), lang)
         assert f"figures/{present}" in page and f"figures/{absent}" not in page
 
 
@@ -217,38 +200,29 @@ def _as_cuda(found: list[dict], context: int) -> list[dict]:
     return copies
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", LANGS)
 def test_page_uses_the_measured_cuda_overhead(fixture_results, lang) -> None:
-    allowance = _page(sweeps.context(fixture_results, []), lang)
+    allowance = page_markdown(sweeps, sweeps.context(fixture_results, []), lang)
     cuda = _as_cuda(_series(fixture_results, "fp32", seq_len=32), 300 * MIB)
     ctx = sweeps.context(fixture_results + cuda, [])
     assert [g["backend"] for g in ctx["batch"]] == ["cuda", "estimate"]
     assert ctx["main_batch"]["series"]["fp32"]["overhead"].context_bytes == 300 * MIB
-    page = _page(ctx, lang)
+    page = page_markdown(sweeps, ctx, lang)
     assert "300.0 MiB" in page and "300.0 MiB" not in allowance
     assert "Test GPU" in page
     assert f"{fits.CONTEXT_ALLOWANCE_BYTES / MIB:,.1f} MiB" in allowance
 
 
 def test_page_without_sweeps_says_how_to_get_them() -> None:
-    for lang, word in (("en", "python -m generator build"), ("zh", "python -m generator build")):
-        assert word in _page(None, lang)
-
-
-def test_render_writes_the_page_and_its_figures(tmp_path) -> None:
-    """The whole pipeline once: result files → render → docs/<lang>/sweeps.md and figures."""
-    render(FIXTURES, tmp_path / "docs")
-    for lang in ("zh", "en"):
-        page = (tmp_path / "docs" / lang / "sweeps.md").read_text(encoding="utf-8")
-        names = [p.stem for p in (tmp_path / "docs" / lang / "figures").glob("sweeps-*.svg")]
-        assert len(names) == 2 and all(f"figures/{n}.svg" in page for n in names)
+    for lang in LANGS:
+        assert "python -m generator build" in page_markdown(sweeps, None, lang)
 
 
 def test_page_numbers_follow_changed_files(tmp_path) -> None:
     """Edit a result file on disk and read the results again: the page's numbers move."""
     data = tmp_path / "results"
     shutil.copytree(FIXTURES, data)
-    first = _page(sweeps.context(results.load_all(data), []), "en")
+    first = page_markdown(sweeps, sweeps.context(site_inputs(data)[0], []), "en")
     path = data / "estimate" / "tiny-b8-s32-fp32-adamw-estimate.json"
     result = json.loads(path.read_text(encoding="utf-8"))
     result["peak_bytes"] += 64 * MIB
@@ -256,22 +230,9 @@ def test_page_numbers_follow_changed_files(tmp_path) -> None:
     result["timeline"]["bytes"]["temporaries"] = [
         v + 64 * MIB for v in result["timeline"]["bytes"]["temporaries"]]
     path.write_text(json.dumps(result), encoding="utf-8")
-    changed = results.load_all(data)
-    second = _page(sweeps.context(changed, []), "en")
+    changed = site_inputs(data)[0]
+    second = page_markdown(sweeps, sweeps.context(changed, []), "en")
     assert first != second
     fit = fits.fit_batch_sweep(_series(changed, "fp32", seq_len=32))
     assert f"**{fit.line.slope / MIB:,.1f} MiB per sample**" in second
     assert f"**{fit.line.slope / MIB:,.1f} MiB per sample**" not in first
-
-
-# --- the built-in suite -------------------------------------------------------------------
-
-def test_builtin_sweeps() -> None:
-    jobs = load_suite(Path(sweeps.__file__).parents[1] / "suites" / "sweeps.toml")
-    assert len(jobs) == 3 * (8 + 5 - 1)  # batch 32 at sequence 128 is in both sweeps
-    assert {(j.model, j.backend, j.device, j.optimizer, j.attention) for j in jobs} == \
-        {("bert-base", "estimate", "cuda", "adamw", "eager")}
-    by_batch = {j.batch_size for j in jobs if j.seq_len == 128}
-    by_seq = {j.seq_len for j in jobs if j.batch_size == 32}
-    assert by_batch == {1, 2, 4, 8, 16, 32, 64, 128} and by_seq == {64, 128, 256, 384, 512}
-    assert {j.precision for j in jobs} == {"fp32", "amp-fp16", "amp-bf16"}

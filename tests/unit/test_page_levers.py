@@ -1,29 +1,26 @@
-"""The levers page: savings and costs computed from results, ranked by the data, printed on
-the page, and checkpointing checked on a real (fake-tensor) step."""
+"""The levers page from fixture results (tests/fixtures/levers): savings and costs computed
+from pairs of results, ranked by the data, printed on the page in both languages, and its
+chart. Checkpointing itself on a step: test_estimate.py; the suite: test_suites.py."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.site import render
-
 from generator import results
-from generator.measure.backends import measure
-from generator.experiment import Experiment
-from generator.site.pages.article.context import ARTICLE
+from generator.site.pages import levers
 from generator.site.pages.levers.charts import bars
 from generator.site.pages.levers.tables import nowrap, saving_cell
-from generator.site.pages import levers
-from generator.jobs.suite import DEFAULT_SUITE, load_suite
 from generator.units import gib, mib
 
-FIXTURES = Path(__file__).parent / "fixtures" / "levers"
+from conftest import FIXTURES as ALL_FIXTURES, LANGS, SVG, check_svg, page_markdown
+
+FIXTURES = ALL_FIXTURES / "levers"
 EST = FIXTURES / "estimate"
 CPU = FIXTURES / "cpu-amd-epyc"
 BASE = "bert-base-b32-s128-fp32-adamw-estimate"
@@ -137,57 +134,42 @@ def test_results_without_levers_give_no_page_data() -> None:
     assert levers.context(plain, []) is None
 
 
-@pytest.fixture(scope="module")
-def docs(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("docs")
-    render.render(FIXTURES, out)
-    return out
-
-
-def test_page_prints_the_ranking_in_both_languages(docs: Path) -> None:
+@pytest.mark.parametrize("lang", LANGS)
+def test_page_prints_the_ranking(lang: str) -> None:
     ctx = _context()
-    for lang in render.LANGS:
-        page = (docs / lang / "levers.md").read_text()
-        assert "{{" not in page and "{%" not in page
-        for row in ctx["ranked"]:
-            assert saving_cell(row) in page, row["id"]
-            assert nowrap(f"{mib(row['category_before'])} → {mib(row['category_after'])}") in page
-        order = [page.index(f"| {row['rank']} | ") for row in ctx["ranked"]]
-        assert order == sorted(order)
-        assert page.count('<svg') == 1 and (docs / lang / "figures" / "levers-peaks.svg").exists()
+    page = page_markdown(levers, ctx, lang)
+    for row in ctx["ranked"]:
+        assert saving_cell(row) in page, row["id"]
+        assert nowrap(f"{mib(row['category_before'])} → {mib(row['category_after'])}") in page
+    order = [page.index(f"| {row['rank']} | ") for row in ctx["ranked"]]
+    assert order == sorted(order)
+    assert page.count("<svg") == 1 and "figures/levers-peaks.svg" in page
 
 
-def test_page_numbers_change_with_the_results(tmp_path: Path) -> None:
-    """Render from changed fixture data: the page must print the new numbers, not the old."""
-    changed = tmp_path / "results"
-    (changed / "estimate").mkdir(parents=True)
-    for key in (BASE, f"{BASE}-ckpt"):
-        shutil.copy(EST / f"{key}.json", changed / "estimate")
-    old = _context(changed)["by_id"]["checkpointing"]
+@pytest.mark.parametrize("lang", LANGS)
+def test_page_numbers_change_with_the_results(lang: str) -> None:
+    """The page from changed data must print the new numbers, not the old."""
+    found = [_load(EST, key) for key in (BASE, f"{BASE}-ckpt")]
+    old = levers.context(found, [])["by_id"]["checkpointing"]
     extra = 3 * 2**30
-
-    def grow(data: dict[str, Any]) -> None:
-        data["peak_bytes"] += extra
-        data["live_at_peak_bytes"]["activations"] += extra
-        data["category_max_bytes"]["activations"] += extra
-    _edit(changed / "estimate" / f"{BASE}.json", grow)
-    render.render(changed, tmp_path / "docs")
-    new = _context(changed)["by_id"]["checkpointing"]
+    changed = copy.deepcopy(found)
+    for field in ("live_at_peak_bytes", "category_max_bytes"):
+        changed[0][field]["activations"] += extra
+    changed[0]["peak_bytes"] += extra
+    ctx = levers.context(changed, [])
+    new = ctx["by_id"]["checkpointing"]
     assert new["saving_bytes"] == old["saving_bytes"] + extra
-    for lang in render.LANGS:
-        page = (tmp_path / "docs" / lang / "levers.md").read_text()
-        assert saving_cell(new) in page and saving_cell(old) not in page
-        assert f"**{gib(new['ref_peak'])} GiB**" in page
-        assert nowrap(f"{mib(new['category_before'])} → {mib(new['category_after'])}") in page
+    page = page_markdown(levers, ctx, lang)
+    assert saving_cell(new) in page and saving_cell(old) not in page
+    assert f"**{gib(new['ref_peak'])} GiB**" in page
+    assert nowrap(f"{mib(new['category_before'])} → {mib(new['category_after'])}") in page
 
 
-def test_page_without_lever_results_says_how_to_get_them(tmp_path: Path) -> None:
-    changed = tmp_path / "results"
-    (changed / "estimate").mkdir(parents=True)
-    shutil.copy(EST / f"{BASE}.json", changed / "estimate")
-    render.render(changed, tmp_path / "docs")
-    for lang in render.LANGS:
-        assert "python -m generator build" in (tmp_path / "docs" / lang / "levers.md").read_text()
+@pytest.mark.parametrize("lang", LANGS)
+def test_page_without_lever_results_says_how_to_get_them(lang: str) -> None:
+    ctx = levers.context([_load(EST, BASE)], [])
+    assert ctx is None
+    assert "python -m generator build" in page_markdown(levers, ctx, lang)
 
 
 def test_chart_has_one_bar_per_experiment_and_is_accessible() -> None:
@@ -195,42 +177,8 @@ def test_chart_has_one_bar_per_experiment_and_is_accessible() -> None:
     shown = bars(ctx)
     assert len(shown) == 1 + len(ctx["ranked"]) + len(ctx["combos"])
     assert ("set-to-none-off", _load(EST, f"{BASE}-grad-zeros")) in shown
-    for lang in render.LANGS:
+    for lang in LANGS:
         svg = levers.figures(ctx, lang)["levers-peaks"]
         assert svg == levers.figures(ctx, lang)["levers-peaks"]  # deterministic
-        root = ET.fromstring(svg)
-        assert root.get("role") == "img" and root.get("id") == f"chart-levers-peaks-{lang}"
-        desc = root.find("{http://www.w3.org/2000/svg}desc").text
-        assert f"{gib(ctx['baseline_peak'])} GiB" in desc
-        assert all(i.startswith("chart-levers-peaks-") for i in
-                   (e.get("id") for e in root.iter()) if i)
-
-
-def test_suite_measures_each_lever_on_the_article_example() -> None:
-    jobs = [j for j in load_suite() if isinstance(j, Experiment)]
-    article = [j for j in jobs if j.backend == "estimate" and j.device == "cuda" and
-               all(getattr(j, k) == ARTICLE[k] for k in ("model", "batch_size", "seq_len"))]
-    found = [levers.options({"experiment": j.to_dict()}) for j in article]
-    for lever in levers.LEVERS + levers.COMBOS:
-        assert {**levers.BASELINE, **lever.use} in found, lever.id
-        assert {**levers.BASELINE, **lever.use, **lever.reference} in found, lever.id
-    # The baseline and AMP are article.toml's own experiments, so the suite measures them once.
-    theirs = {j.key for j in load_suite(DEFAULT_SUITE / "article.toml") if j.batch_size == 32}
-    assert theirs and theirs <= {j.key for j in load_suite(DEFAULT_SUITE / "levers.toml")}
-
-
-def test_checkpointing_lowers_the_activation_peak_of_a_multi_layer_model() -> None:
-    """BERT-base (12 blocks) on fake tensors: with checkpointing each block keeps only its
-    input, so at most one block's activations exist at a time."""
-    shape = dict(model="bert-base", batch_size=2, seq_len=64)
-    base = measure(Experiment(**shape))
-    ckpt = measure(Experiment(**shape, checkpointing=True))
-    hidden = base["architecture"]["hidden"]
-    blocks = {k: v for k, v in base["module_activation_bytes"].items() if k.startswith("layers.")}
-    kept = {k: v for k, v in ckpt["module_activation_bytes"].items() if k.startswith("layers.")}
-    assert len(blocks) == len(kept) == base["architecture"]["layers"] == 12
-    block_input = shape["batch_size"] * shape["seq_len"] * hidden * 4  # fp32
-    assert set(kept.values()) == {block_input}
-    before = base["category_max_bytes"]["activations"]
-    after = ckpt["category_max_bytes"]["activations"]
-    assert after <= before - (len(blocks) - 1) * max(blocks.values()) + len(blocks) * block_input
+        root = check_svg(svg, f"chart-levers-peaks-{lang}")
+        assert f"{gib(ctx['baseline_peak'])} GiB" in root.find(f"{SVG}desc").text

@@ -1,0 +1,117 @@
+"""The render stage over whole fixture trees (render.render, in this process): every page
+module's pages and figures written in both languages, well-formed, deterministic, with
+unique ids; data files published; stale files removed; the nav rewritten. Each page's
+content from its context alone: tests/unit/test_page_*.py."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.site import render
+from generator.site.analysis import torch_facts
+from generator.site.pages import all_pages, pages_of
+from generator.words import LANGS
+
+from conftest import FIXTURES, REPO_ROOT, check_svg, cli_env, file_digests, site_inputs, svg_ids
+
+#: Every page of the site; the reports hold one page per model of the fixture.
+PAGES = ("index.md", "explainer.md", "claims.md", "methodology.md", "levers.md", "sweeps.md",
+         "precision.md", "scale.md", "reports/index.md", "reports/bert-base.md")
+TREES = ("results", "levers", "sweeps", "precision", "scale")
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each fixture tree rendered once."""
+    out = tmp_path_factory.mktemp("docs")
+    for tree in TREES:
+        render.render(FIXTURES / tree, out / tree)
+    return {tree: out / tree for tree in TREES}
+
+
+@pytest.mark.parametrize("tree", TREES)
+def test_every_declared_page_and_figure_is_written_in_both_languages(docs, tree: str) -> None:
+    results, studies = site_inputs(FIXTURES / tree)
+    declared = {page.path for name, module in all_pages().items()
+                for page in pages_of(module, module.context(results, studies))}
+    assert set(PAGES) - {"reports/bert-base.md"} <= declared
+    for lang in LANGS:
+        root = docs[tree] / lang
+        assert {p.relative_to(root).as_posix() for p in root.rglob("*.md")} == declared
+        figures = {p.stem for p in (root / "figures").glob("*.svg")}
+        linked = {name for page in root.rglob("*.md")
+                  for name in re.findall(r"figures/([^)\s\"]+)\.svg", page.read_text("utf-8"))}
+        assert linked == figures, tree  # every figure is shown, every figure shown exists
+
+
+def test_the_whole_site_from_the_fixture_results(docs) -> None:
+    facts = torch_facts(site_inputs(FIXTURES / "results")[1])
+    for lang in LANGS:
+        root = docs["results"] / lang
+        for page in PAGES + ("data/estimate/bert-base-b32-s128-fp32-adamw-estimate.json",):
+            assert (root / page).exists(), page
+        names = {p.name for p in (root / "figures").glob("*.svg")}
+        assert {"bars.svg", "house.svg", "amp-flow-fp32.svg", "amp-flow-amp-fp16.svg",
+                "timeline-fp32.svg", "modules-amp-bf16.svg"} <= names
+        # The tree holds the torch_facts study: the precision page shows the formats.
+        precision = (root / "precision.md").read_text(encoding="utf-8")
+        assert f"{facts['by_name']['fp16']['smallest_normal']:.3g}" in precision
+    assert (docs["levers"] / "en" / "figures" / "levers-peaks.svg").exists()
+    assert len(list((docs["sweeps"] / "en" / "figures").glob("sweeps-*.svg"))) == 2
+    scale = (docs["scale"] / "en" / "scale.md").read_text(encoding="utf-8")
+    assert scale.startswith("---\nhide:") and "figures/scale-llama-7b" in scale
+
+
+@pytest.mark.parametrize("tree", TREES)
+def test_every_svg_is_well_formed_and_every_page_has_unique_ids(docs, tree: str) -> None:
+    svgs = sorted(docs[tree].rglob("*.svg"))
+    assert svgs
+    for path in svgs:
+        check_svg(path.read_text(encoding="utf-8"), r"(chart|diagram)-.+")
+    for page in docs[tree].rglob("*.md"):
+        ids = svg_ids(page.read_text(encoding="utf-8"))
+        assert len(ids) == len(set(ids)), page
+
+
+def test_rendering_twice_is_byte_identical(docs, tmp_path: Path) -> None:
+    render.render(FIXTURES / "results", tmp_path)
+    assert file_digests(tmp_path) == file_digests(docs["results"])
+
+
+def test_stale_generated_files_are_removed_and_the_nav_rewritten(tmp_path: Path) -> None:
+    stale = tmp_path / "docs" / "en" / "figures" / "old.svg"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("<svg/>")
+    config = tmp_path / "mkdocs.yml"
+    shutil.copy(REPO_ROOT / "mkdocs.yml", config)
+    render.render(FIXTURES / "sweeps", tmp_path / "docs", config)
+    assert not stale.exists()
+    nav = config.read_text(encoding="utf-8").split(render.NAV_BEGIN, 1)[1]
+    listed = re.findall(r"- ([\w/.-]+\.md)", nav)
+    written = sorted(p.relative_to(tmp_path / "docs" / "en").as_posix()
+                     for p in (tmp_path / "docs" / "en").rglob("*.md"))
+    assert sorted(listed) == written
+    assert "reports/bert-base.md" not in listed  # the sweeps' model is tiny
+
+
+def test_a_chart_is_byte_identical_in_another_process() -> None:
+    """No state of this process (fonts found, hash seeds, matplotlib's counters) reaches a
+    chart: another process draws the same bytes."""
+    from generator.site.style import step_charts
+
+    path = FIXTURES / "results" / "estimate" / "bert-base-b32-s128-fp32-adamw-estimate.json"
+    code = ("import json, pathlib, sys\nfrom generator.site.style import step_charts\n"
+            f"r = json.loads(pathlib.Path({str(path)!r}).read_text(encoding='utf-8'))\n"
+            "sys.stdout.write(step_charts.timeline(r, 'zh'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
+                         env={**cli_env(), "PYTHONHASHSEED": "4321"}, text=True,
+                         encoding="utf-8", timeout=600, check=True)
+    here = step_charts.timeline(json.loads(path.read_text(encoding="utf-8")), "zh")
+    assert out.stdout == here

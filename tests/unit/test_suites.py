@@ -1,0 +1,83 @@
+"""The built-in suite (generator/jobs/suites/*.toml): it loads, and measures what each page
+needs, cheaply enough for `python -m generator build` on a small machine."""
+
+from __future__ import annotations
+
+from generator.experiment import Experiment
+from generator.jobs.suite import DEFAULT_SUITE, load_suite
+from generator.measure.studies import Study, sharding
+from generator.site.analysis import ARTICLE
+from generator.site.pages import levers
+
+
+def _experiments(jobs: list) -> list[Experiment]:
+    return [j for j in jobs if isinstance(j, Experiment)]
+
+
+def _studies(jobs: list, kind: str) -> dict[str, Study]:
+    return {j.name: j for j in jobs if isinstance(j, Study) and j.kind == kind}
+
+
+def test_the_built_in_suite_is_every_file_and_measures_the_torch_facts() -> None:
+    jobs = load_suite()
+    files = sorted(DEFAULT_SUITE.glob("*.toml"))
+    assert len(files) >= 6
+    assert len(jobs) == len({(type(j), j.key) for j in jobs})  # each job once
+    assert {j.key for f in files for j in load_suite(f)} == {j.key for j in jobs}
+    [facts] = _studies(jobs, "torch_facts").values()
+    assert facts.backend == "estimate"  # what the installed PyTorch says, no device needed
+
+
+def test_the_article_example_in_every_precision_on_both_backends() -> None:
+    article = [j for j in _experiments(load_suite(DEFAULT_SUITE / "article.toml"))
+               if all(getattr(j, k) == v for k, v in ARTICLE.items())]
+    assert {(j.precision, j.backend) for j in article} == {
+        (p, b) for p in ("fp32", "amp-fp16", "amp-bf16") for b in ("estimate", "cuda")}
+
+
+def test_the_levers_suite_measures_each_lever_on_the_article_example() -> None:
+    jobs = _experiments(load_suite())
+    article = [j for j in jobs if j.backend == "estimate" and j.device == "cuda" and
+               all(getattr(j, k) == ARTICLE[k] for k in ("model", "batch_size", "seq_len"))]
+    found = [levers.options({"experiment": j.to_dict()}) for j in article]
+    for lever in levers.LEVERS + levers.COMBOS:
+        assert {**levers.BASELINE, **lever.use} in found, lever.id
+        assert {**levers.BASELINE, **lever.use, **lever.reference} in found, lever.id
+    # The baseline and AMP are article.toml's own experiments, so the suite measures them once.
+    theirs = {j.key for j in _experiments(load_suite(DEFAULT_SUITE / "article.toml"))
+              if j.batch_size == 32 and j.backend == "estimate"}
+    assert theirs and theirs <= {j.key for j in load_suite(DEFAULT_SUITE / "levers.toml")}
+
+
+def test_the_precision_suite() -> None:
+    jobs = load_suite(DEFAULT_SUITE / "precision.toml")
+    assert {(j.kind, j.backend) for j in jobs} == {("training_curves", "cpu"),
+                                                   ("training_curves", "cuda"),
+                                                   ("underflow", "cpu")}
+    for job in jobs:
+        if job.kind == "training_curves":
+            assert job.params["device"] == job.backend  # run() is not told the backend
+
+
+def test_the_sweeps() -> None:
+    jobs = _experiments(load_suite(DEFAULT_SUITE / "sweeps.toml"))
+    assert len(jobs) == 3 * (8 + 5 - 1)  # batch 32 at sequence 128 is in both sweeps
+    assert {(j.model, j.backend, j.device, j.optimizer, j.attention) for j in jobs} == \
+        {("bert-base", "estimate", "cuda", "adamw", "eager")}
+    by_batch = {j.batch_size for j in jobs if j.seq_len == 128}
+    by_seq = {j.seq_len for j in jobs if j.batch_size == 32}
+    assert by_batch == {1, 2, 4, 8, 16, 32, 64, 128} and by_seq == {64, 128, 256, 384, 512}
+    assert {j.precision for j in jobs} == {"fp32", "amp-fp16", "amp-bf16"}
+
+
+def test_the_sharding_study_runs_cheaply() -> None:
+    """A few points each (GPT-2 small 2 s, LLaMA-7B 7 s of CPU time a point here), from 1
+    to 64 GPUs: the whole 7B sweep is an optional suite."""
+    studies = _studies(load_suite(), "sharding")
+    assert {"sharding-gpt2-small", "sharding-llama-7b"} <= set(studies)
+    plan = sharding.plan(sharding.settings(studies["sharding-llama-7b"].params))
+    assert len(plan) <= 3 and ("fsdp2", 8) in plan
+    gpt2 = sharding.plan(sharding.settings(studies["sharding-gpt2-small"].params))
+    assert len(gpt2) <= 6 and {1, 64} <= {n for _, n in gpt2}
+    optional = DEFAULT_SUITE / "optional" / "sharding-llama-7b-sweep.toml"
+    assert [j.name for j in load_suite(optional)] == ["sharding-llama-7b-sweep"]
