@@ -11,7 +11,7 @@ from markupsafe import Markup
 from generator.results.shapes import CATEGORIES
 from generator.site import analysis
 from generator.site.style.labels import CATEGORY_LABELS, PRECISION_LABELS
-from generator.site.style.palette import CATEGORY_COLORS
+from generator.site.style.palette import CATEGORY_COLORS, PRECISION_COLORS
 from generator.units import mib, pct
 from generator.words import Words
 
@@ -30,11 +30,21 @@ def _t(key: str, lang: str) -> str:
     return TEXT[key][lang]
 
 
-def swatch(category: str, lang: str) -> str:
-    """The category's colour square and its name: the legend of every table row."""
+def swatch(category: str, lang: str, name: str | None = None) -> str:
+    """The category's colour square and its name (or `name`): the legend of a table row."""
     color = CATEGORY_COLORS[category]
     return (f'<span class="swatch" style="background:{color}"></span>'
-            f"{escape(CATEGORY_LABELS[category][lang])}")
+            f"{escape(name or CATEGORY_LABELS[category][lang])}")
+
+
+def precision_swatch(precision: str, lang: str) -> str:
+    """The precision's colour in the charts, then its name: the tables' legend. Kept on one
+    line: a swatch above "AMP fp16" would read as a label of its own."""
+    return (f'<span style="white-space:nowrap"><span class="swatch" '
+            f'style="background:{PRECISION_COLORS[precision]}"></span>'
+            f"{escape(PRECISION_LABELS[precision][lang])}</span>")
+
+
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]],

@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from generator.site.style.labels import CATEGORY_LABELS
 from generator.site.style.palette import CATEGORY_COLORS
-from generator.site.style.tables import markdown_table
+from generator.site.style.tables import markdown_table, swatch
 from generator.units import gib, pct
 from generator.words import Words
 
@@ -71,8 +71,7 @@ def shown_categories(group: dict[str, Any]) -> list[str]:
 
 
 def _swatch(category: str, lang: str, short: bool = False) -> str:
-    name = SHORT[category][lang] if short else label(category, lang)
-    return f'<span class="swatch" style="background:{color(category)}"></span>{escape(name)}'
+    return swatch(category, lang, SHORT[category][lang] if short else label(category, lang))
 
 
 

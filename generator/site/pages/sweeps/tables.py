@@ -3,15 +3,13 @@ them, the sequence sweep, and the largest batch per GPU size. Cells are escaped 
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
 from generator.site.pages.sweeps.fits import BUDGETS_GIB
-from generator.site.style.labels import PRECISION_LABELS
-from generator.site.style.palette import PRECISION_COLORS
 from generator.site.style.tables import markdown_table
+from generator.site.style.tables import precision_swatch as swatch
 from generator.units import gib, mib, pct
 from generator.words import Words
 
@@ -42,14 +40,6 @@ _TEXT: dict[str, Words] = {
 
 def _t(key: str, lang: str) -> str:
     return _TEXT[key][lang]
-
-
-def swatch(precision: str, lang: str) -> str:
-    """The precision's colour in the charts, then its name: the tables' legend. Kept on one
-    line: a swatch above "AMP fp16" would read as a label of its own."""
-    return (f'<span style="white-space:nowrap"><span class="swatch" '
-            f'style="background:{PRECISION_COLORS[precision]}"></span>'
-            f"{escape(PRECISION_LABELS[precision][lang])}</span>")
 
 
 def fit_table(group: dict[str, Any], lang: str) -> Markup:
