@@ -30,7 +30,7 @@ from generator.site.style.labels import (
 from generator.site.style.palette import CATEGORY_COLORS, FONT_STACK
 from generator.site.templating import environment
 from generator.units import size as size_text
-from generator.words import Words
+from generator.words import LANGS, Words
 
 Result = StepResult
 MARGIN, GAP = 16.0, 40.0        # canvas margin; between flow columns (an arrow and its label)
@@ -91,7 +91,7 @@ TEXT: dict[str, Words] = {
 
 def _setup(result: Result, lang: str) -> tuple[str, dict[str, Any]]:
     """The result's precision and the texts in `lang`, after refusing what cannot be drawn."""
-    if lang not in ("zh", "en"):
+    if lang not in LANGS:
         raise ValueError(f"lang must be 'zh' or 'en', not {lang!r}")
     precision = result.get("experiment", {}).get("precision")
     if precision not in PRECISION_LABELS:
