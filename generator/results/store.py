@@ -7,7 +7,6 @@ that other people commit, and must never be able to run code when read.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from generator.errors import ConfigError, OutputError, ResultsError
 from generator.experiment import Experiment
+from generator.files import TEMP_GLOB, write_atomic
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult
 
 SCHEMA_VERSION = 1
@@ -54,7 +54,6 @@ def ensure_writable(folder: Path, what: str = "results") -> None:
                           f"{error.strerror or error}") from None
 
 
-TEMP_GLOB = ".*.tmp"  # what save() writes before the rename
 
 
 def remove_stale_temps(results_dir: Path) -> list[Path]:
@@ -68,23 +67,9 @@ def remove_stale_temps(results_dir: Path) -> list[Path]:
 
 
 def save(path: Path, result: StepResult | StudyResult) -> None:
-    """Write via a temporary file in the same folder and rename it into place, so a reader
-    or an interrupted run never sees half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    except OSError as error:
-        raise OutputError(f"cannot write results to {path.parent}: {error.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(result, handle, indent=1, sort_keys=True, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write whole or not at all (a reader or an interrupted run never sees half a file)."""
+    text = json.dumps(result, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    write_atomic(path, text, what="results", durable=True)
 
 
 def load(path: Path) -> StepResult:

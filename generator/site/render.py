@@ -9,10 +9,8 @@ to list the pages written.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from markupsafe import Markup
 
 from generator import results
 from generator.errors import OutputError, ResultsError
+from generator.files import write_atomic
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment
 from generator.words import LANGS
@@ -129,19 +128,5 @@ def _prune(root: Path, keep: set[Path]) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write whole or not at all; skip the write when nothing changed (keeps mtimes stable)."""
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as error:
-        raise OutputError(f"cannot write pages to {path.parent}: {error.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """A page, figure or nav written whole or not at all (files.write_atomic)."""
+    return write_atomic(path, text, what="pages")
