@@ -91,8 +91,27 @@ def models(args: argparse.Namespace) -> int:
     for spec in MODELS.values():
         limit = f" (≤ {spec.max_seq_len} tokens)" if spec.max_seq_len else ""
         print(f"{spec.name:<{width}}  {spec.description}{limit}")
+    _print_hf_models()
     print("\nor your own: --model package.module:function returning (model, make_batch, loss_fn)")
     return 0
+
+
+def _print_hf_models() -> None:
+    """The Hugging Face configs shipped with the package, when transformers is installed."""
+    import importlib.util
+
+    print("\nHugging Face models, as hf:<hub id | config.json | folder>; these configs ship "
+          "with the package (no download):")
+    if importlib.util.find_spec("transformers") is None:
+        print("  (install transformers to use them: pip install -e '.[hf]')")
+        return
+    from generator.measure.models.hf import shipped_summary
+
+    rows = shipped_summary()
+    width = max(len(row["id"]) for row in rows) + 3
+    for row in rows:
+        print(f"{'hf:' + row['id']:<{width}}  {row['task']:<11} {row['parameters']:>14,} "
+              f"parameters, {row['layers']} layers, hidden {row['hidden']}")
 
 
 def estimate(args: argparse.Namespace) -> int:

@@ -31,6 +31,9 @@ DEVICES = ("cuda", "cpu")
 ATTENTIONS = ("eager", "sdpa")
 ZERO_GRADS = ("none", "zeros")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
+#: Hugging Face task heads (generator/measure/models/hf.py); auto: from the config.
+HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification",
+            "image-classification")
 
 INT64_MAX = 2**63 - 1
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
@@ -82,6 +85,11 @@ class Experiment:
         tag=str, label=str, words=lambda v: Words(f"{v} optimizer", f"{v} 优化器实现"),
         help="auto (PyTorch's pick), for-loop, foreach or fused")
     """auto (PyTorch's pick for the modelled device), for-loop, foreach or fused kernels."""
+    hf_task: str = option(
+        "auto", choices=HF_TASKS, step_option=True,
+        tag=lambda v: f"task-{v}", label=lambda v: f"task {v}", words=lambda v: same(f"task {v}"),
+        help="hf: models: the task head (default auto: the config's architectures)")
+    """Hugging Face models: the task head to train; auto reads the config's architectures."""
     gpu_memory: int | None = option(
         None, step_option=True, metavar="SIZE", parse=parse_size,
         tag=lambda v: f"budget-{size_tag(v)}", words=budget_words,

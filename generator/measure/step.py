@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 from torch import nn
@@ -52,8 +52,11 @@ class Trainer:
     @classmethod
     def create(cls, workload: Workload, exp: Experiment, *, device: torch.device,
                fake: bool = False) -> "Trainer":
-        if exp.checkpointing:
-            checkpoint_layers(workload.model)
+        if exp.checkpointing:  # the model's own way where it has one (Hugging Face)
+            if workload.enable_checkpointing is not None:
+                workload.enable_checkpointing()
+            else:
+                checkpoint_layers(workload.model)
         opt = make_optimizer(exp.optimizer, workload.model.parameters(),
                              impl=exp.optimizer_impl, modelled_device=exp.device)
         return cls(workload, exp.batch_size, exp.seq_len, exp.precision, device, opt,
@@ -68,7 +71,7 @@ class Trainer:
         phase("forward")
         inputs, target = self.workload.make_batch(self.batch_size, self.seq_len, self.device)
         with autocast_context(self.precision, self.device.type):
-            output = model(*inputs)
+            output = model(**inputs) if isinstance(inputs, dict) else model(*inputs)
             loss = self.workload.loss_fn(output, target)
         del output, inputs, target  # what backward needs is held by autograd, not by us
         phase("backward")
@@ -124,22 +127,34 @@ class _Checkpointed(nn.Module):
         self.block = block
 
     def forward(self, *args, **kwargs):
-        # The recomputation in backward runs without the torch-function modes that were
-        # active in forward (such as the estimate's CUDA policy), so it could pick other
-        # kernels than forward did; it re-enters them.
         modes = list(_get_current_function_mode_stack())
 
         def run(*inner_args, **inner_kwargs):
-            active = _get_current_function_mode_stack()
-            with contextlib.ExitStack() as stack:
-                for mode in modes:
-                    if not any(mode is m for m in active):
-                        stack.enter_context(mode)
+            with _reentered(modes):
                 return self.block(*inner_args, **inner_kwargs)
 
         # Non-reentrant: the variant PyTorch recommends; it supports keyword arguments and
         # does not need inputs that require grad.
         return checkpoint(run, *args, use_reentrant=False, **kwargs)
+
+
+@contextlib.contextmanager
+def _reentered(modes: list) -> Iterator[None]:
+    """The recomputation in backward runs without the torch-function modes that were active
+    in forward (such as the estimate's CUDA policy), so it could pick other kernels than
+    forward did: re-enter those that are not active."""
+    active = _get_current_function_mode_stack()
+    with contextlib.ExitStack() as stack:
+        for mode in modes:
+            if not any(mode is m for m in active):
+                stack.enter_context(mode)
+        yield
+
+
+def recompute_in_same_modes() -> tuple[contextlib.AbstractContextManager, ...]:
+    """A `context_fn` for `torch.utils.checkpoint.checkpoint`: nothing around the forward
+    pass, the forward pass's torch-function modes around the recomputation."""
+    return contextlib.nullcontext(), _reentered(list(_get_current_function_mode_stack()))
 
 
 def checkpoint_layers(model: nn.Module) -> None:

@@ -21,7 +21,7 @@ import itertools
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -85,11 +85,14 @@ class MemoryTracker(TorchDispatchMode):
     categories: tuple[str, ...] = CATEGORIES
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *,
-                 round_bytes: int = 1, device_type: str | None = None) -> None:
+                 round_bytes: int = 1, device_type: str | None = None,
+                 blocks: Sequence[tuple[str, nn.Module]] | None = None) -> None:
         """round_bytes: the allocator's block granularity (CUDA_BLOCK_BYTES on CUDA, 1 on
-        CPU). device_type: count only storages on this device type (None: all)."""
+        CPU). device_type: count only storages on this device type (None: all).
+        blocks: the named parts activations are attributed to (default: top_level_blocks)."""
         super().__init__()
         self.model, self.optimizer = model, optimizer
+        self.blocks = list(blocks) if blocks is not None else top_level_blocks(model)
         self.round_bytes, self.device_type = round_bytes, device_type
         self._rank = {name: i for i, name in enumerate(self.precedence)}
         self._clock = itertools.count(1)
@@ -116,7 +119,7 @@ class MemoryTracker(TorchDispatchMode):
                     self.on_exit(param.register_post_accumulate_grad_hook(self._on_grad).remove)
             self.on_exit(self.optimizer.register_step_post_hook(
                 lambda *_: self._label_optimizer_state()).remove)
-            for name, block in top_level_blocks(self.model):
+            for name, block in self.blocks:
                 self.on_exit(block.register_forward_pre_hook(self._entering(name)).remove)
                 self.on_exit(block.register_forward_hook(self._leaving).remove)
             self._saved_hooks.__enter__()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 from torch import nn
 
-#: make_batch(batch_size, seq_len, device) -> (inputs, target); the model is called as model(*inputs).
-BatchMaker = Callable[[int, int, torch.device], "tuple[tuple[torch.Tensor, ...], Any]"]
+#: make_batch(batch_size, seq_len, device) -> (inputs, target); the model is called as
+#: model(*inputs), or model(**inputs) when inputs is a dict (Hugging Face models, whose
+#: inputs include the labels).
+BatchMaker = Callable[[int, int, torch.device], "tuple[Any, Any]"]
 #: loss_fn(model_output, target) -> a scalar tensor.
 LossFn = Callable[[Any, Any], torch.Tensor]
 
@@ -21,3 +23,8 @@ class Workload:
     model: nn.Module
     make_batch: BatchMaker
     loss_fn: LossFn
+    blocks: Sequence[tuple[str, nn.Module]] | None = None
+    """The parts activations are attributed to; None: the model's children (tracker.py)."""
+    enable_checkpointing: Callable[[], None] | None = None
+    """The model's own way to recompute activations in backward; None: the step wraps the
+    blocks of `model.layers` (step.checkpoint_layers)."""

@@ -52,7 +52,9 @@ def measure(exp: Experiment) -> dict[str, Any]:
         raise ModelError(f"model {exp.model!r} failed in the training step: "
                          f"{type(error).__name__}: {detail}") from None
     if not figures.get("error"):
-        figures["architecture"] = spec.architecture
+        arch = spec.architecture
+        # the attention the step ran with, which the activation formula depends on
+        figures["architecture"] = {**arch, "attention": exp.attention} if arch else arch
         peak = figures["ground_truth"]["peak_bytes"] if figures.get("ground_truth") \
             else figures["peak_bytes"]
         if exp.gpu_memory is not None and peak > exp.gpu_memory:

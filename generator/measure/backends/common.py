@@ -17,8 +17,8 @@ from generator.measure.workload import Workload
 def tracked_step(trainer: Trainer, *, round_bytes: int,
                  device_type: str | None) -> TrackerReport:
     """One measured step of a single-device trainer (see step.tracked_step)."""
-    tracker = MemoryTracker(trainer.workload.model, trainer.optimizer,
-                            round_bytes=round_bytes, device_type=device_type)
+    tracker = MemoryTracker(trainer.workload.model, trainer.optimizer, round_bytes=round_bytes,
+                            device_type=device_type, blocks=trainer.workload.blocks)
     return step.tracked_step(trainer, tracker)
 
 
@@ -45,10 +45,8 @@ def figures(report: TrackerReport, *, parameter_count: int, warmup_steps: int) -
 
 
 def build_workload(spec, exp: Experiment) -> Workload:
-    """The experiment's model, with its attention option where it is not the default."""
-    if exp.attention == "eager":
-        return spec.build()
-    return spec.build(attention=exp.attention)
+    """The experiment's model, built with the experiment's fields it takes (attention, …)."""
+    return spec.build(**{name: getattr(exp, name) for name in spec.takes})
 
 
 def count_parameters(model) -> int:

@@ -27,6 +27,8 @@ from generator.measure.models.gpt2 import (
 from generator.measure.models.llama import LLAMA_7B, LLAMA_TINY, build_llama
 from generator.measure.models.resnet import RESNET50, build_resnet
 from generator.measure.models.transformer_parts import ATTENTION_IMPLS
+from generator.measure.models import hf
+from generator.measure.models.hf import is_hf_name
 from generator.measure.models.user import (
     FACTORY_FORM,
     factory_build,
@@ -52,6 +54,10 @@ class ModelSpec:
     architecture: dict[str, Any] | None = None
     #: Smallest sequence length (or image side) the model accepts.
     min_seq_len: int = 1
+    #: The experiment fields `build` takes, by name (e.g. attention).
+    takes: tuple[str, ...] = ()
+    #: The model's own checks of an experiment (one-line errors), beyond the lengths above.
+    check: Callable[[Experiment], None] | None = None
 
 
 def _configurable(builder: Callable[[Any], Workload], config: Any) -> Callable[..., Workload]:
@@ -79,6 +85,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=BERT_BASE.max_position_embeddings,
             build=_configurable(build_bert, BERT_BASE),
             architecture=_architecture(BERT_BASE),
+            takes=("attention",),
         ),
         ModelSpec(
             name="gpt2-small",
@@ -89,6 +96,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=GPT2_SMALL.max_position_embeddings,
             build=_configurable(build_gpt2, GPT2_SMALL),
             architecture=_architecture(GPT2_SMALL),
+            takes=("attention",),
             min_seq_len=2,  # next-token prediction needs two tokens
         ),
         ModelSpec(
@@ -99,6 +107,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=BERT_TINY.max_position_embeddings,
             build=_configurable(build_bert, BERT_TINY),
             architecture=_architecture(BERT_TINY),
+            takes=("attention",),
         ),
         ModelSpec(
             name="resnet50",
@@ -118,6 +127,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=LLAMA_7B.max_position_embeddings,
             build=_configurable(build_llama, LLAMA_7B),
             architecture=_architecture(LLAMA_7B),
+            takes=("attention",),
             min_seq_len=2,
         ),
         ModelSpec(
@@ -127,6 +137,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=LLAMA_TINY.max_position_embeddings,
             build=_configurable(build_llama, LLAMA_TINY),
             architecture=_architecture(LLAMA_TINY),
+            takes=("attention",),
             min_seq_len=2,
         ),
     )
@@ -134,18 +145,21 @@ MODELS: dict[str, ModelSpec] = {
 
 
 def resolve_model(name: str) -> ModelSpec:
-    """The spec of a built-in model, or of a user factory `package.module:function`.
+    """The spec of a built-in model, a Hugging Face model `hf:<source>`, or a user factory
+    `package.module:function`.
 
-    A user module is imported here, so an import failure surfaces at once; the factory is
-    only called by `spec.build()`. Every failure is a one-line ModelError.
+    A user module is imported here and a Hugging Face config read, so a typo fails at once;
+    the model itself is only built by `spec.build()`. Every failure is a one-line ModelError.
     """
     if name in MODELS:
         return MODELS[name]
+    if is_hf_name(name):
+        return _hf_spec(name)
     if not is_factory_name(name):
         choices = ", ".join(MODELS)
-        raise ModelError(
-            f"unknown model {name!r}; choose one of: {choices}, or give a factory as {FACTORY_FORM}"
-        )
+        raise ModelError(f"unknown model {name!r}; choose one of: {choices}, a Hugging Face "
+                         f"model as hf:<hub id | config.json | folder>, or a factory as "
+                         f"{FACTORY_FORM}")
     factory = import_factory(name)
     return ModelSpec(
         name=name,
@@ -155,18 +169,41 @@ def resolve_model(name: str) -> ModelSpec:
     )
 
 
+def _hf_spec(name: str) -> ModelSpec:
+    config, where = hf.load_config(name)
+
+    def task(hf_task: str) -> str:
+        return hf.task_of(config, name) if hf_task == "auto" else hf_task
+
+    def build(attention: str = "eager", hf_task: str = "auto") -> Workload:
+        return hf.build(config, name, task=task(hf_task), attention=attention)
+
+    def check(exp: Experiment) -> None:
+        hf.check(config, name, task=task(exp.hf_task), attention=exp.attention,
+                 seq_len=exp.seq_len)
+
+    return ModelSpec(name=name, description=f"{type(config).__name__} from {where}",
+                     max_seq_len=hf.max_positions(config), build=build,
+                     architecture=hf.architecture(config, "eager"),
+                     takes=("attention", "hf_task"), check=check)
+
+
 def check_model(exp: Experiment) -> None:
     """The model exists (a user factory imports) and accepts the sequence length."""
     spec = resolve_model(exp.model)
-    if exp.attention != "eager" and spec.architecture is None:
+    if exp.hf_task != "auto" and "hf_task" not in spec.takes:
+        raise ConfigError(f"hf_task works with Hugging Face models (hf:…), not {exp.model!r}")
+    if exp.attention != "eager" and "attention" not in spec.takes:
         raise ConfigError(f"model {exp.model!r} has no attention option; attention = "
-                          f"{exp.attention!r} works with the built-in transformers")
+                          f"{exp.attention!r} works with transformers (built-in or hf:)")
     if exp.seq_len < spec.min_seq_len:
         raise ConfigError(f"seq_len {exp.seq_len} is shorter than {exp.model} accepts "
                           f"(at least {spec.min_seq_len})")
     if spec.max_seq_len is not None and exp.seq_len > spec.max_seq_len:
         raise ConfigError(f"seq_len {exp.seq_len} is longer than {exp.model} allows "
                           f"({spec.max_seq_len} positions)")
+    if spec.check is not None:
+        spec.check(exp)
 
 
 __all__ = [

@@ -1,8 +1,8 @@
 """GPT-2 with its language-model head, built from code.
 
-The architecture is Hugging Face's `GPT2LMHeadModel` (pre-LN blocks, tanh GELU, a final
-LayerNorm, an LM head without bias tied to the token embeddings), so `gpt2-small` has its
-124,439,808 parameters. The top-level children are `embeddings`, `layers`, `final_norm` and
+The architecture is Hugging Face's `GPT2LMHeadModel` (pre-LN blocks, GPT-2's tanh GELU
+written out op by op as Hugging Face's `gelu_new` computes it, a final LayerNorm, an LM head
+without bias tied to the token embeddings), so `gpt2-small` has its 124,439,808 parameters. The top-level children are `embeddings`, `layers`, `final_norm` and
 `lm_head` so the profiler can attribute memory per block.
 """
 
@@ -91,7 +91,7 @@ class GPT2Block(nn.Module):
         )
         self.mlp_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.mlp = MLP(
-            config.hidden_size, config.intermediate_size, config.residual_dropout, gelu="tanh"
+            config.hidden_size, config.intermediate_size, config.residual_dropout, gelu="new"
         )
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -110,13 +110,24 @@ class MLP(nn.Module):
     ) -> None:
         super().__init__()
         self.up = nn.Linear(hidden_size, intermediate_size)
-        # "none" is the exact erf GELU (BERT); "tanh" is GPT-2's approximation.
-        self.activation = nn.GELU(approximate=gelu)
+        # "none" is the exact erf GELU (BERT); "tanh" PyTorch's fused tanh approximation;
+        # "new" the same approximation written out, as GPT-2 and Hugging Face compute it.
+        self.activation = NewGELU() if gelu == "new" else nn.GELU(approximate=gelu)
         self.down = nn.Linear(intermediate_size, hidden_size)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.dropout(self.down(self.activation(self.up(hidden))))
+
+
+class NewGELU(nn.Module):
+    """GPT-2's GELU, op by op, as Hugging Face's `gelu_new` (transformers/activations.py,
+    NewGELUActivation): autograd keeps the input, its cube and the tanh for backward, several
+    times the memory of PyTorch's fused `gelu(approximate="tanh")`, which keeps the input only."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi)
+                                           * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
 @torch.no_grad()

@@ -1,0 +1,188 @@
+"""Hugging Face models as `hf:<source>`: built from their configuration, no weights, no network.
+
+The model is the task head that the config's `architectures` names (…ForCausalLM,
+…ForMaskedLM, …ForConditionalGeneration / …ForSeq2SeqLM, …ForSequenceClassification,
+…ForImageClassification), or the experiment's `hf_task`. The step computes the loss the way
+the Trainer does, through the model's own `labels` path, so the loss's vocabulary-sized
+temporaries are the ones users get; batches are random token ids (or pixels) shaped from the
+config. `attention` becomes `attn_implementation`, `checkpointing` the model's own
+`gradient_checkpointing_enable()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.errors import ConfigError, ModelError
+from generator.measure.models.hf_config import find_config, transformers_module
+
+#: task → (the auto class that builds it, the architecture suffixes that name it).
+TASKS = {
+    "causal-lm": ("AutoModelForCausalLM", ("ForCausalLM", "LMHeadModel")),
+    "masked-lm": ("AutoModelForMaskedLM", ("ForMaskedLM",)),
+    "seq2seq-lm": ("AutoModelForSeq2SeqLM", ("ForConditionalGeneration", "ForSeq2SeqLM")),
+    "sequence-classification": ("AutoModelForSequenceClassification",
+                                ("ForSequenceClassification",)),
+    "image-classification": ("AutoModelForImageClassification", ("ForImageClassification",)),
+}
+PREFIX = "hf:"
+
+
+def is_hf_name(name: str) -> bool:
+    return isinstance(name, str) and name.startswith(PREFIX)
+
+
+def load_config(name: str):
+    """The model's `PretrainedConfig` and where it was found."""
+    transformers = transformers_module()
+    data, where = find_config(name[len(PREFIX):])
+    try:
+        config_class = transformers.CONFIG_MAPPING[data["model_type"]]
+    except KeyError:
+        raise ModelError(f"{name}: model_type {data['model_type']!r} is unknown to transformers "
+                         f"{transformers.__version__}") from None
+    try:
+        return config_class.from_dict(data), where
+    except Exception as error:  # a config the class refuses
+        raise ModelError(f"{name}: transformers cannot read this config "
+                         f"({type(error).__name__}: {str(error).splitlines()[0][:120]})") from None
+
+
+def task_of(config, name: str) -> str:
+    """The task the config's `architectures` names."""
+    for arch in config.architectures or []:
+        for task, (_, suffixes) in TASKS.items():
+            if arch.endswith(suffixes):
+                return task
+    raise ModelError(f"{name}: no supported task head in architectures "
+                     f"{config.architectures or []}; give hf_task ({', '.join(TASKS)})")
+
+
+def model_class(config, task: str, name: str):
+    """The class that builds `task` for this config, or a ModelError when it has none."""
+    auto = getattr(transformers_module(), TASKS[task][0])
+    try:
+        return auto._model_mapping[type(config)]
+    except KeyError:
+        raise ConfigError(f"hf_task {task!r} does not fit {name} (model_type "
+                          f"{config.model_type!r} has no {task} head)") from None
+
+
+def max_positions(config) -> int | None:
+    """The longest sequence the config's position embeddings allow; None if unbounded."""
+    for field in ("max_position_embeddings", "n_positions"):
+        value = getattr(config, field, None)
+        if isinstance(value, int):
+            # RoBERTa keeps two positions for its padding offset.
+            return value - 2 if config.model_type in ("roberta", "xlm-roberta") else value
+    return None
+
+
+def architecture(config, attention: str) -> dict[str, Any] | None:
+    """What the activation formula needs, for one-stack transformers; None otherwise."""
+    get = lambda *names: next((getattr(config, n) for n in names  # noqa: E731
+                               if isinstance(getattr(config, n, None), int)), None)
+    layers = get("num_hidden_layers", "n_layer")
+    hidden = get("hidden_size", "n_embd")
+    heads = get("num_attention_heads", "n_head")
+    if None in (layers, hidden, heads) or getattr(config, "is_encoder_decoder", False):
+        return None
+    return {"layers": layers, "hidden": hidden, "heads": heads,
+            "intermediate": get("intermediate_size", "n_inner") or 4 * hidden,
+            "vocab": getattr(config, "vocab_size", None), "attention": attention}
+
+
+def check(config, name: str, *, task: str, attention: str, seq_len: int) -> None:
+    """The problems of one experiment on this model, as one-line errors."""
+    cls = model_class(config, task, name)
+    if attention == "sdpa" and not getattr(cls, "_supports_sdpa", False):
+        raise ConfigError(f"attention 'sdpa': {cls.__name__} has no SDPA implementation in "
+                          f"transformers {transformers_module().__version__}; use eager")
+    limit = max_positions(config)
+    if task != "image-classification" and limit is not None and seq_len > limit:
+        raise ConfigError(f"seq_len {seq_len} is longer than {name} allows ({limit} positions)")
+    if task == "causal-lm" and seq_len < 2:
+        raise ConfigError(f"seq_len {seq_len} is shorter than {name} accepts (at least 2)")
+
+
+def build(config, name: str, *, task: str, attention: str):
+    """The workload: the model in training mode, random batches, the model's own loss."""
+    import torch
+    from torch import nn
+
+    from generator.measure.step import recompute_in_same_modes
+    from generator.measure.workload import Workload
+
+    transformers = transformers_module()
+    transformers.logging.set_verbosity_error()  # notes about config fields we do not use
+    auto = getattr(transformers, TASKS[task][0])
+    model_class(config, task, name)  # a one-line error for a task the model lacks
+    model = auto.from_config(config, attn_implementation=attention, dtype=torch.float32)
+    model.train()  # what the Trainer does; from_config leaves dropout as configured
+    vocab = getattr(config, "vocab_size", None)
+    classes = getattr(config, "num_labels", 2)
+
+    def make_batch(batch_size: int, seq_len: int, device: torch.device):
+        if task == "image-classification":
+            channels = getattr(config, "num_channels", 3)
+            inputs = {"pixel_values": torch.randn(batch_size, channels, seq_len, seq_len,
+                                                  device=device)}
+        else:
+            inputs = {"input_ids": torch.randint(0, vocab, (batch_size, seq_len), device=device)}
+        if task == "causal-lm":  # the model shifts the labels itself
+            inputs["labels"] = inputs["input_ids"]
+        elif task in ("masked-lm", "seq2seq-lm"):
+            inputs["labels"] = torch.randint(0, vocab, (batch_size, seq_len), device=device)
+        else:
+            inputs["labels"] = torch.randint(0, classes, (batch_size,), device=device)
+        return inputs, None
+
+    def enable_checkpointing() -> None:
+        # The recomputation runs in the torch-function modes of the forward pass (the
+        # estimate's CUDA policy), so that it picks the kernels the forward pass did.
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
+            "use_reentrant": False, "context_fn": recompute_in_same_modes})
+
+    return Workload(model, make_batch, lambda output, _target: output.loss,
+                    blocks=blocks(model, nn), enable_checkpointing=enable_checkpointing)
+
+
+def blocks(model, nn) -> list[tuple[str, Any]]:
+    """The parts activations are attributed to: the input embeddings, each block of the
+    model's stacks (`layers.N` for a single stack, `encoder.N` / `decoder.N` for two), the
+    output head; the rest (final norms, the loss) counts as outside the blocks."""
+    lists = [(path, m) for path, m in model.named_modules()
+             if isinstance(m, nn.ModuleList) and len(m) > 1]
+    stacks = [(p, m) for p, m in lists if not any(p.startswith(q + ".") for q, _ in lists)]
+    found: list[tuple[str, Any]] = [("embeddings", model.get_input_embeddings())]
+    for path, stack in stacks:
+        prefix = "layers" if len(stacks) == 1 else path.split(".")[0]
+        found += [(f"{prefix}.{i}", block) for i, block in enumerate(stack)]
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    head = head or getattr(model, "classifier", None) or getattr(model, "score", None)
+    if isinstance(head, nn.Module):
+        found.append(("head", head))
+    return found
+
+
+def shipped_summary() -> list[dict[str, Any]]:
+    """Each shipped config: its Hub id, task, parameters (counted on the meta device, so
+    nothing is allocated), layers and hidden size."""
+    import torch
+
+    from generator.measure.models.hf_config import shipped_ids
+
+    transformers_module().logging.set_verbosity_error()
+    rows = []
+    for hub_id in shipped_ids():
+        config, _ = load_config(PREFIX + hub_id)
+        task = task_of(config, PREFIX + hub_id)
+        with torch.device("meta"):
+            model = getattr(transformers_module(), TASKS[task][0]).from_config(config)
+        get = lambda *names: next((getattr(config, n) for n in names  # noqa: E731
+                                   if isinstance(getattr(config, n, None), int)), None)
+        rows.append({"id": hub_id, "task": task,
+                     "parameters": sum(p.numel() for p in model.parameters()),
+                     "layers": get("num_hidden_layers", "n_layer", "num_layers"),
+                     "hidden": get("hidden_size", "n_embd", "d_model")})
+    return rows
