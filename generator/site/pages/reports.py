@@ -38,8 +38,18 @@ def pages(reports: dict[str, list[Result]]) -> list[Page]:
     """The index sees every group as `reports`; each model's page its own results."""
     index = Page("reports/index.md", "reports/index", NAV, SECTION, {"reports": reports})
     return [index] + [Page(f"reports/{report_slug(model)}.md", "reports/model", NAV + 1, SECTION,
-                           {"model": model, "model_results": group})
+                           {"model": model, "model_results": group,
+                            "logits": {_identity(r): logits_bytes(r) for r in group}})
                       for model, group in reports.items()]
+
+
+def logits_bytes(result: Result) -> int | None:
+    """One fp32 copy of a language model's logits, batch × sequence × vocabulary × 4 bytes:
+    the unit in which the loss's temporaries come (the logits, their softmax, its gradient).
+    None for models without a vocabulary."""
+    vocab = (result.get("architecture") or {}).get("vocab")
+    exp = result["experiment"]
+    return exp["batch_size"] * exp["seq_len"] * vocab * 4 if vocab else None
 
 
 def report_slug(model: str) -> str:
