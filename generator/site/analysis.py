@@ -168,3 +168,25 @@ def torch_facts(studies: list[StudyResult]) -> dict[str, Any] | None:
         return None
     data = found[0]["data"]
     return {**data, "by_name": {row["name"]: row for row in data["formats"]}}
+
+
+#: Built-in models and their Hugging Face twins (the same architecture, built by transformers).
+HF_TWINS = {"bert-base": "hf:bert-base-uncased", "gpt2-small": "hf:gpt2"}
+
+
+def hf_parity(results: list[Result]) -> list[dict[str, Any]]:
+    """Each built-in model beside its Hugging Face twin at the same settings, same backend
+    and modelled device: parameters and peaks, and how far apart the peaks are."""
+    def setting(exp: dict[str, Any]) -> tuple:
+        return tuple(sorted((k, str(v)) for k, v in exp.items() if k != "model"))
+
+    twins = {(r["experiment"]["model"], setting(r["experiment"])): r for r in usable(results)}
+    rows = []
+    for result in usable(results):
+        exp = result["experiment"]
+        twin = twins.get((HF_TWINS.get(exp["model"]), setting(exp)))
+        if twin is not None:
+            rows.append({"builtin": result, "hf": twin,
+                         "same_parameters": result["parameter_count"] == twin["parameter_count"],
+                         "difference": twin["peak_bytes"] / result["peak_bytes"] - 1})
+    return rows

@@ -30,6 +30,7 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "formula": {p: analysis.formula_check(r) for p, r in article.items()},
         "accuracy": analysis.estimate_accuracy(all_results),
         "cuda_overhead": cuda_overhead(all_results),
+        "hf_parity": analysis.hf_parity(all_results),
         "claims": check_claims(article, facts),
         "ranges": facts["formats"] if facts else [],
         "snippet": Markup(snippet),  # our own file, shown in a code fence that escapes it
