@@ -13,7 +13,7 @@ from typing import Any, Union
 
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
-from generator.measure.models import check_model
+from generator.measure.models import check_model, model_unavailable
 from generator.measure.studies import Study
 
 if sys.version_info >= (3, 11):
@@ -68,7 +68,8 @@ def _load_file(path: Path) -> list[Job]:
         for combination in combinations:
             try:
                 jobs.append(Experiment.from_dict(combination))
-                check_model(jobs[-1])
+                if not model_unavailable(jobs[-1].model):  # skipped when run, with the reason
+                    check_model(jobs[-1])
             except (GeneratorError, TypeError) as error:
                 problems.append(f"experiment {number}: {error}")
     for number, table in enumerate(studies, start=1):

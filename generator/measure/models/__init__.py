@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from generator.errors import ConfigError, ModelError
 from generator.experiment import Experiment
+from generator.measure.models import hf, hf_config
 from generator.measure.models.bert import (
     BERT_BASE,
     BERT_TINY,
@@ -24,11 +25,10 @@ from generator.measure.models.gpt2 import (
     GPT2LMHeadModel,
     build_gpt2,
 )
+from generator.measure.models.hf import is_hf_name
 from generator.measure.models.llama import LLAMA_7B, LLAMA_TINY, build_llama
 from generator.measure.models.resnet import RESNET50, build_resnet
 from generator.measure.models.transformer_parts import ATTENTION_IMPLS
-from generator.measure.models import hf
-from generator.measure.models.hf import is_hf_name
 from generator.measure.models.user import (
     FACTORY_FORM,
     factory_build,
@@ -186,6 +186,17 @@ def _hf_spec(name: str) -> ModelSpec:
                      max_seq_len=hf.max_positions(config), build=build,
                      architecture=hf.architecture(config, "eager"),
                      takes=("attention", "hf_task"), check=check)
+
+
+def model_unavailable(name: str) -> str | None:
+    """Why `name` cannot be built on this machine (a package it needs is missing), or None.
+    A suite's experiments on such a model are skipped with that reason, like a backend the
+    machine lacks; asked for on their own (estimate), they are refused."""
+    import importlib.util
+
+    if is_hf_name(name) and importlib.util.find_spec("transformers") is None:
+        return f"{name} needs the transformers package: {hf_config.INSTALL}"
+    return None
 
 
 def check_model(exp: Experiment) -> None:
