@@ -11,6 +11,7 @@ config. `attention` becomes `attn_implementation`, `checkpointing` the model's o
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from generator.errors import ConfigError, ModelError
@@ -109,6 +110,8 @@ def build(config, name: str, *, task: str, attention: str):
     """The workload: the model in training mode, random batches, the model's own loss."""
     import torch
     from torch import nn
+    from torch._subclasses.fake_tensor import FakeTensor
+    from transformers.initialization import no_init_weights
 
     from generator.measure.step import recompute_in_same_modes
     from generator.measure.workload import Workload
@@ -117,7 +120,13 @@ def build(config, name: str, *, task: str, attention: str):
     transformers.logging.set_verbosity_error()  # notes about config fields we do not use
     auto = getattr(transformers, TASKS[task][0])
     model_class(config, task, name)  # a one-line error for a task the model lacks
-    model = auto.from_config(config, attn_implementation=attention, dtype=torch.float32)
+    # Fake tensors have no values: the weights' initialisation (truncated normals, which
+    # resample by value) cannot run on them, and the estimate needs none.
+    skip_init = isinstance(torch.empty(0), FakeTensor)
+    with no_init_weights() if skip_init else contextlib.nullcontext():
+        model = auto.from_config(config, attn_implementation=attention, dtype=torch.float32)
+    if skip_init:
+        model.tie_weights()  # part of the initialisation skipped above
     model.train()  # what the Trainer does; from_config leaves dropout as configured
     vocab = getattr(config, "vocab_size", None)
     classes = getattr(config, "num_labels", 2)
@@ -140,8 +149,11 @@ def build(config, name: str, *, task: str, attention: str):
     def enable_checkpointing() -> None:
         # The recomputation runs in the torch-function modes of the forward pass (the
         # estimate's CUDA policy), so that it picks the kernels the forward pass did.
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={
-            "use_reentrant": False, "context_fn": recompute_in_same_modes})
+        kwargs = {"use_reentrant": False, "context_fn": recompute_in_same_modes}
+        if hasattr(model, "activation_checkpointing_enable"):  # its name from transformers 5.x
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
     return Workload(model, make_batch, lambda output, _target: output.loss,
                     blocks=blocks(model, nn), enable_checkpointing=enable_checkpointing)

@@ -1,0 +1,269 @@
+"""Hugging Face models (`hf:<source>`) on fake tensors: each bad input as one line, parity
+with the built-in BERT and GPT-2, where a config is found, the task heads and their batches,
+and the `models` listing. Real runs and a whole build: slow/test_hf_runs.py.
+
+Nothing here may reach the network, nor read the machine's own Hugging Face cache: every
+test runs offline with an empty HF_HOME of its own (the `offline` fixture).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("transformers", reason="hf: models need transformers (pip install -e '.[hf]')")
+
+import huggingface_hub  # comes with transformers
+import torch
+from conftest import assert_refused
+from huggingface_hub import constants
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from generator.experiment import Experiment
+from generator.jobs.worker import measure_to_result
+from generator.measure.models import resolve_model
+
+SHIPPED = Path(__file__).resolve().parents[2] / "generator" / "measure" / "models" / "hf_configs"
+TINY_GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_layer": 2,
+             "n_embd": 64, "n_head": 2, "vocab_size": 1000, "n_positions": 128,
+             "bos_token_id": 0, "eos_token_id": 0}
+TINY_VIT = {"model_type": "vit", "architectures": ["ViTForImageClassification"],
+            "image_size": 32, "patch_size": 8, "hidden_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "intermediate_size": 64}
+# OpenAI GPT has no SDPA attention in transformers 5.23 (its _supports_sdpa is False).
+TINY_OPENAI_GPT = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"],
+                   "n_layer": 2, "n_embd": 64, "n_head": 2, "vocab_size": 1000,
+                   "n_positions": 128}
+
+
+def _no_network(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("a test reached for the Hugging Face Hub")
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Offline, with an empty cache; returns HF_HOME. huggingface_hub reads these variables
+    once, when first imported, so what it read is set as well."""
+    home = tmp_path / "hf-home"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(home))
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", _no_network)
+    return home
+
+
+def write_config(path: Path, config: dict[str, Any] | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(config if isinstance(config, str) else json.dumps(config), encoding="utf-8")
+    return path
+
+
+@functools.cache
+def estimate(model: str, seq_len: int = 128, **options: Any) -> dict[str, Any]:
+    """One estimate (fake tensors, batch 2), kept: several tests compare the same steps."""
+    result = measure_to_result(Experiment(model=model, batch_size=2, seq_len=seq_len, **options))
+    assert result["error"] is None, result["error_detail"]
+    return result
+
+
+def estimate_args(model: str, *extra: Any, seq_len: int = 128) -> list[Any]:
+    return ["estimate", model, "--batch-size", 2, "--seq-len", seq_len, *extra]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_an_unknown_hub_id_offline_says_where_it_looked(cli, project: Path) -> None:
+    line = assert_refused(cli, project, estimate_args("hf:no-such-org/no-such-model"),
+                          "no-such-org/no-such-model", "config.json", "offline")
+    # each place of the search order, so the user knows what to provide
+    assert "cache" in line and "shipped" in line and "path" in line
+
+
+@pytest.mark.parametrize(("make", "needles"), [
+    (lambda d: d, ("no config.json",)),  # a folder without one
+    (lambda d: d / "missing.json", ("no such file",)),
+    (lambda d: write_config(d / "config.json", "{not json"), ("not valid JSON",)),
+    (lambda d: write_config(d / "config.json", {"n_layer": 2}), ("no model_type",)),
+    (lambda d: write_config(d / "config.json", {"model_type": "no-such-type"}),
+     ("no-such-type", "unknown to transformers")),
+    (lambda d: write_config(d / "config.json", {"model_type": "bert", "architectures": [
+        "BertForNextSentencePrediction"]}), ("BertForNextSentencePrediction", "hf_task")),
+    (lambda d: write_config(d / "config.json", {"model_type": "bert"}),
+     ("no supported task head", "hf_task")),
+], ids=["folder", "missing", "not-json", "no-model-type", "unknown-type", "nsp-head", "no-heads"])
+def test_a_bad_config_is_one_line(cli, project: Path, tmp_path: Path, make, needles) -> None:
+    (tmp_path / "cfg").mkdir()
+    source = make(tmp_path / "cfg")
+    assert_refused(cli, project, estimate_args(f"hf:{source}"), *needles)
+
+
+def test_a_task_the_model_lacks(cli, project: Path) -> None:
+    assert_refused(cli, project, estimate_args("hf:gpt2", "--hf-task", "image-classification"),
+                   "image-classification", "hf:gpt2")
+
+
+def test_a_sequence_longer_than_the_positions(cli, project: Path) -> None:
+    assert_refused(cli, project, estimate_args("hf:gpt2", seq_len=1025), "1025", "1024")
+
+
+def test_sdpa_for_a_model_without_it(cli, project: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers import OpenAIGPTLMHeadModel
+
+    # Should a later transformers give OpenAI GPT SDPA, the refusal is still exercised.
+    monkeypatch.setattr(OpenAIGPTLMHeadModel, "_supports_sdpa", False)
+    config = write_config(tmp_path / "openai-gpt.json", TINY_OPENAI_GPT)
+    assert_refused(cli, project, estimate_args(f"hf:{config}", "--attention", "sdpa"),
+                   "sdpa", "OpenAIGPTLMHeadModel", "eager")
+
+
+def test_hf_task_is_refused_for_a_built_in_model(cli, project: Path) -> None:
+    assert_refused(cli, project, estimate_args("gpt2-small", "--hf-task", "causal-lm"),
+                   "hf_task", "gpt2-small")
+
+
+def test_a_bad_hf_model_in_a_suite_is_refused_before_anything_runs(cli, project: Path) -> None:
+    (project / "hf.toml").write_text('[[experiment]]\nmodel = "hf:no-such-org/no-such-model"'
+                                     '\nbatch_size = 2\nseq_len = 16\n', encoding="utf-8")
+    assert_refused(cli, project, ["build", "--config", "hf.toml"], "hf.toml",
+                   "no-such-org/no-such-model")
+
+
+def test_without_transformers_hf_models_say_how_to_install(cli, project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "transformers", None)  # `import transformers` fails
+    assert_refused(cli, project, estimate_args("hf:gpt2"), "transformers", "pip install")
+    # the built-in models never needed it
+    proc = cli(["estimate", "tiny", "--batch-size", 1, "--seq-len", 8], project)
+    assert proc.returncode == 0, proc.stderr
+
+
+# --------------------------------------------------------------------------- parity
+
+
+@pytest.mark.parametrize("precision", ["fp32", "amp-bf16"])
+@pytest.mark.parametrize(("built_in", "hf_name"), [("bert-base", "hf:bert-base-uncased"),
+                                                   ("gpt2-small", "hf:gpt2")])
+def test_hf_models_match_the_built_in_ones(built_in: str, hf_name: str, precision: str) -> None:
+    ours, theirs = estimate(built_in, precision=precision), estimate(hf_name, precision=precision)
+    assert theirs["parameter_count"] == ours["parameter_count"]
+    assert theirs["peak_bytes"] == pytest.approx(ours["peak_bytes"], rel=0.01)
+    # At batch 2 the peak is the optimizer step's, which every model of this size shares:
+    # the activations are where two different forward passes would show.
+    activations = [r["category_max_bytes"]["activations"] for r in (ours, theirs)]
+    assert activations[1] == pytest.approx(activations[0], rel=0.01)
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+def test_a_local_path_wins_over_the_shipped_config(project: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    config = write_config(project / "gpt2" / "config.json", TINY_GPT2)
+    monkeypatch.chdir(project)  # so that "gpt2" names the folder as well as the Hub id
+    for source in ("gpt2", "./gpt2", str(config.parent), str(config)):
+        spec = resolve_model(f"hf:{source}")
+        assert (spec.architecture["layers"], spec.max_seq_len) == (2, 128), source
+
+
+def test_the_cache_wins_over_the_shipped_config(offline: Path) -> None:
+    repo = offline / "hub" / "models--openai-community--gpt2"
+    config = write_config(repo / "snapshots" / "0123abcd" / "config.json", TINY_GPT2)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd", encoding="utf-8")
+    # the layout huggingface_hub itself reads, so the test's cache is a real one
+    assert huggingface_hub.try_to_load_from_cache("openai-community/gpt2",
+                                                  "config.json") == str(config)
+    spec = resolve_model("hf:openai-community/gpt2")
+    assert (spec.architecture["layers"], spec.max_seq_len) == (2, 128)
+    assert "cache" in spec.description
+
+
+def test_shipped_aliases_name_the_same_config() -> None:
+    short, full = resolve_model("hf:gpt2"), resolve_model("hf:openai-community/gpt2")
+    for spec in (short, full):
+        assert "shipped" in spec.description
+        assert (spec.architecture["layers"], spec.architecture["hidden"]) == (12, 768)
+        assert spec.max_seq_len == 1024
+        with FakeTensorMode():
+            params = sum(p.numel() for p in spec.build().model.parameters())
+        assert params == 124_439_808
+
+
+def test_every_shipped_config_resolves() -> None:
+    names = [p.stem.replace("--", "/") for p in sorted(SHIPPED.glob("*.json"))]
+    assert len(names) >= 10
+    for name in names:
+        assert "shipped" in resolve_model(f"hf:{name}").description, name
+
+
+# --------------------------------------------------------------------------- tasks and batches
+
+
+@pytest.mark.parametrize(("source", "options", "head", "seq_len", "labels", "blocks"), [
+    ("gpt2", {}, "GPT2LMHeadModel", 16, (2, 16), {"layers.11"}),
+    ("bert-base-uncased", {}, "BertForMaskedLM", 16, (2, 16), {"layers.11"}),
+    ("t5-base", {}, "T5ForConditionalGeneration", 16, (2, 16), {"encoder.11", "decoder.11"}),
+    ("bert-base-uncased", {"hf_task": "sequence-classification"},
+     "BertForSequenceClassification", 16, (2,), {"layers.11"}),
+    ("vit", {}, "ViTForImageClassification", 32, (2,), {"layers.1"}),
+], ids=["causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification", "image-classification"])
+def test_task_heads_and_their_batches(tmp_path: Path, source: str, options: dict[str, str],
+                                      head: str, seq_len: int, labels: tuple[int, ...],
+                                      blocks: set[str]) -> None:
+    if source == "vit":
+        source = str(write_config(tmp_path / "vit" / "config.json", TINY_VIT))
+    name = f"hf:{source}"
+    with FakeTensorMode():
+        workload = resolve_model(name).build(**options)
+        inputs, _ = workload.make_batch(2, seq_len, torch.device("cpu"))
+    assert type(workload.model).__name__ == head
+    assert workload.model.training
+    assert tuple(inputs["labels"].shape) == labels
+    if "pixel_values" in inputs:  # seq_len is the image side
+        assert tuple(inputs["pixel_values"].shape) == (2, 3, seq_len, seq_len)
+    else:
+        assert tuple(inputs["input_ids"].shape) == (2, seq_len)
+    result = estimate(name, seq_len, **options)
+    assert blocks <= set(result["module_activation_bytes"])
+    assert result["category_max_bytes"]["activations"] > 0
+
+
+def test_checkpointing_lowers_the_activations() -> None:
+    plain = estimate("hf:gpt2")["category_max_bytes"]["activations"]
+    checkpointed = estimate("hf:gpt2", checkpointing=True)["category_max_bytes"]["activations"]
+    assert checkpointed < 0.5 * plain  # one block input kept per block, not its insides
+
+
+def test_sdpa_runs_and_keeps_no_attention_matrix() -> None:
+    eager = estimate("hf:gpt2")["category_max_bytes"]["activations"]
+    sdpa = estimate("hf:gpt2", attention="sdpa")["category_max_bytes"]["activations"]
+    # eager keeps scores, probabilities and a dropout mask of (2, 12, 128, 128) per layer
+    assert sdpa < eager - 12 * 2 * 12 * 128 * 128 * 4
+
+
+# --------------------------------------------------------------------------- the listing
+
+
+def test_models_lists_the_shipped_configs(cli, tmp_path: Path) -> None:
+    proc = cli(["models"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for path in SHIPPED.glob("*.json"):
+        assert path.stem.replace("--", "/") in proc.stdout, path.stem
+    # GPT-2's line gives its parameters, layers and hidden size
+    lines = [line for line in proc.stdout.splitlines()
+             if re.search(r"gpt2(?![\w-])", line)]
+    assert len(lines) == 1, proc.stdout
+    assert re.search(r"124[,.]4|124M|124 ?M", lines[0]), lines[0]
+    assert re.search(r"\b12\b", lines[0]) and re.search(r"\b768\b", lines[0]), lines[0]
