@@ -55,8 +55,12 @@ def test_two_claims_need_the_torch_facts_study(ctx, inputs) -> None:
     claims = {c["id"]: c for c in ctx["claims"]}
     assert {"fp16_range", "cuda_amp_api"} <= set(claims)
     formats = facts["by_name"]
-    ratio = formats["fp16"]["max"] / formats["fp32"]["max"]
-    assert claims["fp16_range"]["values"]["ratio"] == ratio
+    # the fair measure of a range: decades spanned; the ratio of the largest values beside it
+    values = claims["fp16_range"]["values"]
+    assert values["ratio"] == formats["fp16"]["decades"] / formats["fp32"]["decades"]
+    assert values["max_ratio"] == formats["fp16"]["max"] / formats["fp32"]["max"]
+    assert claims["cuda_amp_api"]["verdict"] == ("outdated" if facts["cuda_amp_deprecated"]
+                                                else "holds")
     assert claims["cuda_amp_api"]["values"]["torch"] == facts["torch"]
     without = {c["id"] for c in check_claims(ctx["article_results"], None)}
     assert without == set(claims) - {"fp16_range", "cuda_amp_api"}

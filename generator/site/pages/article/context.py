@@ -13,7 +13,7 @@ from markupsafe import Markup
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
-from generator.site.pages.article.claims import check_claims
+from generator.site.pages.article.claims import RULES, check_claims
 
 Result = StepResult
 
@@ -31,7 +31,8 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "accuracy": analysis.estimate_accuracy(all_results),
         "cuda_overhead": cuda_overhead(all_results),
         "hf_parity": analysis.hf_parity(all_results),
-        "claims": check_claims(article, facts),
+        "claims": check_claims(article, facts, parameter_underflow(studies)),
+        "claim_rules": RULES,
         "ranges": facts["formats"] if facts else [],
         "snippet": Markup(snippet),  # our own file, shown in a code fence that escapes it
         "result_count": len(all_results),
@@ -79,3 +80,15 @@ def cuda_overhead(all_results: list[Result]) -> list[dict[str, Any]]:
                          "overhead": truth["allocator_overhead_bytes"],
                          "context": truth["context_bytes"]})
     return rows
+
+
+def parameter_underflow(studies: list[dict[str, Any]]) -> float | None:
+    """The share of a real model's parameter gradients that leave fp16's normal range when
+    cast straight to fp16 (the underflow study), or None where it was not measured."""
+    for study in studies:
+        if study["study"]["kind"] == "underflow" and not study.get("error"):
+            groups = {g["name"]: g for g in study["data"]["groups"]}
+            cast = groups.get("parameters", {}).get("casts", {}).get("fp16")
+            if cast:
+                return cast["zero_fraction"] + cast["subnormal_fraction"]
+    return None
