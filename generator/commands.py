@@ -98,14 +98,14 @@ def models(args: argparse.Namespace) -> int:
 
 def _print_hf_models() -> None:
     """The Hugging Face configs shipped with the package, when transformers is installed."""
-    import importlib.util
+    from generator.measure.models.hf import shipped_summary
+    from generator.measure.models.hf_config import INSTALL, transformers_installed
 
     print("\nHugging Face models, as hf:<hub id | config.json | folder>; these configs ship "
           "with the package (no download):")
-    if importlib.util.find_spec("transformers") is None:
-        print("  (install transformers to use them: pip install -e '.[hf]')")
+    if not transformers_installed():
+        print(f"  (install transformers to use them: {INSTALL})")
         return
-    from generator.measure.models.hf import shipped_summary
 
     rows = shipped_summary()
     width = max(len(row["id"]) for row in rows) + 3

@@ -7,6 +7,8 @@ from typing import Iterable
 
 import torch
 
+from generator.options import resolved_optimizer_impl
+
 #: The low-precision dtype of each precision; None means plain fp32, no autocast.
 AUTOCAST_DTYPE: dict[str, torch.dtype | None] = {
     "fp32": None,
@@ -35,10 +37,8 @@ def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], *, impl: str
     """impl "auto" is what PyTorch itself picks on the modelled device: foreach on CUDA, the
     for-loop on the CPU. It matters for memory: the foreach kernels hold a temporary for every
     parameter at once, the for-loop one parameter's worth, the fused kernels none."""
-    if impl == "auto":
-        impl = "foreach" if modelled_device == "cuda" else "for-loop"
     kinds = {"for-loop": {"foreach": False}, "foreach": {"foreach": True},
-             "fused": {"fused": True}}[impl]
+             "fused": {"fused": True}}[resolved_optimizer_impl(impl, modelled_device)]
     params = list(params)
     if name == "adamw":
         return torch.optim.AdamW(params, lr=1e-4, **kinds)

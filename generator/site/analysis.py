@@ -11,6 +11,13 @@ from generator.experiment import STEP_DEFAULTS, is_plain_step
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
 
 Result = StepResult
+#: What a GPU holds beyond PyTorch's pool when no `cuda` result measured it: the CUDA context
+#: with cuBLAS/cuDNN handles and kernels takes a few hundred MiB on current drivers (more
+#: without lazy module loading); 512 MiB is a round figure at the upper end.
+CONTEXT_ALLOWANCE_BYTES = 512 * 2**20
+#: The caching allocator reserves more than is allocated (rounded blocks, fragmentation); a
+#: tenth of the peak is a common rule of thumb, not a measurement.
+ALLOCATOR_SLACK = 0.10
 #: The source article's example, the configuration every headline number is about.
 ARTICLE = {"model": "bert-base", "batch_size": 32, "seq_len": 128, "optimizer": "adamw"}
 
@@ -60,6 +67,12 @@ def precision_comparison(by_precision: dict[str, Result], view: str = "live") ->
                 row["saving"][precision] = saving(value(base, cat), row["bytes"][precision])
         rows.append(row)
     return {"precisions": list(by_precision), "rows": rows, "view": view}
+
+
+def result_id(result: Result) -> str:
+    """Unique per result, for file names and HTML ids: the same experiment may come from two
+    machines."""
+    return f"{result['key']}-{result['environment']['machine_id']}"
 
 
 def usable(results: list[Result]) -> list[Result]:

@@ -19,6 +19,7 @@ from markupsafe import Markup
 from generator import results
 from generator.errors import OutputError, ResultsError
 from generator.files import write_atomic
+from generator.results.shapes import StepResult, StudyResult
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment
 from generator.words import LANGS
@@ -51,9 +52,10 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
                 tables.update(getattr(module, "tables", lambda *_: {})(contexts[name], lang))
         for name, svg in sorted(figures.items()):
             written.append(write_text_atomic(root / "figures" / f"{name}.svg", svg))
+        inline = {name: Markup(svg) for name, svg in figures.items()}  # once per language
         for name, page in pages:
             text = render_page(page, lang, context=contexts[name], tables=tables,
-                               figures=figures, site=contexts)
+                               figures=inline, site=contexts)
             written.append(write_text_atomic(root / page.path, text))
         _prune(root, set(written))
     if mkdocs_config is not None:
@@ -62,17 +64,16 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
 
 
 def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup],
-                figures: dict[str, str], site: dict[str, Any]) -> str:
+                figures: dict[str, Markup], site: dict[str, Any]) -> str:
     """One page in one language: its template, given its page's context as `page` (and the
-    Page's variables by name), the language, every table and figure of that language, and
-    every page's context as `site`."""
+    Page's variables by name), the language, every table and inline figure (SVG marked safe)
+    of that language, and every page's context as `site`."""
     template = environment().get_template(f"{page.template}.{lang}.md.j2")
-    return template.render(lang=lang, tables=tables, site=site, page=context,
-                           figures={name: Markup(svg) for name, svg in figures.items()},
+    return template.render(lang=lang, tables=tables, site=site, page=context, figures=figures,
                            **page.variables)
 
 
-def read_results(results_dir: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list[dict[str, Any]]]:
+def read_results(results_dir: Path) -> tuple[list[tuple[Path, StepResult]], list[StudyResult]]:
     """Every step result (with its file) and every study result; a results folder that does
     not exist or holds nothing is a mistake (a typo), refused before anything is written."""
     folder = Path(results_dir)

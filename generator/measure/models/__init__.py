@@ -192,9 +192,7 @@ def model_unavailable(name: str) -> str | None:
     """Why `name` cannot be built on this machine (a package it needs is missing), or None.
     A suite's experiments on such a model are skipped with that reason, like a backend the
     machine lacks; asked for on their own (estimate), they are refused."""
-    import importlib.util
-
-    if is_hf_name(name) and importlib.util.find_spec("transformers") is None:
+    if is_hf_name(name) and not hf_config.transformers_installed():
         return f"{name} needs the transformers package: {hf_config.INSTALL}"
     return None
 

@@ -2,8 +2,9 @@
 
 The architecture is Hugging Face's `GPT2LMHeadModel` (pre-LN blocks, GPT-2's tanh GELU
 written out op by op as Hugging Face's `gelu_new` computes it, a final LayerNorm, an LM head
-without bias tied to the token embeddings), so `gpt2-small` has its 124,439,808 parameters. The top-level children are `embeddings`, `layers`, `final_norm` and
-`lm_head` so the profiler can attribute memory per block.
+without bias tied to the token embeddings), so `gpt2-small` has its 124,439,808 parameters.
+The top-level children are `embeddings`, `layers`, `final_norm` and `lm_head` so the
+profiler can attribute memory per block.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ The model is the task head that the config's `architectures` names (…ForCausal
 the Trainer does, through the model's own `labels` path, so the loss's vocabulary-sized
 temporaries are the ones users get; batches are random token ids (or pixels) shaped from the
 config. `attention` becomes `attn_implementation`, `checkpointing` the model's own
-`gradient_checkpointing_enable()`.
+activation checkpointing (`activation_checkpointing_enable()`, `gradient_checkpointing_enable()`
+before transformers 5).
 """
 
 from __future__ import annotations
@@ -79,17 +80,22 @@ def max_positions(config) -> int | None:
     return None
 
 
+def _int_field(config, *names: str) -> int | None:
+    """The first of `names` the config sets to a whole number (model types name fields
+    differently: GPT-2's n_layer is BERT's num_hidden_layers)."""
+    return next((getattr(config, n) for n in names
+                 if isinstance(getattr(config, n, None), int)), None)
+
+
 def architecture(config, attention: str) -> dict[str, Any] | None:
     """What the activation formula needs, for one-stack transformers; None otherwise."""
-    get = lambda *names: next((getattr(config, n) for n in names  # noqa: E731
-                               if isinstance(getattr(config, n, None), int)), None)
-    layers = get("num_hidden_layers", "n_layer")
-    hidden = get("hidden_size", "n_embd")
-    heads = get("num_attention_heads", "n_head")
+    layers = _int_field(config, "num_hidden_layers", "n_layer")
+    hidden = _int_field(config, "hidden_size", "n_embd")
+    heads = _int_field(config, "num_attention_heads", "n_head")
     if None in (layers, hidden, heads) or getattr(config, "is_encoder_decoder", False):
         return None
     return {"layers": layers, "hidden": hidden, "heads": heads,
-            "intermediate": get("intermediate_size", "n_inner") or 4 * hidden,
+            "intermediate": _int_field(config, "intermediate_size", "n_inner") or 4 * hidden,
             "vocab": getattr(config, "vocab_size", None), "attention": attention}
 
 
@@ -191,10 +197,8 @@ def shipped_summary() -> list[dict[str, Any]]:
         task = task_of(config, PREFIX + hub_id)
         with torch.device("meta"):
             model = getattr(transformers_module(), TASKS[task][0]).from_config(config)
-        get = lambda *names: next((getattr(config, n) for n in names  # noqa: E731
-                                   if isinstance(getattr(config, n, None), int)), None)
         rows.append({"id": hub_id, "task": task,
                      "parameters": sum(p.numel() for p in model.parameters()),
-                     "layers": get("num_hidden_layers", "n_layer", "num_layers"),
-                     "hidden": get("hidden_size", "n_embd", "d_model")})
+                     "layers": _int_field(config, "num_hidden_layers", "n_layer", "num_layers"),
+                     "hidden": _int_field(config, "hidden_size", "n_embd", "d_model")})
     return rows

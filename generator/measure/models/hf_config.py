@@ -15,6 +15,7 @@ Every failure is a one-line ModelError that says what was looked for and how to 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -30,6 +31,10 @@ ALIASES = {"bert-base-uncased": "google-bert/bert-base-uncased",
            "gpt2-large": "openai-community/gpt2-large", "t5-base": "google-t5/t5-base",
            "t5-large": "google-t5/t5-large", "roberta-base": "FacebookAI/roberta-base"}
 INSTALL = "pip install -e '.[hf]', or pip install transformers"
+
+
+def transformers_installed() -> bool:
+    return importlib.util.find_spec("transformers") is not None
 
 
 def transformers_module():

@@ -12,6 +12,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.results.shapes import StepResult
+from generator.site.analysis import result_id
 from generator.site.pages import Page
 from generator.site.style import step_charts
 from generator.site.style import tables as step_tables
@@ -39,7 +40,7 @@ def pages(reports: dict[str, list[Result]]) -> list[Page]:
     index = Page("reports/index.md", "reports/index", NAV, SECTION, {"reports": reports})
     return [index] + [Page(f"reports/{report_slug(model)}.md", "reports/model", NAV + 1, SECTION,
                            {"model": model, "model_results": group,
-                            "logits": {_identity(r): logits_bytes(r) for r in group}})
+                            "logits": {result_id(r): logits_bytes(r) for r in group}})
                       for model, group in reports.items()]
 
 
@@ -61,7 +62,7 @@ def figures(reports: dict[str, list[Result]], lang: str) -> dict[str, str]:
     """Each measured experiment's timeline and activations per block."""
     found: dict[str, str] = {}
     for result in _measured(reports):
-        name = _identity(result)
+        name = result_id(result)
         found[f"report-timeline-{name}"] = step_charts.timeline(result, lang)
         if result["module_activation_bytes"]:
             found[f"report-modules-{name}"] = step_charts.module_activations(result, lang)
@@ -70,7 +71,7 @@ def figures(reports: dict[str, list[Result]], lang: str) -> dict[str, str]:
 
 def tables(reports: dict[str, list[Result]], lang: str) -> dict[str, Markup]:
     """Each experiment's breakdown, both views."""
-    return {f"breakdown-{_identity(r)}": step_tables.breakdown(r, lang)
+    return {f"breakdown-{result_id(r)}": step_tables.breakdown(r, lang)
             for group in reports.values() for r in group if not r.get("error")}
 
 
@@ -78,6 +79,3 @@ def _measured(reports: dict[str, list[Result]]) -> list[Result]:
     return [r for group in reports.values() for r in group
             if not r.get("error") and r["timeline"]["tick"]]
 
-
-def _identity(result: Result) -> str:
-    return f"{result['key']}-{result['environment']['machine_id']}"

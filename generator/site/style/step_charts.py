@@ -12,6 +12,7 @@ from typing import Any
 from matplotlib.transforms import blended_transform_factory
 
 from generator.results.shapes import CATEGORIES, StepResult
+from generator.site.analysis import result_id
 from generator.site.style.charts import (
     GIB,
     MIB,
@@ -44,7 +45,7 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
     shown = [c for c in CATEGORIES if any(r["live_at_peak_bytes"].get(c) for _, r in results)]
     # Name each bar's backend only when the bars do not all come from one.
     mixed = len({r["backend"] for _, r in results}) > 1
-    name = f"bars-{_identity(results[0][1])}"
+    name = f"bars-{result_id(results[0][1])}"
     with chart_figure(name, lang, 4.2) as (fig, ax):
         xs = range(len(results))
         bottoms = [0.0] * len(results)
@@ -85,7 +86,7 @@ def timeline(result: Result, lang: str) -> str:
     totals = [sum(tl["bytes"][c][i] for c in shown) for i in range(len(tl["tick"]))]
     at = max(range(len(totals)), key=totals.__getitem__)
     phases = sorted(result.get("phases") or [], key=lambda p: p["tick"])
-    name = f"timeline-{_identity(result)}"
+    name = f"timeline-{result_id(result)}"
     with chart_figure(name, lang, 4.4) as (fig, ax):
         edges, rows = _envelope(tl["tick"], tl["end_tick"], totals)
         lower = [0.0] * len(rows)
@@ -144,7 +145,7 @@ def module_activations(result: Result, lang: str) -> str:
         raise ValueError("the result has no per-block activations to chart")
     names = [t["outside"] if n == OUTSIDE_MODULES else n for n, _ in blocks]
     values = [v / MIB for _, v in blocks]
-    name = f"modules-{_identity(result)}"
+    name = f"modules-{result_id(result)}"
     with chart_figure(name, lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
         bars = ax.barh(range(len(blocks)), values, 0.7, color=CATEGORY_COLORS["activations"])
         ax.bar_label(bars, [mib(v) for _, v in blocks], padding=3)
@@ -160,10 +161,6 @@ def module_activations(result: Result, lang: str) -> str:
     desc += t["sep"].join(f"{n} {mib(v)}" for n, (_, v) in zip(names, blocks)) + t["stop"]
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
 
-
-def _identity(result: Result) -> str:
-    """Unique per result, for ids: the same experiment may come from two machines."""
-    return f"{result['key']}-{result['environment']['machine_id']}"
 
 
 

@@ -1,8 +1,8 @@
 """The scale page: one GPU's memory in a data-parallel step, FSDP2 against DDP, as the number
 of GPUs grows; which categories shrink with sharding, and how many GPUs a model needs.
 
-Data: results of the `sharding` study (generator/measure/studies/sharding.py), estimated, or measured
-on GPUs by scripts/torchrun_sharding.py. Studies that differ only in the GPU counts and
+Data: results of the `sharding` study (generator/measure/studies/sharding.py), estimated, or
+measured on GPUs by scripts/torchrun_sharding.py. Studies that differ only in the GPU counts and
 strategies they cover are merged into one group, so the built-in suite's few points and an
 optional whole sweep make one picture.
 """
@@ -15,6 +15,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.results.shapes import StudyResult
+from generator.site.analysis import ALLOCATOR_SLACK, CONTEXT_ALLOWANCE_BYTES
 from generator.site.pages import Page
 from generator.site.pages.scale.charts import HEADROOM, scale_chart
 from generator.site.pages.scale.tables import (
@@ -29,11 +30,6 @@ PAGES = (Page("scale.md", "scale/scale", nav=60),)
 GIB = 2**30
 #: GPU memory sizes the plan is read for (GiB, as nvidia-smi counts them).
 GPU_SIZES_GIB = (24, 40, 80)
-#: What a GPU needs beyond the peak of allocated tensors when no GPU measured it: the CUDA
-#: context (a few hundred MiB; 512 MiB is a round figure at the upper end) and the caching
-#: allocator's reserve beyond what is allocated (a tenth is a rule of thumb, not a measurement).
-CONTEXT_BYTES = 512 * 2**20
-ALLOCATOR_SLACK = 0.10
 #: The categories whose own maximum the shrink table follows: model state, then activations.
 SHRINK_CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations")
 #: Settings that make two studies comparable; world sizes and strategies may differ.
@@ -64,7 +60,7 @@ def context(results: list[dict[str, Any]], studies: list[Study]) -> dict[str, An
         twin = next((g for g in estimates if g["settings"] == group["settings"]), None)
         group["comparison"] = _compare(group, twin) if twin else []
     return {"main": main, "others": others, "measured": measured, "groups": groups,
-            "gpu_sizes_gib": list(GPU_SIZES_GIB), "context_mib": CONTEXT_BYTES // 2**20,
+            "gpu_sizes_gib": list(GPU_SIZES_GIB), "context_mib": CONTEXT_ALLOWANCE_BYTES // 2**20,
             "allocator_slack": ALLOCATOR_SLACK}
 
 
@@ -85,8 +81,10 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
 
 
 def needed_bytes(peak: int) -> int:
-    """What a GPU must offer for a step whose tensors peak at `peak` bytes."""
-    return int(peak * (1 + ALLOCATOR_SLACK)) + CONTEXT_BYTES
+    """What a GPU must offer for a step whose tensors peak at `peak` bytes, with the
+    allowances for the CUDA context and the allocator's reserve (analysis.py) that the sweeps
+    page uses too."""
+    return int(peak * (1 + ALLOCATOR_SLACK)) + CONTEXT_ALLOWANCE_BYTES
 
 
 def _groups(studies: list[Study]) -> list[dict[str, Any]]:

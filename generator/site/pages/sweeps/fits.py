@@ -15,20 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.results.shapes import CATEGORIES, StepResult
-from generator.site.analysis import activation_formula_bytes
+from generator.site.analysis import (
+    ALLOCATOR_SLACK,
+    CONTEXT_ALLOWANCE_BYTES,
+    activation_formula_bytes,
+)
 
 Result = StepResult
 GIB, MIB = 2 ** 30, 2 ** 20
 
 #: GPU sizes of the largest-batch table (GiB).
 BUDGETS_GIB = (16, 24, 40, 80)
-#: Allowance for what a GPU holds beyond PyTorch's pool when no `cuda` result measured it:
-#: the CUDA context with cuBLAS/cuDNN handles and kernels takes a few hundred MiB on current
-#: drivers (more without lazy module loading); 512 MiB is a round figure at the upper end.
-CONTEXT_ALLOWANCE_BYTES = 512 * MIB
-#: Allowance for the caching allocator: it reserves more than is allocated (rounded blocks,
-#: fragmentation); a tenth of the peak is a common rule of thumb, not a measurement.
-ALLOCATOR_SLACK = 0.10
 #: The phase in which a peak does not depend on the batch.
 STEP_PHASE = "optimizer"
 
