@@ -1,6 +1,6 @@
 """What the tests share: the slow folder's marker, the command line (in this process or in a
-subprocess), a project folder, hand-made results, a page rendered from its context, and checks
-of the SVGs every chart and diagram must pass.
+subprocess), project folders and user model packages. Hand-made results are in
+made_results.py, page and SVG checks in page_checks.py.
 
 tests/unit/ takes seconds (`python -m pytest -m "not slow"` runs it alone); tests/slow/, whose
 every test is marked `slow` here, starts subprocesses, runs real training steps, renders whole
@@ -17,22 +17,20 @@ import shutil
 import signal
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from made_results import hand_made_result, write_old
 
-from generator.results.shapes import CATEGORIES
+#: The browser tests' fixtures (tests/slow/test_browser.py); module-scoped, built only there.
+pytest_plugins = ["browser_harness"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 SLOW_DIR = REPO_ROOT / "tests" / "slow"
-PAST = 1_000_000_000  # an mtime (2001) that no write during a test can produce
-SVG = "{http://www.w3.org/2000/svg}"
 LANGS = ("zh", "en")
 #: Markup where a name should be: results and model names come from other people's files.
 HOSTILE = '<script>alert("x")</script>\''
@@ -191,48 +189,6 @@ def seeded(project: Path) -> Path:
     return project
 
 
-# --------------------------------------------------------------------------- hand-made results
-
-TINY_EXPERIMENT = {"model": "tiny", "batch_size": 2, "seq_len": 16, "precision": "fp32",
-                   "optimizer": "adamw", "backend": "estimate", "device": "cuda"}
-
-
-def hand_made_result(*, error: str | None = None, **experiment: Any) -> dict[str, Any]:
-    """A result file's content, by hand, that results.load accepts: a step of the tiny model
-    (fields changed by `experiment`) with small round figures, or, with `error`, a step that
-    did not run and has no figures."""
-    from generator.experiment import Experiment
-
-    exp = Experiment(**{**TINY_EXPERIMENT, **experiment})
-    data: dict[str, Any] = {
-        "schema_version": 1, "key": exp.key, "experiment": exp.to_dict(),
-        "backend": exp.backend, "environment": {"torch": "0.0-test"},
-        "error": error, "error_detail": None,
-    }
-    if error is None:
-        mib = 2**20
-        data.update(
-            peak_bytes=6 * mib, parameter_count=1000,
-            live_at_peak_bytes=dict.fromkeys(CATEGORIES, mib),
-            category_max_bytes=dict.fromkeys(CATEGORIES, mib),
-            module_activation_bytes={"layers.0": mib},
-            timeline={"tick": [0, 1, 2], "end_tick": 3,
-                      "bytes": {c: [0, mib, mib // 2] for c in CATEGORIES}},
-            phases=[{"name": "forward", "tick": 0}, {"name": "backward", "tick": 1}])
-    return data
-
-
-def write_old(path: Path, content: str | bytes) -> Path:
-    """Write a file with an old mtime, so that any later rewrite shows in tree_state."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    os.utime(path, (PAST, PAST))
-    return path
-
-
 # --------------------------------------------------------------------------- user models
 
 #: A user module (`userpkg.mod`): a working factory and each way a factory can be wrong.
@@ -307,85 +263,3 @@ def user_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., str]
     yield write
     for module in [m for m in sys.modules if any(m == n or m.startswith(n + ".") for n in names)]:
         del sys.modules[module]
-
-
-# --------------------------------------------------------------------------- pages and SVG
-
-
-def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The step results and studies of a results tree as render.render hands them to the
-    page modules, each result with the link to its published JSON (`json_path`)."""
-    from generator import results
-
-    found = results.load_all_with_paths(results_dir)
-    for path, result in found:
-        result["json_path"] = f"data/{path.parent.name}/{path.name}"
-    return [result for _, result in found], results.load_studies(results_dir)
-
-
-#: Figures drawn per (page module, language, context), kept with their context: a module's
-#: pages share them, as in render.render. A context is not changed once its page is drawn.
-_FIGURES: dict[tuple[str, str, int], tuple[Any, dict[str, str]]] = {}
-
-
-def page_figures(module: ModuleType, ctx: Any, lang: str) -> dict[str, str]:
-    """A page module's figures (SVG by name) for a context, drawn once."""
-    if ctx is None or not hasattr(module, "figures"):
-        return {}
-    key = (module.__name__, lang, id(ctx))
-    if key not in _FIGURES or _FIGURES[key][0] is not ctx:
-        _FIGURES[key] = (ctx, module.figures(ctx, lang))
-    return _FIGURES[key][1]
-
-
-def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = None) -> str:
-    """One page of a page module in `lang`, from its context alone: its figures (inline SVG)
-    and tables, through its template, as render.render passes them. `path` picks one page of
-    a module that writes several (article, reports)."""
-    from generator.site.pages import pages_of
-    from generator.site.render import render_page
-
-    tables = module.tables(ctx, lang) if ctx is not None and hasattr(module, "tables") else {}
-    pages = [p for p in pages_of(module, ctx) if path is None or p.path == path]
-    assert len(pages) == 1, [p.path for p in pages_of(module, ctx)]
-    name = module.__name__.rsplit(".", 1)[-1]
-    text = render_page(pages[0], lang, context=ctx, tables=tables,
-                       figures=page_figures(module, ctx, lang), site={name: ctx})
-    assert "{{" not in text and "{%" not in text, "template syntax left on the page"
-    return text
-
-
-def prose(page: str) -> str:
-    """A page without its inline SVGs, whose coordinates hold every digit sequence."""
-    return re.sub(r"<svg.*?</svg>", "", page, flags=re.S)
-
-
-def svg_texts(svg: str) -> list[str]:
-    """Every visible string of an SVG: the text of each <text> element."""
-    return ["".join(el.itertext()) for el in ET.fromstring(svg).iter(f"{SVG}text")]
-
-
-def svg_ids(svg: str) -> list[str]:
-    return re.findall(r'\sid="([^"]+)"', svg)
-
-
-def check_svg(svg: str, svg_id: str) -> ET.Element:
-    """What every figure of the site must be: one well-formed <svg role="img"> whose id
-    matches `svg_id` (a regular expression; a plain id matches itself), labelled by its
-    non-empty <title> and <desc>; every id inside it prefixed with its own id (figures share
-    a page) and every reference resolved inside it; its ink the theme's (currentColor), never
-    the placeholder colour; no XML prolog or metadata."""
-    root = ET.fromstring(svg)
-    assert root.tag == f"{SVG}svg" and root.get("role") == "img"
-    assert re.fullmatch(svg_id, root.get("id") or ""), (root.get("id"), svg_id)
-    svg_id = root.get("id")
-    title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
-    assert title is not None and "".join(title.itertext()).strip()
-    assert desc is not None and "".join(desc.itertext()).strip()
-    assert root.get("aria-labelledby") == f"{title.get('id')} {desc.get('id')}"
-    ids = svg_ids(svg)
-    assert len(ids) == len(set(ids)) and all(i.startswith(svg_id) for i in ids), svg_id
-    assert set(re.findall(r'(?:url\(#|href="#)([^)"]+)', svg)) <= set(ids)
-    assert "currentColor" in svg and "#010203" not in svg.lower()
-    assert "<?xml" not in svg and "<metadata" not in svg and "\n\n" not in svg
-    return root

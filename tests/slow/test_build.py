@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PAST, make_project, run_cli, tree_state
+from conftest import make_project, run_cli, tree_state
+from made_results import PAST
 
 SMALL_SUITE = """\
 [[experiment]]

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (FIXTURES, HOSTILE, LANGS, file_digests, hand_made_result, make_project,
-                      snapshot_code)
+from conftest import FIXTURES, HOSTILE, LANGS, file_digests, make_project, snapshot_code
+from made_results import hand_made_result
 
 SUITE = """\
 [[experiment]]

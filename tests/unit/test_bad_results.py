@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import pytest
 
-from conftest import assert_refused, hand_made_result, write_old
+from conftest import assert_refused
+from made_results import hand_made_result, write_old
 
 
 def bad_file(root: Path, name: str, content: str | bytes, machine: str = "estimate") -> str:

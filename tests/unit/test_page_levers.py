@@ -18,7 +18,8 @@ from generator.site.pages.levers.charts import bars
 from generator.site.pages.levers.tables import nowrap, saving_cell
 from generator.units import gib, mib
 
-from conftest import FIXTURES as ALL_FIXTURES, LANGS, SVG, check_svg, page_markdown
+from conftest import FIXTURES as ALL_FIXTURES, LANGS
+from page_checks import SVG, check_svg, page_markdown
 
 FIXTURES = ALL_FIXTURES / "levers"
 EST = FIXTURES / "estimate"

@@ -16,7 +16,8 @@ from generator.site import analysis
 from generator.site.pages import sweeps
 from generator.site.pages.sweeps import fits
 
-from conftest import FIXTURES as ALL_FIXTURES, LANGS, SVG, check_svg, page_markdown, site_inputs
+from conftest import FIXTURES as ALL_FIXTURES, LANGS
+from page_checks import SVG, check_svg, page_markdown, site_inputs
 
 FIXTURES = ALL_FIXTURES / "sweeps"
 MIB = 2 ** 20

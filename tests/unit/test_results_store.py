@@ -14,7 +14,8 @@ from generator.errors import ConfigError, ResultsError
 from generator.experiment import Experiment
 from generator.jobs.worker import measure_to_result
 
-from conftest import FIXTURES, HOSTILE, hand_made_result
+from conftest import FIXTURES, HOSTILE
+from made_results import hand_made_result
 
 
 

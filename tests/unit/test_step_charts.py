@@ -17,7 +17,8 @@ from generator.site.style import charts, step_charts
 from generator.site.style.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.style.palette import CATEGORY_COLORS
 
-from conftest import FIXTURES, LANGS, SVG, check_svg, svg_ids, svg_texts
+from conftest import FIXTURES, LANGS
+from page_checks import SVG, check_svg, svg_ids, svg_texts
 
 ESTIMATE = "estimate/bert-base-b32-s128-{}-adamw-estimate.json"
 CPU = "cpu-amd-epyc/bert-base-b4-s128-{}-adamw-cpu.json"

@@ -1,0 +1,204 @@
+"""What the browser tests run on: the site built from the fixture results and served on
+127.0.0.1 under the path of `site_url`, Debian's Chromium driven by Playwright, and a session
+that records console errors and failed or foreign requests (test_browser.py says why)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from conftest import FIXTURES, REPO_ROOT, make_project, run_cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--disable-sync",
+    # A second guard behind the route handler below: no host name resolves but 127.0.0.1.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+FIXTURE_RESULTS = FIXTURES / "results"
+SCREENSHOTS = REPO_ROOT / "test-artifacts" / "screenshots"
+LOCAL_HOST = "127.0.0.1"
+#: A word each language's pages must contain, and that search must find.
+SEARCH_WORDS = {"zh": "激活值", "en": "activations"}
+#: Every browser wait is for an event (a load, an element); this ceiling only stops a hang.
+TIMEOUT_MS = 180_000
+
+
+def _sync_playwright():
+    """Playwright's sync API, or a skip that says what is missing."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium "
+                    "(apt-get install chromium fonts-noto-cjk) to run the browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed: "
+                    "pip install -e '.[test]' to run the browser tests")
+    return sync_playwright
+
+
+# ── the site, built and served ─────────────────────────────────────────────────────────────
+
+
+@dataclass
+class Site:
+    root: Path          # the built site folder
+    base: str           # http://127.0.0.1:PORT/<site_url path>
+    pages: list[str]    # every page, as a path below base ("", "claims/", "en/", …)
+
+    def url(self, page: str) -> str:
+        return self.base + page
+
+
+def _url_path(site_url: str) -> str:
+    path = urlsplit(site_url).path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """A browser that leaves a page mid-download closes its connection: not an error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves the site folder under `prefix` only, like a project page on GitHub Pages."""
+
+    prefix = "/"
+
+    def translate_path(self, path: str) -> str:
+        path = unquote(path.split("?", 1)[0].split("#", 1)[0])
+        if not path.startswith(self.prefix):
+            return str(Path(self.directory) / "__outside_the_site__")
+        return super().translate_path("/" + path[len(self.prefix):])
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture results rendered and built into a temporary project, as `site` does."""
+    root = make_project(tmp_path_factory.mktemp("browser-site") / "project")
+    for args in (["render", "--results", FIXTURE_RESULTS, "--docs", root / "docs"],
+                 ["site", "--site", root / "site"]):
+        proc = run_cli(args, root)
+        assert proc.returncode == 0, f"python -m generator {args[0]} failed:\n{proc.stderr}"
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(built_site: Path):
+    config = (built_site / "mkdocs.yml").read_text(encoding="utf-8")
+    site_url = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", config, re.MULTILINE)
+    assert site_url, "mkdocs.yml has no site_url"
+    prefix = _url_path(site_url.group(1))
+    folder = built_site / "site"
+    handler = functools.partial(type("Handler", (_Handler,), {"prefix": prefix}),
+                                directory=str(folder))
+    server = _Server((LOCAL_HOST, 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    pages = sorted(p.parent.relative_to(folder).as_posix() + "/"
+                   for p in folder.rglob("index.html"))
+    pages = ["" if p == "./" else p for p in pages]
+    try:
+        yield Site(folder, f"http://{LOCAL_HOST}:{server.server_port}{prefix}", pages)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_playwright = _sync_playwright()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+# ── a browsing session that records everything that went wrong ─────────────────────────────
+
+
+@dataclass
+class Session:
+    page: object
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    aborted_requests: list[str] = field(default_factory=list)
+    foreign_requests: list[str] = field(default_factory=list)
+
+    def problems(self, *, aborts_ok: bool = False) -> list[str]:
+        return ([f"request to another host: {url}" for url in self.foreign_requests]
+                + [f"failed request: {what}" for what in self.failed_requests]
+                + ([] if aborts_ok else
+                   [f"aborted request: {what}" for what in self.aborted_requests])
+                + [f"console error: {text}" for text in self.console_errors])
+
+    def assert_clean(self, *, aborts_ok: bool = False) -> None:
+        """`aborts_ok`: requests cut short by leaving the page (net::ERR_ABORTED) are fine."""
+        problems = self.problems(aborts_ok=aborts_ok)
+        assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def session(browser):
+    """A fresh browser context whose every request to a host but 127.0.0.1 is refused and
+    recorded, as are failed requests, HTTP errors, console errors and uncaught exceptions."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN",
+                                  color_scheme="light")
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    state = Session(page)
+
+    def route(route) -> None:
+        url = route.request.url
+        if urlsplit(url).scheme in ("http", "https", "ws", "wss") \
+                and urlsplit(url).hostname != LOCAL_HOST:
+            state.foreign_requests.append(url)
+            route.abort("blockedbyclient")
+        else:
+            route.continue_()
+
+    context.route("**/*", route)
+    page.on("console", lambda message: message.type == "error"
+            and state.console_errors.append(f"{message.text} ({message.location.get('url')})"))
+    page.on("pageerror", lambda error: state.console_errors.append(f"uncaught: {error}"))
+    page.on("requestfailed", lambda request: (
+        state.aborted_requests if request.failure == "net::ERR_ABORTED"
+        and urlsplit(request.url).hostname == LOCAL_HOST else state.failed_requests
+    ).append(f"{request.url}: {request.failure}"))
+    page.on("response", lambda response: response.status >= 400
+            and state.failed_requests.append(f"{response.url}: HTTP {response.status}"))
+    try:
+        yield state
+    finally:
+        context.close()
+
+
+def open_page(session: Session, site: Site, page: str, *, settle: bool = True) -> None:
+    """Load a page; with `settle`, also wait until its late requests (the search index, the
+    fonts) are done, so that a failure among them is recorded."""
+    response = session.page.goto(site.url(page), wait_until="load")
+    assert response is not None and response.ok, f"{site.url(page)}: {response and response.status}"
+    if settle:
+        session.page.wait_for_load_state("networkidle")
+
+
+def page_lang(page: str) -> str:
+    return "en" if page.startswith("en/") else "zh"
