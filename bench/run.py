@@ -123,8 +123,8 @@ def bench_tracker(runs: int) -> None:
     sys.path.insert(0, str(ROOT))
     import torch
 
-    from generator.measure.backends.common import tracked_step
     from generator.experiment import Experiment
+    from generator.measure.backends.common import tracked_step
     from generator.measure.models import MODELS
     from generator.measure.step import Trainer
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from generator.errors import ConfigError, SiteBuildError
 from generator.experiment import Experiment, options
-from generator.results.shapes import CATEGORIES
+from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.units import format_bytes
 
 MKDOCS_CONFIG = Path("mkdocs.yml")
@@ -132,6 +132,8 @@ def estimate(args: argparse.Namespace) -> int:
     print(f"{result['parameter_count']:,} parameters\n")
     print(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:
+        if cat in ONLY_WHEN_SEEN and not result["category_max_bytes"][cat]:
+            continue  # real runs' category: an estimate has none
         print(f"{cat:<18}{_mib(result['live_at_peak_bytes'][cat]):>14}"
               f"{_mib(result['category_max_bytes'][cat]):>14}")
     peak = result["peak_bytes"]

@@ -24,16 +24,18 @@ from generator.options import (
 )
 from generator.words import Words, same
 
-PRECISIONS = ("fp32", "amp-fp16", "amp-bf16")
+#: amp-*: fp32 weights under autocast; fp16 / bf16: the whole model and optimizer in 16 bits.
+PRECISIONS = ("fp32", "amp-fp16", "amp-bf16", "fp16", "bf16")
 OPTIMIZERS = ("adamw", "adam", "sgd")
 BACKENDS = ("estimate", "cpu", "cuda")
 DEVICES = ("cuda", "cpu")
 ATTENTIONS = ("eager", "sdpa")
 ZERO_GRADS = ("none", "zeros")
+LOSS_SCALINGS = ("auto", "off")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
 #: Hugging Face task heads (generator/measure/models/hf.py); auto: from the config.
 HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification",
-            "image-classification")
+            "image-classification", "contrastive")
 
 INT64_MAX = 2**63 - 1
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
@@ -52,8 +54,10 @@ class Experiment:
     """Tokens per sample."""
     precision: str = option(
         "fp32", choices=PRECISIONS, lever="fp32",
-        help="fp32, amp-fp16 (autocast + GradScaler) or amp-bf16 (autocast only)")
-    """One of PRECISIONS: fp32, amp-fp16 (autocast + GradScaler) or amp-bf16 (autocast only)."""
+        help="fp32, amp-fp16 (autocast + GradScaler), amp-bf16 (autocast only), or fp16 / "
+             "bf16 (model and optimizer state in 16 bits)")
+    """One of PRECISIONS: fp32, amp-fp16 (autocast + GradScaler), amp-bf16 (autocast only),
+    fp16 or bf16 (the model, its gradients and the optimizer state all in 16 bits)."""
     optimizer: str = option("adamw", choices=OPTIMIZERS, lever="adamw",
                             help="adamw, adam, or sgd (with momentum 0.9)")
     """One of OPTIMIZERS; sgd means SGD with momentum 0.9."""
@@ -74,6 +78,28 @@ class Experiment:
         words=lambda v: Words("checkpointing", "激活检查点"),
         help="recompute each block of model.layers in backward")
     """Recompute each block of `model.layers` in backward instead of keeping its activations."""
+    checkpoint_classes: tuple[str, ...] = option(
+        (), step_option=True, metavar="CLASS,…", parse=lambda text: _class_names(text),
+        tag=lambda v: "ckpt-" + "+".join(v).lower(),
+        label=lambda v: f"checkpointing {','.join(v)}",
+        words=lambda v: Words(f"checkpointing {', '.join(v)}", f"激活检查点（{'、'.join(v)}）"),
+        help="recompute every module of these classes in backward, e.g. LlamaMLP,LlamaRMSNorm")
+    """Recompute every module whose class is named here in backward (checkpointing by module
+    class, as `torch.distributed._composable.checkpoint` applied per class does)."""
+    loss_scaling: str = option(
+        "auto", choices=LOSS_SCALINGS, step_option=True,
+        tag=lambda v: "no-scaler", label=lambda v: "no GradScaler",
+        words=lambda v: Words("no loss scaling", "不做损失缩放"),
+        help="auto: a GradScaler for amp-fp16 (default); off: autocast without one")
+    """auto: amp-fp16 scales the loss with a GradScaler; off: no loss scaler at all."""
+    weight_decay: float | None = option(
+        None, step_option=True, metavar="RATE", parse=lambda text: _decay(text),
+        tag=lambda v: f"wd-{v:g}", label=lambda v: f"weight decay {v:g}",
+        words=lambda v: Words(f"weight decay {v:g}", f"权重衰减 {v:g}"),
+        help="the optimizer's weight decay (default: its own default, 0.01 for AdamW, 0 "
+             "otherwise); Adam's adds a gradient-sized temporary")
+    """The optimizer's weight decay; None is its PyTorch default. Adam (not AdamW) adds it
+    to the gradients out of place, which costs a gradient-sized temporary."""
     zero_grad: str = option(
         "none", choices=ZERO_GRADS, step_option=True, lever="none",
         tag=lambda v: f"grad-{v}", label=lambda v: "set_to_none=False",
@@ -97,6 +123,8 @@ class Experiment:
     """A memory budget in bytes: a step whose peak exceeds it is recorded as out of memory."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.checkpoint_classes, list):  # as JSON gives it back
+            object.__setattr__(self, "checkpoint_classes", tuple(self.checkpoint_classes))
         if not self.device:
             modelled = "cuda" if self.backend == "estimate" else self.backend
             object.__setattr__(self, "device", modelled)
@@ -128,7 +156,10 @@ class Experiment:
         return step_options_of(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """JSON's own types: a list of checkpointed classes, not a tuple."""
+        data = asdict(self)
+        data["checkpoint_classes"] = list(self.checkpoint_classes)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Experiment":
@@ -142,6 +173,10 @@ class Experiment:
             raise ConfigError(f"experiment is missing {', '.join(missing)}")
         if isinstance(data.get("gpu_memory"), str):  # "24GiB" in experiments.toml
             data = {**data, "gpu_memory": parse_size(data["gpu_memory"])}
+        if isinstance(data.get("checkpoint_classes"), (list, str)):  # TOML and JSON lists
+            classes = data["checkpoint_classes"]
+            data = {**data, "checkpoint_classes": tuple(
+                _class_names(classes) if isinstance(classes, str) else classes)}
         return cls(**data)
 
 
@@ -161,8 +196,10 @@ LEVER_BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().ite
 def step_options_of(exp: dict[str, Any]) -> list[tuple[Option, Any]]:
     """The step options an experiment's fields set to other than their defaults."""
     found = options()
-    return [(found[name], exp.get(name, default)) for name, default in STEP_DEFAULTS.items()
-            if exp.get(name, default) != default]
+    values = {name: exp.get(name, default) for name, default in STEP_DEFAULTS.items()}
+    values = {name: tuple(v) if isinstance(v, list) else v for name, v in values.items()}
+    return [(found[name], values[name]) for name, default in STEP_DEFAULTS.items()
+            if values[name] != default]
 
 
 def is_plain_step(exp: dict[str, Any]) -> bool:
@@ -195,6 +232,7 @@ def validation_problems(exp: Experiment) -> list[str]:
             problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
     if not isinstance(exp.checkpointing, bool):
         problems.append(f"checkpointing must be true or false, got {exp.checkpointing!r}")
+    problems += _step_option_problems(exp)
     if exp.gpu_memory is not None and _positive_int_problem("gpu_memory", exp.gpu_memory):
         problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
     if not isinstance(exp.model, str) or not exp.model.strip():
@@ -203,3 +241,34 @@ def validation_problems(exp: Experiment) -> list[str]:
         problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
                         "a real run measures its own device")
     return [p for p in problems if p]
+
+
+def _step_option_problems(exp: Experiment) -> list[str]:
+    problems = []
+    classes = exp.checkpoint_classes
+    if not isinstance(classes, tuple) or not all(
+            isinstance(c, str) and c.isidentifier() for c in classes):
+        problems.append(f"checkpoint_classes must be module class names, got {classes!r}")
+    elif classes and exp.checkpointing:
+        problems.append("checkpointing (every block) and checkpoint_classes are two ways to "
+                        "choose what to recompute; give one")
+    if exp.loss_scaling == "off" and exp.precision != "amp-fp16":
+        problems.append(f"loss_scaling 'off' is for amp-fp16; precision {exp.precision!r} "
+                        "never scales the loss")
+    decay = exp.weight_decay
+    if decay is not None and (isinstance(decay, bool) or not isinstance(decay, (int, float))
+                              or not 0 <= decay < float("inf")):
+        problems.append(f"weight_decay must be a number ≥ 0, got {decay!r}")
+    return problems
+
+
+def _class_names(text: str) -> tuple[str, ...]:
+    """'LlamaMLP, LlamaRMSNorm' → ('LlamaMLP', 'LlamaRMSNorm'); validation checks the names."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _decay(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"weight decay must be a number, e.g. 1e-4; got {text!r}") from None

@@ -47,14 +47,19 @@ def _load_file(path: Path) -> list[Job]:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: malformed TOML: {error}") from None
     tables, studies = data.get("experiment", []), data.get("study", [])
-    unknown = sorted(set(data) - {"experiment", "study"})
+    unknown = sorted(set(data) - {"experiment", "study", "reference"})
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; "
-                          "use [[experiment]] and [[study]]")
-    single = [name for name in ("experiment", "study") if isinstance(data.get(name), dict)]
+                          "use [[experiment]], [[study]] and [[reference]]")
+    single = [name for name in ("experiment", "study", "reference")
+              if isinstance(data.get(name), dict)]
     if single:
         raise ConfigError(f"{path}: [{single[0]}] is one table; write [[{single[0]}]] "
                           "(double brackets)")
+    try:
+        tables = tables + _reference_tables(data.get("reference", []))
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
     if not isinstance(tables, list) or not isinstance(studies, list) or not (tables or studies):
         raise ConfigError(f"{path}: no [[experiment]] or [[study]] tables")
     jobs: list[Job] = []
@@ -80,6 +85,25 @@ def _load_file(path: Path) -> list[Job]:
     if problems:
         raise ConfigError(f"{path}: " + "; ".join(dict.fromkeys(problems)))
     return jobs
+
+
+def _reference_tables(tables: Any) -> list[dict[str, Any]]:
+    """[[reference]] dataset = "…": one experiment per configuration of a published dataset
+    of real GPU runs (results/reference_runs.py), so that their figures live in one file."""
+    from generator.results import reference_runs
+
+    experiments = []
+    for table in tables:
+        if not isinstance(table, dict) or set(table) != {"dataset"}:
+            raise ConfigError('[[reference]] takes one field: dataset = "<name>"')
+        if table["dataset"] != reference_runs.DATASET:
+            raise ConfigError(f"unknown reference dataset {table['dataset']!r}; "
+                              f"known: {reference_runs.DATASET}")
+        # values that are lists would expand into combinations: wrap them
+        experiments += [{name: [value] if isinstance(value, list) else value
+                         for name, value in run.experiment().items()}
+                        for run in reference_runs.runs()]
+    return experiments
 
 
 def _expand(table: Any) -> list[dict[str, Any]]:

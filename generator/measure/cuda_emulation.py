@@ -1,56 +1,142 @@
 """What a CUDA step does differently from a CPU step, in ways that change its memory.
 
 The estimate runs fake CPU tensors (a CPU-only PyTorch cannot run autograd on fake CUDA
-tensors), so two CPU code paths would otherwise stand in for CUDA's:
+tensors), so CPU code paths would otherwise stand in for CUDA's. `CudaKernelPolicy` is the one
+context the estimate enters to take CUDA's instead, in four places:
 
 1. Dropout. On CUDA, `F.dropout` runs the fused `native_dropout` kernel and keeps a 1-byte
    bool mask for backward. On the CPU it falls back to `input * noise` with a noise tensor of
    the input's dtype: a 4-byte mask in fp32 (aten/src/ATen/native/Dropout.cpp,
    `is_fused_kernel_acceptable`). We call `native_dropout` directly, as CUDA would.
-2. Autocast. CUDA's autocast runs softmax and log_softmax with `dtype=float32`
-   (fp32_set_opt_dtype) and layer_norm / group_norm in fp32; CPU autocast leaves them in the
-   input's precision (aten/src/ATen/autocast_mode.cpp). Attention's softmax output, saved
-   for backward, is 4 bytes per element on CUDA and 2 on the CPU.
-
-3. Attention. `F.scaled_dot_product_attention` on CUDA runs a fused kernel (flash attention
+2. Attention. `F.scaled_dot_product_attention` on CUDA runs a fused kernel (flash attention
    for fp16/bf16 without a mask, memory-efficient attention otherwise) that keeps only its
    output and a log-sum-exp per row for backward; on the CPU it may fall back to the math
-   path, which keeps the whole attention matrix. We call CUDA's kernels, whose meta
-   implementations run on fake tensors.
+   path, which keeps the whole attention matrix. We call CUDA's kernels
+   (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp), whose meta implementations run on
+   fake tensors; under autocast after casting where CUDA autocast casts, at
+   `scaled_dot_product_attention` itself.
+3. Autocast. CUDA autocast runs pow, exp, log, rsqrt, sum, cumsum, softmax, the norms and the
+   losses in fp32 and leaves cat, stack and conv2d.padding alone; CPU autocast keeps the
+   former in 16 bits and casts the latter (aten/src/ATen/autocast_mode.h, autocast_mode.cpp).
+   cuda_autocast.py gives CPU autocast CUDA's whole table, at the AutocastCPU dispatch key
+   where CPU autocast itself casts, ahead of autograd.
+4. Softmax of fp16 into fp32. `softmax(x, dim, dtype=float32)` (and log_softmax) of an fp16
+   tensor runs CUDA's `_softmax(x, dim, half_to_float=True)`; the CPU first makes an fp32 copy
+   of x (aten/src/ATen/native/SoftMax.cpp, the `input_.is_cuda()` branch; bf16 copies on both).
+   CUDA autocast's softmax asks for exactly that, and eager attention often does.
 
-The mode works on torch functions, above autograd, so what it changes is recorded in the
-graph exactly as CUDA's own kernels and casts would be.
+Not modelled: an fft of a 16-bit input runs in fp32 (the CPU has no half-precision FFT;
+cuda_autocast_table.py), and batch norm keeps its per-channel statistics in the input's dtype,
+where CUDA keeps them in fp32 (a few bytes).
+
+Dropout and attention are swapped at the torch-function level, autocast and softmax at the
+dispatcher (the AutocastCPU and AutogradCPU keys): all above the autograd record, so the graph
+holds exactly CUDA's kernels and casts. The dispatcher kernels stay registered for the whole
+`with` block, also while a checkpointed block is recomputed in backward, where the
+torch-function modes are not active.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch._subclasses.fake_tensor import is_fake
 from torch.overrides import TorchFunctionMode
 
+from generator.measure.cuda_autocast import (
+    autocast_excluded,
+    cached_cast,
+    forget_weight_casts,
+    lower_precision,
+    register_cuda_autocast,
+)
+
+
+def notes(autocast: bool) -> list[str]:
+    """One line for each CUDA behaviour the estimate models; autocast's when it is on."""
+    lines = [
+        "dropout: CUDA's fused kernel, keeping a 1-byte mask, not the CPU's noise tensor",
+        ("attention: CUDA's fused SDPA kernel (flash for fp16/bf16 without a mask, else "
+         "memory-efficient), keeping output and log-sum-exp, not the attention matrix"),
+        "softmax of fp16 into fp32: CUDA's half-to-float kernel, without the CPU's fp32 copy",
+    ]
+    if autocast:
+        lines.append("autocast: CUDA's op policy of PyTorch 2.13 in place of the CPU's (pow, "
+                     "exp, sums, softmax, norms and losses in fp32; cat, stack not cast)")
+    return lines
+
+
+#: Every CUDA behaviour the estimate models.
+NOTES: list[str] = notes(autocast=True)
+
 _LOW = (torch.float16, torch.bfloat16)
-_SOFTMAX = {F.softmax, F.log_softmax, torch.softmax, torch.log_softmax,
-            torch.Tensor.softmax, torch.Tensor.log_softmax}
-_NORMS = {F.layer_norm, F.group_norm}
 
 
 class CudaKernelPolicy(TorchFunctionMode):
-    """Give dropout and attention CUDA's fused kernels, and softmax, log_softmax, layer_norm
-    and group_norm CUDA autocast's fp32 policy."""
+    """Give dropout and attention CUDA's fused kernels, CPU autocast CUDA's op policy and
+    softmax CUDA's half-to-float kernel. Re-entrant (step.py re-enters it for recomputation)."""
+
+    def __enter__(self):
+        _DispatcherKernels.acquire()
+        try:
+            return super().__enter__()
+        except BaseException:
+            _DispatcherKernels.release()
+            raise
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            _DispatcherKernels.release()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
+        kwargs = kwargs or {}
         if func is F.dropout:
             return _fused_dropout(*args, **kwargs)
         if func is F.scaled_dot_product_attention:
             return _fused_attention(*args, **kwargs)
-        if torch.is_autocast_enabled("cpu") and args and _is_low(args[0]):
-            if func in _SOFTMAX and kwargs.get("dtype") is None and len(args) < 3:
-                kwargs["dtype"] = torch.float32
-            elif func in _NORMS:
-                args = tuple(_to_fp32(a) for a in args)
-                kwargs = {k: _to_fp32(v) for k, v in kwargs.items()}
         return func(*args, **kwargs)
+
+
+class _DispatcherKernels:
+    """Our AutocastCPU and AutogradCPU kernels: registered at the first acquire, unregistered
+    (the CPU's own kernels back) at the last release, whichever mode instances hold them."""
+
+    holders = 0
+    library: torch.library.Library | None = None
+
+    @classmethod
+    def acquire(cls) -> None:
+        if cls.holders == 0:
+            library = torch.library.Library("aten", "IMPL")
+            register_cuda_autocast(library)
+            library.impl("softmax.int", _half_to_float(torch.ops.aten._softmax), "AutogradCPU")
+            library.impl("log_softmax.int", _half_to_float(torch.ops.aten._log_softmax),
+                         "AutogradCPU")
+            cls.library = library
+        cls.holders += 1
+
+    @classmethod
+    def release(cls) -> None:
+        cls.holders -= 1
+        if cls.holders == 0:
+            cls.library._destroy()
+            cls.library = None
+            forget_weight_casts()
+
+
+def _half_to_float(kernel):
+    """SoftMax.cpp's softmax/log_softmax with dtype, taking the CUDA branch. Real CPU tensors
+    (tests) keep the copy: the CPU kernel has no half-to-float variant; fake ones run its
+    meta implementation."""
+
+    def softmax(input, dim, dtype=None):
+        if input.dtype == torch.float16 and dtype == torch.float32 and is_fake(input):
+            return kernel(input, dim, True)
+        return kernel(input if dtype is None else input.to(dtype), dim, False)
+
+    return softmax
 
 
 def _fused_dropout(input: torch.Tensor, p: float = 0.5, training: bool = True,
@@ -62,6 +148,19 @@ def _fused_dropout(input: torch.Tensor, p: float = 0.5, training: bool = True,
 
 def _fused_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                      scale=None, enable_gqa=False):
+    """CUDA autocast casts the arguments of `scaled_dot_product_attention`
+    (lower_precision_fp) and picks the kernel below autocast, by the cast dtypes: so do we."""
+    if not torch.is_autocast_enabled("cpu"):
+        return _attention_kernel(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                 enable_gqa)
+    query, key, value, attn_mask = (cached_cast(lower_precision(), tensor)
+                                    for tensor in (query, key, value, attn_mask))
+    with autocast_excluded():
+        return _attention_kernel(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                 enable_gqa)
+
+
+def _attention_kernel(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     """The kernel CUDA's SDPA dispatcher picks first on recent GPUs (sdp_utils.cpp)."""
     if enable_gqa:
         return F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
@@ -71,11 +170,3 @@ def _fused_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal
             query, key, value, dropout_p, is_causal, scale=scale)[0]
     return torch.ops.aten._scaled_dot_product_efficient_attention(
         query, key, value, attn_mask, query.requires_grad, dropout_p, is_causal, scale=scale)[0]
-
-
-def _is_low(value) -> bool:
-    return isinstance(value, torch.Tensor) and value.dtype in _LOW
-
-
-def _to_fp32(value):
-    return value.float() if _is_low(value) else value

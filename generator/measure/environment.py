@@ -52,6 +52,7 @@ def describe(backend: str) -> dict[str, Any]:
     env: dict[str, Any] = {
         "machine_id": machine_id(backend),
         "torch": torch.__version__,
+        "transformers": _transformers_version(),
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
         "cpu": cpu_name(),
@@ -67,6 +68,17 @@ def describe(backend: str) -> dict[str, Any]:
     elif backend == "cpu":
         env["device_name"] = env["cpu"]
     return env
+
+
+def _transformers_version() -> str | None:
+    """Hugging Face models' memory depends on it (4.46 copies the logits for the loss's
+    shift, 5.x does not), so results record it; None when it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _nvidia_driver() -> str | None:

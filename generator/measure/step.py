@@ -15,6 +15,7 @@ from torch.utils.checkpoint import checkpoint
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.measure.precision import (
+    MODEL_DTYPE,
     autocast_context,
     make_grad_scaler,
     make_optimizer,
@@ -48,20 +49,29 @@ class Trainer:
     """Fake tensors carry no values: GradScaler cannot check them for inf, so we assume none."""
     set_to_none: bool = True
     """zero_grad(set_to_none=...): True frees .grad between steps, False keeps it zeroed."""
+    input_dtype: torch.dtype | None = None
+    """Pure 16-bit training: floating-point inputs are made in the model's dtype."""
 
     @classmethod
     def create(cls, workload: Workload, exp: Experiment, *, device: torch.device,
                fake: bool = False) -> "Trainer":
+        dtype = MODEL_DTYPE[exp.precision]
+        if dtype != torch.float32:  # built in fp32, then cast whole, as users do
+            cast_model(workload.model, dtype)
         if exp.checkpointing:  # the model's own way where it has one (Hugging Face)
             if workload.enable_checkpointing is not None:
                 workload.enable_checkpointing()
             else:
                 checkpoint_layers(workload.model)
+        if exp.checkpoint_classes:
+            checkpoint_classes(workload.model, exp.checkpoint_classes)
         opt = make_optimizer(exp.optimizer, workload.model.parameters(),
-                             impl=exp.optimizer_impl, modelled_device=exp.device)
+                             impl=exp.optimizer_impl, modelled_device=exp.device,
+                             weight_decay=exp.weight_decay)
         return cls(workload, exp.batch_size, exp.seq_len, exp.precision, device, opt,
-                   make_grad_scaler(exp.precision, device.type), fake,
-                   set_to_none=exp.zero_grad == "none")
+                   make_grad_scaler(exp.precision, device.type, exp.loss_scaling), fake,
+                   set_to_none=exp.zero_grad == "none",
+                   input_dtype=dtype if dtype != torch.float32 else None)
 
     def step(self, phase: PhaseCallback = _no_phase) -> float:
         """forward → loss → backward → optimizer step → zero_grad.
@@ -70,6 +80,8 @@ class Trainer:
         model, opt, scaler = self.workload.model, self.optimizer, self.scaler
         phase("forward")
         inputs, target = self.workload.make_batch(self.batch_size, self.seq_len, self.device)
+        if self.input_dtype is not None:
+            inputs = _floats_as(inputs, self.input_dtype)
         with autocast_context(self.precision, self.device.type):
             output = model(**inputs) if isinstance(inputs, dict) else model(*inputs)
             loss = self.workload.loss_fn(output, target)
@@ -94,11 +106,11 @@ class Trainer:
         del loss
         return value
 
-    def warm_up(self) -> int:
+    def warm_up(self, phase: PhaseCallback = _no_phase) -> int:
         """Run steps until the optimizer has its state (it is created lazily at the first real
         step; under fp16 GradScaler may skip the first steps on inf). Returns the step count."""
         for count in range(1, MAX_WARMUP_STEPS + 1):
-            self.step()
+            self.step(phase)
             if self.optimizer.state:
                 return count
         raise RuntimeError(f"the optimizer took no step in {MAX_WARMUP_STEPS} warm-up steps "
@@ -155,6 +167,55 @@ def recompute_in_same_modes() -> tuple[contextlib.AbstractContextManager, ...]:
     """A `context_fn` for `torch.utils.checkpoint.checkpoint`: nothing around the forward
     pass, the forward pass's torch-function modes around the recomputation."""
     return contextlib.nullcontext(), _reentered(list(_get_current_function_mode_stack()))
+
+
+def cast_model(model: nn.Module, dtype: torch.dtype) -> None:
+    """`model.to(dtype)` for real and fake tensors alike: under FakeTensorMode `Module.to`
+    swaps parameters in place, which fails on the weak references fake mode keeps. Tied
+    parameters stay tied (one new Parameter per old one)."""
+    new: dict[int, torch.Tensor] = {}
+    with torch.no_grad():
+        for module in model.modules():
+            for table in (module._parameters, module._buffers):
+                for name, old in table.items():
+                    if old is None or not old.is_floating_point():
+                        continue
+                    if id(old) not in new:
+                        value = old.detach().to(dtype)
+                        new[id(old)] = nn.Parameter(value, old.requires_grad) \
+                            if isinstance(old, nn.Parameter) else value
+                    table[name] = new[id(old)]
+
+
+def _floats_as(inputs, dtype: torch.dtype):
+    def cast(value):
+        return value.to(dtype) if isinstance(value, torch.Tensor) and value.is_floating_point() \
+            else value
+    if isinstance(inputs, dict):
+        return {name: cast(value) for name, value in inputs.items()}
+    return tuple(cast(value) for value in inputs)
+
+
+def checkpoint_classes(model: nn.Module, names: tuple[str, ...]) -> None:
+    """Recompute every module of the named classes in backward: each one's forward runs
+    under non-reentrant checkpointing, as `torch.distributed._composable.checkpoint` applied
+    to those modules does (nested ones too), with the forward pass's torch-function modes
+    around the recomputation."""
+    present = {type(m).__name__ for m in model.modules()}
+    unknown = [name for name in names if name not in present]
+    if unknown:
+        raise ConfigError(f"checkpoint_classes: {type(model).__name__} has no module of class "
+                          f"{', '.join(unknown)}")
+    for module in model.modules():
+        if type(module).__name__ in names:
+            module.forward = _checkpointed(module.forward)
+
+
+def _checkpointed(forward: Callable) -> Callable:
+    def run(*args, **kwargs):
+        return checkpoint(forward, *args, use_reentrant=False, preserve_rng_state=False,
+                          context_fn=recompute_in_same_modes, **kwargs)
+    return run
 
 
 def checkpoint_layers(model: nn.Module) -> None:

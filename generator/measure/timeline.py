@@ -19,6 +19,9 @@ class StorageLife:
     born: int
     died: int | None = None
     module: str | None = None
+    key: int = 0
+    """Which storage: unique among the storages alive at one moment (its id), so that a
+    storage alive across two trackers' steps can be matched (reserved.py)."""
 
 
 @dataclass

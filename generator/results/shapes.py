@@ -10,8 +10,14 @@ from __future__ import annotations
 from typing import Any, Optional, TypedDict
 
 #: The categories of a step's memory, in the order tables, charts and timelines list them.
+#: `not_attributed`: bytes the CPU allocator handed out that neither a tracked tensor nor an
+#: op's internal buffer explains (real CPU runs only, generator/measure/allocator_alignment.py);
+#: results measured before it existed read it as 0 (store.py).
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
-              "autocast_copies", "temporaries")
+              "autocast_copies", "temporaries", "not_attributed")
+#: Categories that tables list only where a result has bytes in them (charts show only the
+#: categories with bytes anyway).
+ONLY_WHEN_SEEN = ("not_attributed",)
 
 #: How far a result stands from a real GPU, the device the site is about: a GPU run first,
 #: then an estimate modelling CUDA, a real CPU run, an estimate modelling the CPU. Every page
@@ -48,6 +54,7 @@ class Timeline(TypedDict):
 class Environment(TypedDict):
     machine_id: str
     torch: Optional[str]
+    transformers: Optional[str]
     python: Optional[str]
     platform: Optional[str]
     cpu: Optional[str]
@@ -66,6 +73,24 @@ class GroundTruth(TypedDict, total=False):
     context_bytes: int
     device_total_bytes: int
     memory_stats: dict[str, Any]
+    tracker_peak_bytes: int
+    """cpu: the tracker's own peak, before the allocator's blocks are labelled with it."""
+
+
+class AllocatorPrediction(TypedDict):
+    """The CUDA caching allocator's figures, simulated over the warm-up, the measured step
+    and replays of it (generator/measure/reserved.py); estimates modelling CUDA only."""
+
+    source: str
+    steps: int
+    peak_allocated_bytes: int
+    """The allocator's own allocated (and active) peak: block sizes, over all the steps."""
+    peak_reserved_bytes: int
+    """What torch.cuda.max_memory_reserved() would say: segments taken from the driver."""
+    workspace_bytes: int
+    """Of the allocated bytes, the cuBLAS workspaces that PyTorch keeps for its matmuls."""
+    segments: int
+    out_of_memory: Optional[str]
 
 
 class Figures(TypedDict):
@@ -101,6 +126,7 @@ class StepResult(Figures):
     """For transformers: layers, hidden, heads, intermediate, vocab, attention."""
     tracked_storages: int
     warmup_steps: int
+    allocator: Optional[AllocatorPrediction]
 
 
 class StudyResult(TypedDict):

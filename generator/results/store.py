@@ -21,11 +21,14 @@ SCHEMA_VERSION = 1
 #: Fields every result has; figures are absent when `error` is set.
 REQUIRED = ("schema_version", "key", "experiment", "backend", "environment", "error")
 #: Optional fields, filled in when a file lacks them (older or hand-made results).
-ENVIRONMENT_DEFAULTS = {"torch": None, "python": None, "platform": None, "cpu": None,
+ENVIRONMENT_DEFAULTS = {"torch": None, "transformers": None, "python": None, "platform": None, "cpu": None,
                         "cpu_count": None, "cuda": None, "device_name": None, "driver": None,
                         "git_commit": None}
 OPTIONAL_DEFAULTS = {"step_seconds": None, "ground_truth": None, "notes": [], "phases": [],
-                     "architecture": None, "error_detail": None, "method_version": None}
+                     "architecture": None, "error_detail": None, "method_version": None,
+                     "allocator": None}
+#: Categories added to CATEGORIES after results were first stored (see _fill_later_categories).
+LATER_CATEGORIES = ("not_attributed",)
 FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
            "module_activation_bytes", "parameter_count")
 
@@ -79,6 +82,7 @@ def load(path: Path) -> StepResult:
     missing = [name for name in needed if name not in data]
     if missing:
         raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
+    _fill_later_categories(data)
     problem = _type_problem(data)
     if problem:
         raise ResultsError(f"{path}: {problem}")
@@ -127,6 +131,19 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
                            f"generator reads schema {SCHEMA_VERSION}")
     return data
+
+
+def _fill_later_categories(data: dict[str, Any]) -> None:
+    """A result stored before a category existed had no bytes in it: fill in zeros, so that
+    older results read like new ones (and pages can index every category)."""
+    timeline = data.get("timeline")
+    series = timeline.get("bytes") if isinstance(timeline, dict) else None
+    for cat in LATER_CATEGORIES:
+        for name in ("live_at_peak_bytes", "category_max_bytes"):
+            if isinstance(data.get(name), dict):
+                data[name].setdefault(cat, 0)
+        if isinstance(series, dict) and isinstance(timeline.get("tick"), list):
+            series.setdefault(cat, [0] * len(timeline["tick"]))
 
 
 def _is_count(value: Any) -> bool:

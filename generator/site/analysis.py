@@ -9,6 +9,7 @@ from typing import Any
 
 from generator.experiment import STEP_DEFAULTS, is_plain_step
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
+from generator.site.style.labels import PRECISION_LABELS
 
 Result = StepResult
 #: What a GPU holds beyond PyTorch's pool when no `cuda` result measured it: the CUDA context
@@ -94,7 +95,7 @@ def best_by_precision(results: list[Result], *, model: str, batch_size: int, seq
         current = chosen.get(exp["precision"])
         if current is None or result_trust(result) < result_trust(current):
             chosen[exp["precision"]] = result
-    order = ("fp32", "amp-fp16", "amp-bf16")
+    order = tuple(PRECISION_LABELS)
     return {p: chosen[p] for p in order if p in chosen}
 
 
@@ -114,19 +115,26 @@ def estimate_accuracy(results: list[Result]) -> list[dict[str, Any]]:
             continue
         estimate = estimates.get(_config_key(exp, exp["backend"]))
         truth_bytes = truth["peak_bytes"]
+        # A cpu result's figures are the allocator's blocks labelled by the tracker; the
+        # tracker's own peak stands beside the ground truth (older results: the figures').
+        tracker_bytes = truth.get("tracker_peak_bytes", result["peak_bytes"])
         rows.append({
             "result": result,
             "truth_bytes": truth_bytes,
-            "tracker_bytes": result["peak_bytes"],
-            "tracker_error": result["peak_bytes"] / truth_bytes - 1,
+            "tracker_bytes": tracker_bytes,
+            "tracker_error": tracker_bytes / truth_bytes - 1,
             "estimate_bytes": estimate["peak_bytes"] if estimate else None,
             "estimate_error": estimate["peak_bytes"] / truth_bytes - 1 if estimate else None,
         })
     return rows
 
 
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value  # checkpoint_classes
+
+
 def _config_key(exp: dict[str, Any], device: str) -> tuple:
-    options = tuple(exp.get(name, default) for name, default in STEP_DEFAULTS.items())
+    options = tuple(_hashable(exp.get(name, default)) for name, default in STEP_DEFAULTS.items())
     return (exp["model"], exp["batch_size"], exp["seq_len"], exp["precision"],
             exp["optimizer"], device, options)
 

@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import make_project, run_cli, tree_state
 from made_results import PAST
 

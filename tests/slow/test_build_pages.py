@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, HOSTILE, LANGS, file_digests, make_project, snapshot_code
 from made_results import hand_made_result
 

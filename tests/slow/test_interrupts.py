@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from conftest import cli_env, run_cli, snapshot_code
 
 #: Only a hung build waits this long for anything.

@@ -20,13 +20,18 @@ def cpu_fp32() -> dict[str, Any]:
 
 def test_tracker_agrees_with_cpu_allocator(cpu_fp32: dict[str, Any]) -> None:
     truth = cpu_fp32["ground_truth"]["peak_bytes"]
-    assert abs(cpu_fp32["peak_bytes"] / truth - 1) < 0.02
+    assert abs(cpu_fp32["ground_truth"]["tracker_peak_bytes"] / truth - 1) < 0.02
+    # The figures are the allocator's blocks labelled by the tracker: they sum to its peak.
+    assert cpu_fp32["peak_bytes"] == sum(cpu_fp32["live_at_peak_bytes"].values()) == truth
 
 
 def test_estimate_agrees_with_real_cpu_run(cpu_fp32: dict[str, Any]) -> None:
     estimate = measure(Experiment(**TINY, backend="estimate", device="cpu"))
     assert abs(estimate["peak_bytes"] / cpu_fp32["ground_truth"]["peak_bytes"] - 1) < 0.01
-    assert estimate["live_at_peak_bytes"] == cpu_fp32["live_at_peak_bytes"]
+    real = dict(cpu_fp32["live_at_peak_bytes"])
+    # A few scalars made outside any op (two 8-byte blocks in PyTorch 2.13) stay unexplained.
+    assert real.pop("not_attributed") < 1024
+    assert estimate["live_at_peak_bytes"] == {**real, "not_attributed": 0}
 
 
 def test_timeline_has_phases_and_the_peak(cpu_fp32: dict[str, Any]) -> None:

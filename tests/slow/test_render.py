@@ -13,14 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO_ROOT, cli_env, file_digests
+from page_checks import check_svg, site_inputs, svg_ids
 
 from generator.site import render
 from generator.site.analysis import torch_facts
 from generator.site.pages import all_pages, pages_of
 from generator.words import LANGS
-
-from conftest import FIXTURES, REPO_ROOT, cli_env, file_digests
-from page_checks import check_svg, site_inputs, svg_ids
 
 #: Every page of the site; the reports hold one page per model of the fixture.
 PAGES = ("index.md", "explainer.md", "claims.md", "methodology.md", "levers.md", "sweeps.md",

@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 import torch
+from conftest import REPO_ROOT, cli_env
 
 from generator import results
 from generator.measure.studies import sharding
-
-from conftest import REPO_ROOT, cli_env
 
 SCRIPT = REPO_ROOT / "scripts" / "torchrun_sharding.py"
 TINY = {"model": "llama-tiny", "batch_size": 2, "seq_len": 16, "device": "cpu",

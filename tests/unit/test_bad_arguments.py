@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import BAD_FACTORIES, assert_refused
 
 ESTIMATE = ["estimate", "tiny", "--batch-size", "1", "--seq-len", "8"]

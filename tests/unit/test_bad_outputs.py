@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_refused
 
 ONE_ESTIMATE = '[[experiment]]\nmodel = "tiny"\nbatch_size = 2\nseq_len = 16\n'

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-
 from conftest import assert_refused
 from made_results import hand_made_result, write_old
 

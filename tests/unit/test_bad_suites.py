@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_refused
 
 #: One experiment table per mistake (the fields given besides model, batch_size, seq_len),

@@ -160,9 +160,13 @@ def test_hf_models_match_the_built_in_ones(built_in: str, hf_name: str, precisio
     assert theirs["parameter_count"] == ours["parameter_count"]
     assert theirs["peak_bytes"] == pytest.approx(ours["peak_bytes"], rel=0.01)
     # At batch 2 the peak is the optimizer step's, which every model of this size shares:
-    # the activations are where two different forward passes would show.
-    activations = [r["category_max_bytes"]["activations"] for r in (ours, theirs)]
-    assert activations[1] == pytest.approx(activations[0], rel=0.01)
+    # the blocks' activations are where two different forward passes would show. (Their
+    # losses differ under CUDA autocast: the built-in GPT-2 takes cross-entropy of the 16-bit
+    # logits, as transformers 4.x did, whose log_softmax then stays 16-bit; transformers 5
+    # upcasts the logits first. Each is what its own code keeps on CUDA.)
+    blocks = [sum(v for k, v in r["module_activation_bytes"].items() if k.startswith("layers"))
+              for r in (ours, theirs)]
+    assert blocks[1] == pytest.approx(blocks[0], rel=0.01)
 
 
 # --------------------------------------------------------------------------- resolution

@@ -41,7 +41,8 @@ def fake_big(fake_mode: FakeTensorMode) -> dict[str, Workload]:
 
 
 def test_registry_order_and_specs() -> None:
-    assert list(MODELS) == ["bert-base", "gpt2-small", "tiny", "resnet50", "llama-7b", "llama-tiny"]
+    assert list(MODELS) == ["bert-base", "gpt2-small", "tiny", "resnet50", "llama-7b", "llama-tiny",
+                            "convnet-small", "conv-lstm", "gru-lm"]
     assert MODELS["bert-base"].max_seq_len == 512
     assert MODELS["gpt2-small"].max_seq_len == 1024
     assert MODELS["tiny"].max_seq_len == 128

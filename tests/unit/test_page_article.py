@@ -8,14 +8,13 @@ import copy
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, LANGS, REPO_ROOT
+from page_checks import page_markdown, site_inputs
 
 from generator.site.analysis import ARTICLE, torch_facts
 from generator.site.pages import article, reports
 from generator.site.pages.article.claims import FAILS, HOLDS, check_claims
 from generator.units import gib, mib
-
-from conftest import FIXTURES, LANGS, REPO_ROOT
-from page_checks import page_markdown, site_inputs
 
 PRECISIONS = ("fp32", "amp-fp16", "amp-bf16")
 ARTICLE_PAGES = ("index.md", "explainer.md", "claims.md", "methodology.md")

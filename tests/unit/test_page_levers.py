@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES as ALL_FIXTURES
+from conftest import LANGS
+from page_checks import SVG, check_svg, page_markdown
 
 from generator import results
 from generator.site.pages import levers
 from generator.site.pages.levers.charts import bars
 from generator.site.pages.levers.tables import nowrap, saving_cell
 from generator.units import gib, mib
-
-from conftest import FIXTURES as ALL_FIXTURES, LANGS
-from page_checks import SVG, check_svg, page_markdown
 
 FIXTURES = ALL_FIXTURES / "levers"
 EST = FIXTURES / "estimate"

@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import FIXTURES as ALL_FIXTURES
+from conftest import LANGS
+from page_checks import check_svg, page_markdown, prose, site_inputs
 
 from generator.site.analysis import torch_facts
 from generator.site.pages import precision
 from generator.units import pct
-
-from conftest import FIXTURES as ALL_FIXTURES, LANGS
-from page_checks import check_svg, page_markdown, prose, site_inputs
 
 FIXTURES = ALL_FIXTURES / "precision"
 

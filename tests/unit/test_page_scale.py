@@ -10,12 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES as ALL_FIXTURES
+from page_checks import check_svg, page_markdown, site_inputs
 
 from generator.site.pages import scale
 from generator.units import gib
-
-from conftest import FIXTURES as ALL_FIXTURES
-from page_checks import check_svg, page_markdown, site_inputs
 
 FIXTURES = ALL_FIXTURES / "scale"
 STATE = ("parameters", "gradients", "optimizer_state")

@@ -11,13 +11,13 @@ import json
 import shutil
 
 import pytest
+from conftest import FIXTURES as ALL_FIXTURES
+from conftest import LANGS
+from page_checks import SVG, check_svg, page_markdown, site_inputs
 
 from generator.site import analysis
 from generator.site.pages import sweeps
 from generator.site.pages.sweeps import fits
-
-from conftest import FIXTURES as ALL_FIXTURES, LANGS
-from page_checks import SVG, check_svg, page_markdown, site_inputs
 
 FIXTURES = ALL_FIXTURES / "sweeps"
 MIB = 2 ** 20

@@ -10,12 +10,16 @@ import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator.measure.backends import measure
-from generator.experiment import Experiment
 from generator.errors import GeneratorError
-from generator.measure.models import MODELS
-from generator.measure.models import resolve_model
-from generator.measure.models.resnet import RESNET50, ResNetConfig, build_resnet, make_image_batch
+from generator.experiment import Experiment
+from generator.measure.backends import measure
+from generator.measure.models import MODELS, resolve_model
+from generator.measure.models.resnet import (
+    RESNET50,
+    ResNetConfig,
+    build_resnet,
+    make_image_batch,
+)
 from generator.measure.workload import Workload
 
 CPU = torch.device("cpu")

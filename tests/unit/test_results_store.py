@@ -8,15 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, HOSTILE
+from made_results import hand_made_result
 
 from generator import results
 from generator.errors import ConfigError, ResultsError
 from generator.experiment import Experiment
 from generator.jobs.worker import measure_to_result
-
-from conftest import FIXTURES, HOSTILE
-from made_results import hand_made_result
-
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +39,8 @@ def test_result_says_what_and_where(result: dict[str, Any]) -> None:
     assert result["experiment"]["precision"] == "amp-bf16"
     assert result["environment"]["torch"]
     assert result["environment"]["machine_id"] == "estimate"
-    assert any("CPU autocast stands in" in note for note in result["notes"])
+    assert any("autocast: CUDA's op policy" in note for note in result["notes"])
+    assert any("caching allocator" in note for note in result["notes"])
 
 
 def test_a_hand_made_result_reads_like_a_measured_one(tmp_path: Path) -> None:

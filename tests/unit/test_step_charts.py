@@ -11,14 +11,13 @@ from typing import Any, Callable
 
 import matplotlib
 import pytest
+from conftest import FIXTURES, LANGS
+from page_checks import SVG, check_svg, svg_ids, svg_texts
 
 from generator.results.shapes import CATEGORIES
 from generator.site.style import charts, step_charts
 from generator.site.style.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.style.palette import CATEGORY_COLORS
-
-from conftest import FIXTURES, LANGS
-from page_checks import SVG, check_svg, svg_ids, svg_texts
 
 ESTIMATE = "estimate/bert-base-b32-s128-{}-adamw-estimate.json"
 CPU = "cpu-amd-epyc/bert-base-b4-s128-{}-adamw-cpu.json"
@@ -85,11 +84,12 @@ def test_ids_differ_between_experiments_on_one_page(by_precision) -> None:
 def test_category_colours(rendered, by_precision) -> None:
     bars = rendered["bars", "en"].lower()
     for cat in CATEGORIES:
-        if any(r["live_at_peak_bytes"][cat] for r in by_precision.values()):
+        if any(r["live_at_peak_bytes"].get(cat) for r in by_precision.values()):  # fixtures
+            # stored before not_attributed existed leave it out
             assert CATEGORY_COLORS[cat].lower() in bars, cat
     timeline = rendered["timeline", "en"].lower()
     for cat in CATEGORIES:
-        if any(by_precision["fp32"]["timeline"]["bytes"][cat]):
+        if any(by_precision["fp32"]["timeline"]["bytes"].get(cat, ())):
             assert CATEGORY_COLORS[cat].lower() in timeline, cat
     assert CATEGORY_COLORS["activations"].lower() in rendered["modules", "en"].lower()
 

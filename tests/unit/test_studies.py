@@ -8,11 +8,10 @@ import json
 
 import pytest
 import torch
+from conftest import FIXTURES
 
 from generator.errors import ConfigError
 from generator.measure.studies import Study, kinds, sharding, torch_facts, underflow
-
-from conftest import FIXTURES
 
 
 def _small_gradient() -> torch.Tensor:

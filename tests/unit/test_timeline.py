@@ -34,7 +34,7 @@ def test_the_peak_and_what_is_live_at_it() -> None:
     assert report.peak_bytes == 450
     assert report.live_at_peak_bytes == {
         "parameters": 100, "gradients": 100, "optimizer_state": 200, "activations": 50,
-        "autocast_copies": 0, "temporaries": 0}
+        "autocast_copies": 0, "temporaries": 0, "not_attributed": 0}
     assert sum(report.live_at_peak_bytes.values()) == report.peak_bytes
     assert report.peak_tick() == 6
 
@@ -44,7 +44,7 @@ def test_each_category_has_its_own_maximum() -> None:
     # the temporaries' maximum (40, in the optimizer) is not what is live at the peak (0)
     assert report.category_max_bytes == {
         "parameters": 100, "gradients": 100, "optimizer_state": 200, "activations": 50,
-        "autocast_copies": 0, "temporaries": 40}
+        "autocast_copies": 0, "temporaries": 40, "not_attributed": 0}
     assert list(report.category_max_bytes) == list(CATEGORIES)
 
 

@@ -2,24 +2,49 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import asdict
 from typing import Any, Callable
 
 from generator.experiment import Experiment
 from generator.measure import step
+from generator.measure.modelled_kernels import tracker_class
 from generator.measure.step import Trainer
 from generator.measure.timeline import TrackerReport
 from generator.measure.tracker import MemoryTracker
 from generator.measure.workload import Workload
 
 
+def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None
+                ) -> MemoryTracker:
+    """A tracker for `trainer`'s step; inside modelled_kernels (an estimate) one that also
+    counts the buffers fused kernels hold while they run."""
+    return tracker_class()(trainer.workload.model, trainer.optimizer, round_bytes=round_bytes,
+                           device_type=device_type, blocks=trainer.workload.blocks)
+
+
 def tracked_step(trainer: Trainer, *, round_bytes: int,
                  device_type: str | None) -> TrackerReport:
     """One measured step of a single-device trainer (see step.tracked_step)."""
-    tracker = MemoryTracker(trainer.workload.model, trainer.optimizer, round_bytes=round_bytes,
-                            device_type=device_type, blocks=trainer.workload.blocks)
-    return step.tracked_step(trainer, tracker)
+    return step.tracked_step(trainer, new_tracker(trainer, round_bytes=round_bytes,
+                                                  device_type=device_type))
+
+
+def tracked_warm_up(trainer: Trainer, *, round_bytes: int,
+                    device_type: str | None) -> tuple[int, MemoryTracker]:
+    """The warm-up steps (Trainer.warm_up) under a tracker: their count and the tracker,
+    which holds the lives of every storage they touched and when each phase began (the
+    allocator simulation replays them)."""
+    tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=device_type)
+    gc.collect()
+    gc.disable()
+    try:
+        with tracker:
+            count = trainer.warm_up(tracker.mark_phase)
+    finally:
+        gc.enable()
+    return count, tracker
 
 
 def median_step_seconds(trainer: Trainer, *, repeats: int = 3,

@@ -5,6 +5,12 @@ allocator together with the allocator's running total of bytes it has handed out
 profiling began. The profiler runs from before the model is built, so that total covers
 everything the step touches: parameters, optimizer state, activations and the rest. Its
 largest value during the measured step is the ground truth for the tracker's peak.
+
+The result's figures are the allocator's blocks labelled by the tracker
+(allocator_alignment.py): live at the peak they sum to the allocator's peak, buffers that
+kernels allocate and free inside themselves count as temporaries, and what neither explains
+as `not_attributed`. The tracker's own peak, blind to those buffers, is kept beside the
+ground truth as `tracker_peak_bytes`.
 """
 
 from __future__ import annotations
@@ -15,12 +21,19 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.experiment import Experiment
+from generator.measure import step
+from generator.measure.allocator_alignment import (
+    TimedTracker,
+    aligned_report,
+    allocator_blocks,
+    label_blocks,
+    peak_bytes,
+)
 from generator.measure.backends.common import (
     build_workload,
     count_parameters,
     figures,
     median_step_seconds,
-    tracked_step,
 )
 from generator.measure.step import Trainer
 
@@ -33,8 +46,14 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"))
         warmups = trainer.warm_up()
         with record_function(MEASURED_STEP):
-            report = tracked_step(trainer, round_bytes=1, device_type="cpu")
-    allocator_peak = allocator_peak_bytes(prof, MEASURED_STEP)
+            tracker = TimedTracker(workload.model, trainer.optimizer, round_bytes=1,
+                                   device_type="cpu", blocks=workload.blocks)
+            own = step.tracked_step(trainer, tracker)
+    blocks, window = allocator_blocks(prof, MEASURED_STEP)
+    allocator_peak = peak_bytes(blocks, window)
+    label_blocks(blocks, tracker)
+    report = aligned_report(blocks, window, tracker, tracker.categories)
+    report.storages, report.module_activation_bytes = own.storages, own.module_activation_bytes
     step_seconds = median_step_seconds(trainer)
     return {
         **figures(report, parameter_count=count_parameters(workload.model), warmup_steps=warmups),
@@ -42,32 +61,17 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         "ground_truth": {
             "source": "cpu allocator events (torch.profiler, profile_memory=True)",
             "peak_bytes": allocator_peak,
+            "tracker_peak_bytes": own.peak_bytes,
         },
-        "notes": [f"real run on the CPU with {torch.get_num_threads()} threads"],
+        "notes": [f"real run on the CPU with {torch.get_num_threads()} threads",
+                  "figures: the allocator's blocks labelled by the tracker; kernels' "
+                  "internal buffers count as temporaries"],
     }
 
 
 def allocator_peak_bytes(prof: profile, window_name: str) -> int:
-    """The CPU allocator's largest running total inside the record_function `window_name`."""
-    from torch._C._profiler import _EventType
-
-    roots = prof.profiler.kineto_results.experimental_event_tree()
-    window = None
-    allocations = []
-    stack = list(roots)
-    while stack:
-        event = stack.pop()
-        stack.extend(event.children)
-        if event.tag == _EventType.Allocation:
-            fields = event.extra_fields
-            if fields.device.type == "cpu":
-                allocations.append((event.start_time_ns, fields.total_allocated))
-        elif event.name == window_name and window is None:
-            window = (event.start_time_ns, event.end_time_ns)
-    if window is None:
-        raise RuntimeError(f"profiler trace has no {window_name!r} range")
-    start, end = window
-    inside = [total for when, total in allocations if start <= when <= end]
-    before = [(when, total) for when, total in allocations if when < start]
-    baseline = max(before)[1] if before else 0  # the running total as the step begins
-    return max(inside + [baseline])
+    """The CPU allocator's largest running total inside the record_function `window_name`,
+    replayed from this profile's allocations and frees (see allocator_alignment.peak_bytes:
+    the total the profiler reports with each event also counts blocks of earlier profiles in
+    the same process)."""
+    return peak_bytes(*allocator_blocks(prof, window_name))

@@ -2,8 +2,10 @@
 
 A CPU-only PyTorch cannot run autograd on fake CUDA tensors, so the estimate runs fake CPU
 tensors and models the CUDA device by what matters for memory: the caching allocator's
-512-byte blocks, the foreach optimizer kernels that PyTorch picks on CUDA, and CUDA's dropout
-and autocast policies (cuda_emulation.py) on top of CPU autocast.
+512-byte blocks, the foreach optimizer kernels that PyTorch picks on CUDA, CUDA's kernels and
+autocast policy (cuda_emulation.py), and, over the warm-up and measured steps, the caching
+allocator itself with the cuBLAS workspaces (reserved.py), for the allocated and reserved
+peaks a GPU would report.
 """
 
 from __future__ import annotations
@@ -14,38 +16,63 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from generator import gpu_overheads
 from generator.experiment import Experiment
+from generator.measure import cuda_emulation, reserved, step
 from generator.measure.backends.common import (
     build_workload,
     count_parameters,
     figures,
-    tracked_step,
+    new_tracker,
+    tracked_warm_up,
 )
 from generator.measure.cuda_emulation import CudaKernelPolicy
+from generator.measure.modelled_kernels import modelled_kernels
+from generator.measure.precision import AUTOCAST_DTYPE
 from generator.measure.step import Trainer
 from generator.measure.tracker import CUDA_BLOCK_BYTES
 
+#: The GPU whose allocator-side figures (cuBLAS workspaces) an estimate models: a Hopper GPU,
+#: the generation of the published H100 runs the accuracy page compares against.
+MODELLED_GPU = gpu_overheads.for_device_name("NVIDIA H100")
+
 
 def run(exp: Experiment, spec) -> dict[str, Any]:
-    notes = ["estimate: fake tensors, nothing allocated; kernels' internal workspaces are not seen"]
-    if exp.device == "cuda":
+    notes = ["estimate: fake tensors, nothing allocated; kernels' internal buffers are not seen "
+             "unless modelled"]
+    cuda = exp.device == "cuda"
+    if cuda:
         notes.append("models CUDA: sizes rounded up to 512-byte blocks, foreach optimizer "
-                     "kernels, fused dropout with 1-byte masks")
-        if exp.precision != "fp32":
-            notes.append("CPU autocast stands in for CUDA autocast, with CUDA's fp32 policy "
-                         "for softmax, log_softmax, layer_norm and group_norm")
-    policy = CudaKernelPolicy() if exp.device == "cuda" else contextlib.nullcontext()
-    with FakeTensorMode(), policy:
+                     "kernels")
+        notes += cuda_emulation.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
+    policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
+    with FakeTensorMode(), policy, modelled_kernels(exp.device) as kernels:
         workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
-        warmups = trainer.warm_up()
-        report = tracked_step(trainer,
-                              round_bytes=CUDA_BLOCK_BYTES if exp.device == "cuda" else 1,
+        if cuda:  # the allocator simulation replays the warm-up's allocations too
+            warmups, warm = tracked_warm_up(trainer, round_bytes=CUDA_BLOCK_BYTES,
+                                            device_type=None)
+        else:
+            warmups = trainer.warm_up()
+        tracker = new_tracker(trainer, round_bytes=CUDA_BLOCK_BYTES if cuda else 1,
                               device_type=None)
+        report = step.tracked_step(trainer, tracker)
         parameters = count_parameters(workload.model)
+    notes += kernels.notes()
+    allocator = None
+    if cuda:
+        gpu = MODELLED_GPU
+        allocator = reserved.predict(
+            [reserved.TrackedSteps(warm.lives(), warm.phases()),
+             reserved.TrackedSteps(tracker.lives(), tracker.phases())],
+            workspace_bytes=gpu.cublas_workspace_bytes, workspaces=gpu.cublas_workspaces)
+        notes.append(f"allocated and reserved peaks: the CUDA caching allocator's rules "
+                     f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
+                     f"of a {gpu.name} GPU")
     return {
         **figures(report, parameter_count=parameters, warmup_steps=warmups),
         "step_seconds": None,
         "ground_truth": None,
+        "allocator": allocator,
         "notes": notes,
     }

@@ -19,6 +19,7 @@ from generator.measure.models.bert import (
     BertForMaskedLM,
     build_bert,
 )
+from generator.measure.models.convnet import CONVNET_SMALL, build_convnet
 from generator.measure.models.gpt2 import (
     GPT2_SMALL,
     GPT2Config,
@@ -27,6 +28,12 @@ from generator.measure.models.gpt2 import (
 )
 from generator.measure.models.hf import is_hf_name
 from generator.measure.models.llama import LLAMA_7B, LLAMA_TINY, build_llama
+from generator.measure.models.recurrent import (
+    CONV_LSTM,
+    GRU_LM,
+    build_conv_lstm,
+    build_gru_lm,
+)
 from generator.measure.models.resnet import RESNET50, build_resnet
 from generator.measure.models.transformer_parts import ATTENTION_IMPLS
 from generator.measure.models.user import (
@@ -140,6 +147,30 @@ MODELS: dict[str, ModelSpec] = {
             takes=("attention",),
             min_seq_len=2,
         ),
+        ModelSpec(
+            name="convnet-small",
+            description=("small VGG-style CNN, 3 stages of two 3×3 convolutions (64/128/256 "
+                         "channels), 10 classes, 1.2M parameters; seq_len is the image side "
+                         f"in pixels (at least {CONVNET_SMALL.min_image_side})"),
+            max_seq_len=None,
+            build=_configurable(build_convnet, CONVNET_SMALL),
+            min_seq_len=CONVNET_SMALL.min_image_side,
+        ),
+        ModelSpec(
+            name="conv-lstm",
+            description=("audio classifier: two Conv1d over 40 features a frame, 2 LSTM "
+                         "layers of 256, 35 classes, 1.0M parameters; seq_len is frames"),
+            max_seq_len=None,
+            build=_configurable(build_conv_lstm, CONV_LSTM),
+        ),
+        ModelSpec(
+            name="gru-lm",
+            description=("word-level language model: embedding 256, 2 GRU layers of 512, "
+                         "vocab 10000, 10.4M parameters"),
+            max_seq_len=None,
+            build=_configurable(build_gru_lm, GRU_LM),
+            min_seq_len=2,  # next-word prediction needs two words
+        ),
     )
 }
 
@@ -155,6 +186,8 @@ def resolve_model(name: str) -> ModelSpec:
         return MODELS[name]
     if is_hf_name(name):
         return _hf_spec(name)
+    if name.startswith(TIMM_PREFIX):
+        return _timm_spec(name)
     if not is_factory_name(name):
         choices = ", ".join(MODELS)
         raise ModelError(f"unknown model {name!r}; choose one of: {choices}, a Hugging Face "
@@ -188,10 +221,42 @@ def _hf_spec(name: str) -> ModelSpec:
                      takes=("attention", "hf_task"), check=check)
 
 
+TIMM_PREFIX = "timm:"
+
+
+def _timm_spec(name: str) -> ModelSpec:
+    """A timm image classifier, built from its name with no weights; cross-entropy loss."""
+    reason = model_unavailable(name)
+    if reason:
+        raise ModelError(reason)
+    import timm
+    import torch
+
+    def build() -> Workload:
+        model = timm.create_model(name[len(TIMM_PREFIX):], pretrained=False)
+        model.train()
+        classes = model.num_classes
+
+        def make_batch(batch_size: int, side: int, device: torch.device):
+            return ((torch.randn(batch_size, 3, side, side, device=device),),
+                    torch.randint(0, classes, (batch_size,), device=device))
+
+        return Workload(model, make_batch, torch.nn.functional.cross_entropy)
+
+    return ModelSpec(name=name, description=f"timm model {name[len(TIMM_PREFIX):]}",
+                     max_seq_len=None, build=build, min_seq_len=32)
+
+
 def model_unavailable(name: str) -> str | None:
     """Why `name` cannot be built on this machine (a package it needs is missing), or None.
     A suite's experiments on such a model are skipped with that reason, like a backend the
     machine lacks; asked for on their own (estimate), they are refused."""
+    if isinstance(name, str) and name.startswith(TIMM_PREFIX):
+        import importlib.util
+
+        if not (importlib.util.find_spec("timm") and importlib.util.find_spec("torchvision")):
+            return (f"{name} needs the timm and torchvision packages; torchvision has no CPU "
+                    "build for this project's torch on the package registry")
     if is_hf_name(name) and not hf_config.transformers_installed():
         return f"{name} needs the transformers package: {hf_config.INSTALL}"
     return None

@@ -26,6 +26,8 @@ TASKS = {
     "sequence-classification": ("AutoModelForSequenceClassification",
                                 ("ForSequenceClassification",)),
     "image-classification": ("AutoModelForImageClassification", ("ForImageClassification",)),
+    # CLIP-style image-text pairs: the model's own contrastive loss (return_loss=True)
+    "contrastive": ("AutoModel", ("CLIPModel",)),
 }
 PREFIX = "hf:"
 
@@ -72,6 +74,9 @@ def model_class(config, task: str, name: str):
 
 def max_positions(config) -> int | None:
     """The longest sequence the config's position embeddings allow; None if unbounded."""
+    config = getattr(config, "text_config", None) or config  # two towers: the text's
+    if getattr(config, "relative_attention_num_buckets", None):
+        return None  # relative positions (T5): n_positions is a hint, not a limit
     for field in ("max_position_embeddings", "n_positions"):
         value = getattr(config, field, None)
         if isinstance(value, int):
@@ -117,7 +122,6 @@ def build(config, name: str, *, task: str, attention: str):
     import torch
     from torch import nn
     from torch._subclasses.fake_tensor import FakeTensor
-    from transformers.initialization import no_init_weights
 
     from generator.measure.step import recompute_in_same_modes
     from generator.measure.workload import Workload
@@ -129,8 +133,9 @@ def build(config, name: str, *, task: str, attention: str):
     # Fake tensors have no values: the weights' initialisation (truncated normals, which
     # resample by value) cannot run on them, and the estimate needs none.
     skip_init = isinstance(torch.empty(0), FakeTensor)
-    with no_init_weights() if skip_init else contextlib.nullcontext():
-        model = auto.from_config(config, attn_implementation=attention, dtype=torch.float32)
+    with _no_init_weights() if skip_init else contextlib.nullcontext():
+        model = auto.from_config(config, attn_implementation=attention,
+                                 **{_dtype_argument(): torch.float32})
     if skip_init:
         model.tie_weights()  # part of the initialisation skipped above
     model.train()  # what the Trainer does; from_config leaves dropout as configured
@@ -142,6 +147,14 @@ def build(config, name: str, *, task: str, attention: str):
             channels = getattr(config, "num_channels", 3)
             inputs = {"pixel_values": torch.randn(batch_size, channels, seq_len, seq_len,
                                                   device=device)}
+        elif task == "contrastive":  # seq_len is the text's; the image side is the config's
+            side, text = config.vision_config.image_size, config.text_config
+            return {"input_ids": torch.randint(0, text.vocab_size, (batch_size, seq_len),
+                                               device=device),
+                    "attention_mask": torch.ones(batch_size, seq_len, dtype=torch.long,
+                                                 device=device),
+                    "pixel_values": torch.randn(batch_size, 3, side, side, device=device),
+                    "return_loss": True}, None
         else:
             inputs = {"input_ids": torch.randint(0, vocab, (batch_size, seq_len), device=device)}
         if task == "causal-lm":  # the model shifts the labels itself
@@ -165,6 +178,21 @@ def build(config, name: str, *, task: str, attention: str):
                     blocks=blocks(model, nn), enable_checkpointing=enable_checkpointing)
 
 
+def _dtype_argument() -> str:
+    """transformers 5 renamed from_config's `torch_dtype` to `dtype`. Both versions work:
+    the published H100 runs of the accuracy page used 4.46, whose loss differs."""
+    return "dtype" if int(transformers_module().__version__.split(".")[0]) >= 5 \
+        else "torch_dtype"
+
+
+def _no_init_weights():
+    try:  # transformers 5
+        from transformers.initialization import no_init_weights
+    except ImportError:  # transformers 4
+        from transformers.modeling_utils import no_init_weights
+    return no_init_weights()
+
+
 def blocks(model, nn) -> list[tuple[str, Any]]:
     """The parts activations are attributed to: the input embeddings, each block of the
     model's stacks (`layers.N` for a single stack, `encoder.N` / `decoder.N` for two), the
@@ -172,7 +200,11 @@ def blocks(model, nn) -> list[tuple[str, Any]]:
     lists = [(path, m) for path, m in model.named_modules()
              if isinstance(m, nn.ModuleList) and len(m) > 1]
     stacks = [(p, m) for p, m in lists if not any(p.startswith(q + ".") for q, _ in lists)]
-    found: list[tuple[str, Any]] = [("embeddings", model.get_input_embeddings())]
+    try:
+        embeddings = model.get_input_embeddings()
+    except NotImplementedError:  # two towers (CLIP): the text tower's
+        embeddings = model.text_model.embeddings
+    found: list[tuple[str, Any]] = [("embeddings", embeddings)]
     for path, stack in stacks:
         prefix = "layers" if len(stacks) == 1 else path.split(".")[0]
         found += [(f"{prefix}.{i}", block) for i, block in enumerate(stack)]

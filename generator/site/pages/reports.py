@@ -11,23 +11,29 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import StepResult
 from generator.site.analysis import result_id
 from generator.site.pages import Page
 from generator.site.style import step_charts
 from generator.site.style import tables as step_tables
+from generator.site.style.labels import PRECISION_LABELS
 
 Result = StepResult
-PRECISION_ORDER = ("fp32", "amp-fp16", "amp-bf16")
+PRECISION_ORDER = tuple(PRECISION_LABELS)
 #: After every other page; the reports are a section of the nav of their own.
 NAV = 100
 SECTION = "Reports"
 
 
 def context(results: list[Result], studies: list[dict[str, Any]]) -> dict[str, list[Result]]:
-    """Results grouped per model (one report page each), in a stable order."""
+    """Results grouped per model (one report page each), in a stable order. The estimates
+    of the published H100 runs belong to the accuracy page, not here."""
     groups: dict[str, list[Result]] = defaultdict(list)
+    validation = experiment_keys()
     for result in results:
+        if result["key"] in validation:
+            continue
         groups[result["experiment"]["model"]].append(result)
     return {model: sorted(group, key=lambda r: (
         r["experiment"]["batch_size"], r["experiment"]["seq_len"], r["backend"],

@@ -9,6 +9,7 @@ CATEGORY_LABELS: dict[str, Words] = {
     "activations": Words("Activations", "激活值"),
     "autocast_copies": Words("Autocast weight copies", "autocast 权重副本"),
     "temporaries": Words("Temporaries", "临时张量"),
+    "not_attributed": Words("Not attributed", "未归属"),
     "comm_buffers": Words("Communication buffers", "通信缓冲"),
     "peak": Words("Peak", "峰值"),
     "sum_of_maxima": Words("Sum of the maxima", "各项最大值之和"),
@@ -18,6 +19,8 @@ PRECISION_LABELS: dict[str, Words] = {
     "fp32": Words("FP32", "FP32"),
     "amp-fp16": Words("AMP fp16", "AMP fp16"),
     "amp-bf16": Words("AMP bf16", "AMP bf16"),
+    "fp16": Words("pure fp16", "纯 fp16"),
+    "bf16": Words("pure bf16", "纯 bf16"),
 }
 
 BACKEND_LABELS: dict[str, Words] = {

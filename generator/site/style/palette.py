@@ -12,6 +12,7 @@ CATEGORY_COLORS = {
     "activations": "#D55E00",
     "autocast_copies": "#CC79A7",
     "temporaries": "#8C8C8C",
+    "not_attributed": "#5F5F5F",  # neutral like temporaries, darker: unexplained bytes
     "allocator_overhead": "#56B4E9",
     "runtime": "#B8A900",
     "comm_buffers": "#56B4E9",  # sharding only: FSDP2's gathered weights, DDP's buckets
@@ -19,7 +20,8 @@ CATEGORY_COLORS = {
 
 #: One colour per precision, for charts that compare precisions (sweeps, training curves);
 #: distinct from the category colours.
-PRECISION_COLORS = {"fp32": "#6A5ACD", "amp-fp16": "#D6336C", "amp-bf16": "#1F9E89"}
+PRECISION_COLORS = {"fp32": "#6A5ACD", "amp-fp16": "#D6336C", "amp-bf16": "#1F9E89",
+                    "fp16": "#B35806", "bf16": "#2B8CBE"}
 
 #: matplotlib draws text and axes in this colour; svgtools turns it into currentColor.
 INK = "#010203"

@@ -31,7 +31,7 @@ from generator.site.style.palette import CATEGORY_COLORS, INK
 from generator.site.style.svgtools import finalize
 
 Result = StepResult
-PRECISION_ORDER = ("fp32", "amp-fp16", "amp-bf16")
+PRECISION_ORDER = tuple(PRECISION_LABELS)
 OUTSIDE_MODULES = "(outside modules)"
 ENVELOPE_BINS = 320  # about 2 px per slice across the plot of a ~700 px wide chart
 

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from markupsafe import Markup
 
-from generator.results.shapes import CATEGORIES
+from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.site import analysis
 from generator.site.style.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.style.palette import CATEGORY_COLORS, PRECISION_COLORS
@@ -60,7 +60,8 @@ def breakdown(result: dict[str, Any], lang: str) -> Markup:
     maximum (their sum overstates the peak)."""
     shares = analysis.shares(result)
     rows = [[swatch(cat, lang), mib(row["live_bytes"]), pct(row["live_share"]),
-             mib(row["max_bytes"]), pct(row["max_share"])] for cat, row in shares.items()]
+             mib(row["max_bytes"]), pct(row["max_share"])] for cat, row in shares.items()
+            if cat not in ONLY_WHEN_SEEN or row["max_bytes"]]
     total_max = sum(result["category_max_bytes"].values())
     rows.append([f"**{_t('total', lang)}**", f"**{mib(result['peak_bytes'])}**", pct(1.0),
                  f"**{mib(total_max)}**", pct(1.0)])
@@ -80,6 +81,8 @@ def precisions(by_precision: dict[str, dict[str, Any]], lang: str, view: str = "
     rows = []
     for row in comparison["rows"]:
         cat = row["category"]
+        if cat in ONLY_WHEN_SEEN and not any(row["bytes"].values()):
+            continue
         if cat in CATEGORIES:
             label = swatch(cat, lang)
         else:

@@ -1,0 +1,135 @@
+"""What a GPU holds for a PyTorch training step besides the tensors: stated, sourced assumptions.
+
+Pure data (no torch import). Each `Overheads` entry is one GPU generation or family:
+- `context_bytes_low/high`: device memory the process holds outside PyTorch's caching allocator
+  (nvidia-smi minus `memory_reserved`): the CUDA context with the kernels loaded so far. Low: a
+  process that has only run `torch.ones(1, device="cuda")` with lazy module loading (PyTorch's
+  default since 1.13, the CUDA default on Linux since 12.2). High: once a training step's
+  libraries (cuBLAS/cuBLASLt, cuDNN, PyTorch's own kernels) have loaded their modules, bounded
+  by what eager loading takes (`CUDA_MODULE_LOADING=EAGER`). Both vary with driver, CUDA and
+  PyTorch version, SM count (the bare context grows with it) and the kernels a model touches;
+  NCCL (torch.distributed) adds 1-2 GB more and is not counted.
+- `cublas_workspace_bytes`: PyTorch's default cuBLAS workspace (`getChosenWorkspaceSize`,
+  overridden by `CUBLAS_WORKSPACE_CONFIG`). It comes from the caching allocator, so it counts in
+  `memory_allocated`, active and reserved (8,519,680 B alone leaves a 20 MiB large segment).
+  Keyed per (cuBLAS handle, stream), allocated by the first matmul on that key, never freed
+  until `torch._C._cuda_clearCublasWorkspaces()`. Handles are per CPU thread and autograd runs
+  CUDA backward on its own device thread, hence `cublas_workspaces` = 2 in a training step.
+  PyTorch 2.5 to 2.13 behave so; builds of late 2026 (docs 2.15) allocate it per operation
+  unless `TORCH_CUBLAS_WORKSPACE_CACHE=1`, so none persists there (the size is the same).
+- `cublaslt_workspace_bytes`: cuBLASLt's (`CUBLASLT_WORKSPACE_SIZE`, KiB; 1 MiB default since
+  2022). In 2.5 it is taken from the caching allocator per Lt call and freed after it (a 2 MiB
+  small-pool segment stays reserved); from mid-2025 one per (handle, stream) is kept, and on
+  open-source CUDA builds from early 2026 Lt shares the cuBLAS workspace (unified), so it adds
+  nothing beyond `cublas_workspace_bytes`.
+Sources are issue/PR URLs or `repo:path@commit`; ranges say where sources disagree. Where no
+measurement of a family was found (Hopper, Blackwell context) the range is an extrapolation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MIB = 2**20
+#: ":4096:2:16:8": 2 x 4 MiB + 8 x 16 KiB, PyTorch's default off Hopper (Blackwell: see below).
+CUBLAS_WORKSPACE_DEFAULT = 4096 * 1024 * 2 + 16 * 1024 * 8
+CUBLAS_WORKSPACE_32MIB = 32 * MIB
+CUBLASLT_WORKSPACE_DEFAULT = 1 * MIB
+
+_WORKSPACE_SOURCES = (
+    "https://github.com/pytorch/pytorch/pull/89027",  # sm90 32 MiB, else :4096:2:16:8
+    "https://github.com/pytorch/pytorch/issues/95668",  # 8519680 B in memory_allocated (A10G)
+    "https://github.com/pytorch/pytorch/pull/124250",  # workspace kept in the caching allocator
+    "pytorch/pytorch:aten/src/ATen/cuda/CublasHandlePool.cpp@26a39059ec580351411f180816c47e2ef5134ae1",
+    "cyyever/pytorch:aten/src/ATen/cuda/CublasHandlePool.cpp@0cecc5c1817a7a03f29219a9001d9583f0864473",
+    "pytorch/pytorch:aten/src/ATen/cuda/detail/DeviceThreadHandles.h@06d733a5cf2a06665241a75b98720a8497f7b4b7",
+    "pytorch/pytorch.github.io:_posts/2022-6-27-how-computational-graphs-are-executed-in-pytorch.md",
+    "https://github.com/pytorch/pytorch/pull/73439",  # cuBLASLt 1 MiB
+    "https://github.com/pytorch/pytorch/pull/156495",  # persistent Lt workspace per handle+stream
+    "https://github.com/pytorch/pytorch/pull/175879",  # unified cuBLAS/Lt workspace by default
+    "https://docs.pytorch.org/docs/2.15/cuda_environment_variables.html",  # TORCH_CUBLAS_WORKSPACE_CACHE
+)
+_CONTEXT_SOURCES = (
+    "stas00/ml-engineering:training/performance/README.md@a4549bc6b2fce24f6ec9a039197a8b304818b112",
+    "https://github.com/pytorch/pytorch/pull/86509",  # lazy 287,047,680 B vs eager 666,632,192 B
+    "https://github.com/pytorch/pytorch/issues/107667",  # ~300 MB lazy, >1000 MB before 11.7
+    "https://github.com/pytorch/pytorch/issues/109888",  # ~400 MB with lazy loading
+)
+
+
+@dataclass(frozen=True)
+class Overheads:
+    name: str
+    compute_capability: tuple[int, int]
+    context_bytes_low: int
+    context_bytes_high: int
+    cublas_workspace_bytes: int
+    cublas_workspaces: int
+    cublaslt_workspace_bytes: int
+    sources: tuple[str, ...]
+    name_patterns: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def persistent_workspace_bytes(self) -> int:
+        """cuBLAS workspaces alive after a step's backward (PyTorch 2.5 to 2.13)."""
+        return self.cublas_workspace_bytes * self.cublas_workspaces
+
+
+def _entry(name, cc, low_mib, high_mib, workspace, patterns, sources, note=""):
+    return Overheads(name, cc, low_mib * MIB, high_mib * MIB, workspace, 2,
+                     CUBLASLT_WORKSPACE_DEFAULT, _WORKSPACE_SOURCES + _CONTEXT_SOURCES + sources,
+                     patterns, note)
+
+
+OVERHEADS: tuple[Overheads, ...] = (
+    _entry("Hopper (H100, H200, GH200, H800, H20)", (9, 0), 450, 1024, CUBLAS_WORKSPACE_32MIB,
+           (r"\bG?H(100|200|800|20)\b", r"\bHopper\b"),
+           ("https://github.com/pytorch/pytorch/pull/120925",  # cuBLAS: 32 MiB for Hopper
+            "https://github.com/ggml-org/llama.cpp/pull/23604"),  # bare context grows with SMs
+           "context extrapolated from A100 (132 vs 108 SMs): no H100 figure was found"),
+    _entry("Ampere datacenter (A100, A800, A30)", (8, 0), 420, 950, CUBLAS_WORKSPACE_DEFAULT,
+           (r"\bA(100|800|30)\b", r"\bPG509"),
+           ("https://github.com/meta-pytorch/torchrec/pull/3580",),  # 426 MiB/process, A100 80GB
+           "0.47 GiB lazy, 0.92 GiB eager: torch 2.1.1+cu121 on A100 80GB (ml-engineering)"),
+    _entry("Ampere consumer/workstation (RTX 30, A10, A40, RTX A6000)", (8, 6), 250, 800,
+           CUBLAS_WORKSPACE_DEFAULT,
+           (r"RTX\s*30\d0", r"RTX\s*A\d{3,4}\b", r"\bA(10G?|40|16|2)\b"),
+           ("https://github.com/invoke-ai/InvokeAI/issues/9413",  # 256 MiB, RTX 3090, 2.7.1
+            "https://github.com/invoke-ai/InvokeAI/pull/9447"),  # 128-256 MiB bare context
+           "high end not measured on this family: eager figures of other GPUs"),
+    _entry("Ada (RTX 40, L4, L40, RTX 6000 Ada)", (8, 9), 250, 900, CUBLAS_WORKSPACE_DEFAULT,
+           (r"RTX\s*40\d0", r"\bL(4|40S?|20)\b", r"\bAda\b"),
+           ("https://github.com/unslothai/unsloth-zoo/pull/1053",  # 426 MiB, RTX 6000 Ada
+            "https://github.com/ggml-org/llama.cpp/pull/23604"),  # 107 MiB bare, RTX 4060 Ti
+           "small Ada parts (4060) sit below the low end; 142-SM RTX 6000 Ada at 426 MiB"),
+    _entry("Blackwell (B200, GB200, RTX 50, RTX PRO 6000)", (10, 0), 550, 1280,
+           CUBLAS_WORKSPACE_32MIB, (r"\bG?B[123]00\b", r"RTX\s*50\d0", r"\bBlackwell\b"),
+           ("https://github.com/pytorch/pytorch/pull/175344",  # 32 MiB for sm10x/sm12x
+            "https://github.com/ggml-org/llama.cpp/pull/23604"),  # 555 MiB bare, RTX PRO 6000
+           "cuBLAS workspace is 8,519,680 B in builds before Feb 2026; context extrapolated"),
+)
+
+
+def for_device_name(name: str) -> Overheads | None:
+    """The entry whose patterns match a device name (`torch.cuda.get_device_name()`)."""
+    for entry in OVERHEADS:
+        if any(re.search(pattern, name, re.IGNORECASE) for pattern in entry.name_patterns):
+            return entry
+    return None
+
+
+def for_compute_capability(major: int, minor: int) -> Overheads | None:
+    """The entry of a compute capability: exact, else the same major (sm12x goes to Blackwell)."""
+    exact = [e for e in OVERHEADS if e.compute_capability == (major, minor)]
+    same_major = [e for e in OVERHEADS if e.compute_capability[0] == major]
+    blackwell = [e for e in OVERHEADS if major in (11, 12) and e.compute_capability[0] == 10]
+    return (exact or same_major or blackwell or [None])[0]
+
+
+def parse_cublas_workspace_config(value: str) -> int | None:
+    """Bytes PyTorch reserves for `CUBLAS_WORKSPACE_CONFIG` (":SIZE_KiB:COUNT" repeated, summed);
+    None where it cannot parse it (it then warns and keeps its default)."""
+    matches = re.findall(r":([0-9]+):([0-9]+)", value)
+    return sum(int(size) * 1024 * int(count) for size, count in matches) if matches else None

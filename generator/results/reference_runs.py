@@ -1,0 +1,142 @@
+"""Published real H100 runs (reference_data/SOURCE.md), each as this project's experiment.
+
+The yardstick of the accuracy page: each row of the dataset names a model, a batch, a
+sequence length, a precision and whether checkpointing was on, and the peaks a real H100
+reported. `ReferenceRun.experiment()` is the same training step in this project's options
+(Adam with weight decay, autocast without a loss scaler, pure fp16, checkpointing by module
+class), so an estimate of it can be held against the real figures. Nothing here imports
+PyTorch: the site reads it.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.words import Words
+
+DATA = Path(__file__).with_name("reference_data")
+DATASET = "mem-run-estimator-H100"
+SOURCE = ("sanketpurandare/mem-run-estimator", "e2955a1c4e2d369a140d9d337be5011e7b08e41f")
+GPU = "NVIDIA H100"
+
+#: Their model names → ours: the Hugging Face configs they built (their `model_cards`).
+MODELS = {
+    "hf_T5": "hf:t5-large",
+    "hf_GPT2": "hf:gpt2-large",
+    "llama_v3_1b": "hf:meta-llama/Llama-3.2-1B-Instruct",
+    "gemma_2b": "hf:google/gemma-2b",
+    "hf_clip": "hf:openai/clip-vit-large-patch14-336",
+    "timm_vit": "timm:vit_huge_patch14_clip_224.laion2b_ft_in12k_in1k",
+    "timm_convnext_v2": "timm:convnextv2_huge.fcmae_ft_in22k_in1k_512",
+}
+#: The module classes their AC setting checkpoints, per model (a fact of their setup).
+AC_CLASSES = {
+    "hf_T5": ("T5LayerFF", "T5LayerNorm"),
+    "hf_GPT2": ("GPT2Block",),
+    "llama_v3_1b": ("LlamaMLP", "LlamaRMSNorm"),
+    "gemma_2b": ("GemmaMLP", "GemmaRMSNorm"),
+    "timm_convnext_v2": ("GlobalResponseNormMlp",),
+    "timm_vit": ("Block",),
+    "hf_clip": ("CLIPEncoderLayer",),
+}
+#: Their precisions in our options: MP is fp16 autocast without a GradScaler, HP the whole
+#: model (and so Adam's state) in fp16.
+PRECISIONS = {
+    "FP": {"precision": "fp32"},
+    "MP": {"precision": "amp-fp16", "loss_scaling": "off"},
+    "HP": {"precision": "fp16"},
+}
+TIMM_SKIPPED = Words(
+    "timm models need torchvision, which has no CPU build for this project's torch on the "
+    "package registry", "timm 模型依赖 torchvision，而软件包仓库里没有适配本项目 torch 版本的 "
+    "torchvision CPU 版")
+#: T5 has no SDPA implementation in transformers, so its attention is eager there too.
+EAGER_ONLY = ("hf_T5",)
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """One configuration of the dataset with what the H100 reported for it."""
+
+    model: str
+    batch_size: int
+    seq_len: int
+    image_size: int
+    precision: str
+    checkpointing: bool
+    active_peak_bytes: int
+    reserved_peak_bytes: int
+    step_ms: float
+    memtracker_bytes: int | None
+    """PyTorch's MemTracker on fake tensors on the GPU host (an estimate), if it ran."""
+
+    @property
+    def name(self) -> str:
+        """Readable and unique: 'llama_v3_1b b4 s1024 MP AC'."""
+        size = f"s{self.seq_len}" if self.seq_len > 0 else f"img{self.image_size}"
+        if self.seq_len > 0 and self.image_size > 0:
+            size += f" img{self.image_size}"
+        return (f"{self.model} b{self.batch_size} {size} {self.precision}"
+                + (" AC" if self.checkpointing else ""))
+
+    def experiment(self) -> dict[str, Any]:
+        """The same step as this project's experiment (fields of `Experiment`)."""
+        fields: dict[str, Any] = {
+            "model": MODELS[self.model], "batch_size": self.batch_size,
+            # image models take the image side as their length (CLIP: the text's tokens)
+            "seq_len": self.seq_len if self.seq_len > 0 else self.image_size,
+            "optimizer": "adam", "weight_decay": 1e-4, "backend": "estimate",
+            **PRECISIONS[self.precision],
+        }
+        if MODELS[self.model].startswith("hf:"):  # timm's ViT picks SDPA by itself
+            fields["attention"] = "eager" if self.model in EAGER_ONLY else "sdpa"
+        if self.checkpointing:
+            fields["checkpoint_classes"] = AC_CLASSES[self.model]
+        return fields
+
+    @property
+    def key(self) -> str:
+        """The key of this step's experiment: its result's file name."""
+        from generator.experiment import Experiment
+
+        return Experiment.from_dict(self.experiment()).key
+
+    @property
+    def skipped(self) -> Words | None:
+        """Why this project does not reproduce the run, or None."""
+        if MODELS[self.model].startswith("timm:"):
+            return TIMM_SKIPPED
+        return None
+
+
+def runs() -> list[ReferenceRun]:
+    """Every configuration once, in the file's order (repeated runs report the same bytes)."""
+    estimates = {_config(row): int(row[6]) for row in _rows("memory_estimation_H100.csv")}
+    found: dict[tuple, ReferenceRun] = {}
+    for row in _rows("real_execution_H100.csv"):
+        config = _config(row)
+        if config in found:
+            continue
+        model, batch, seq, image, precision, ac = config
+        found[config] = ReferenceRun(model, batch, seq, image, precision, ac,
+                                     active_peak_bytes=int(row[7]),
+                                     reserved_peak_bytes=int(row[8]), step_ms=float(row[6]),
+                                     memtracker_bytes=estimates.get(config))
+    return list(found.values())
+
+
+def experiment_keys() -> frozenset[str]:
+    """The keys of every reproduced run: results that exist for the accuracy page."""
+    return frozenset(run.key for run in runs() if not run.skipped)
+
+
+def _rows(name: str) -> list[list[str]]:
+    with open(DATA / name, newline="", encoding="utf-8") as handle:
+        return [row for row in csv.reader(handle) if row]
+
+
+def _config(row: list[str]) -> tuple:
+    return (row[0], int(row[1]), int(row[2]), int(row[3]), row[4], row[5] == "True")
