@@ -80,7 +80,7 @@ class Experiment:
     """Recompute each block of `model.layers` in backward instead of keeping its activations."""
     checkpoint_classes: tuple[str, ...] = option(
         (), step_option=True, metavar="CLASS,…", parse=lambda text: _class_names(text),
-        tag=lambda v: "ckpt-" + "+".join(v).lower(),
+        tag=lambda v: "ckpt-" + "_".join(v).lower(),
         label=lambda v: f"checkpointing {','.join(v)}",
         words=lambda v: Words(f"checkpointing {', '.join(v)}", f"激活检查点（{'、'.join(v)}）"),
         help="recompute every module of these classes in backward, e.g. LlamaMLP,LlamaRMSNorm")

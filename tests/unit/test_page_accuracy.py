@@ -1,0 +1,76 @@
+"""The accuracy page: each published H100 run joined with the estimate of the same step by
+key; ratios, worst and median errors computed, not typed; runs this project cannot build
+listed with the reason; both languages render every figure and the chart."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import LANGS
+from made_results import hand_made_result
+from page_checks import check_svg, page_figures, page_markdown, prose
+
+from generator.results import reference_runs
+from generator.site.pages import accuracy
+from generator.units import pct
+
+
+def _estimate_of(run: reference_runs.ReferenceRun, active: float, reserved: float) -> dict:
+    """A stored estimate of `run` whose allocator figures are the given shares of the real."""
+    result = hand_made_result(**{k: v for k, v in run.experiment().items()
+                                 if k not in ("model",)}, model="tiny")
+    result["key"] = run.key
+    result["experiment"] = {**result["experiment"], "model": run.experiment()["model"]}
+    result["environment"]["transformers"] = "4.46.0"
+    result["allocator"] = {"source": "test", "steps": 5, "segments": 1, "out_of_memory": None,
+                           "workspace_bytes": 0,
+                           "peak_allocated_bytes": int(run.active_peak_bytes * active),
+                           "peak_reserved_bytes": int(run.reserved_peak_bytes * reserved)}
+    return result
+
+
+@pytest.fixture(scope="module")
+def context() -> dict:
+    runs = [r for r in reference_runs.runs() if not r.skipped]
+    plain = [r for r in runs if not r.checkpointing][:2]
+    checkpointed = [r for r in runs if r.checkpointing][:1]
+    results = [_estimate_of(plain[0], 1.001, 0.99), _estimate_of(plain[1], 0.97, 1.08),
+               _estimate_of(checkpointed[0], 1.0, 1.2)]
+    return accuracy.context(results, [])
+
+
+def test_every_run_is_joined_with_its_estimate_or_said_missing(context) -> None:
+    assert len(context["rows"]) == 3
+    reproducible = [r for r in reference_runs.runs() if not r.skipped]
+    assert len(context["missing"]) == len(reproducible) - 3
+    assert context["skipped"] and all("torchvision" in s["reason"].en for s in context["skipped"])
+    assert {s["name"].split()[0] for s in context["skipped"]} <= {"timm_vit", "timm_convnext_v2"}
+
+
+def test_errors_and_misses_are_computed(context) -> None:
+    summary = context["summary"]
+    assert summary["active"]["worst"] == pytest.approx(0.03, abs=1e-6)
+    assert summary["active"]["median"] == pytest.approx(0.001, abs=1e-6)
+    assert summary["reserved"]["worst"] == pytest.approx(0.08, abs=1e-6)
+    assert summary["reserved_ac"]["worst"] == pytest.approx(0.2, abs=1e-6)
+    assert len(summary["active_misses"]) == 1 and len(summary["reserved_misses"]) == 1
+    assert len(summary["reserved_ac_misses"]) == 1
+    memtracker = [r["memtracker_ratio"] for r in context["rows"] if r["memtracker_ratio"]]
+    assert summary["memtracker"]["count"] == len(memtracker)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_page_prints_what_the_context_computed(context, lang: str) -> None:
+    page = page_markdown(accuracy, context, lang)
+    text = prose(page)
+    assert pct(context["summary"]["active"]["worst"], 2) in text
+    assert pct(context["summary"]["reserved"]["median"], 2) in text
+    for row in context["rows"]:
+        assert f"{row['active_ratio']:.3f}" in text
+    check_svg(page_figures(accuracy, context, lang)["accuracy-ratios"],
+              f"chart-accuracy-ratios-{lang}")
+    if lang == "zh":
+        assert "torchvision" in text and "软件包仓库" in text
+
+
+def test_without_estimates_there_is_no_page_context() -> None:
+    assert accuracy.context([], []) is None

@@ -1,0 +1,68 @@
+"""The allocation sequence the allocator simulation replays (reserved.py): storages alive
+before a step are allocated first, births and deaths keep their order, a storage alive
+across steps is one allocation, and the cuBLAS workspaces come as forward and backward begin."""
+
+from __future__ import annotations
+
+from generator.measure.reserved import TrackedSteps, allocation_events, predict
+from generator.measure.timeline import StorageLife
+
+MIB = 2**20
+
+
+def life(nbytes: int, born: int, died: int | None, key: int, category: str = "temporaries"):
+    return StorageLife(nbytes=nbytes, category=category, born=born, died=died, key=key)
+
+
+def test_parameters_come_first_then_births_and_deaths_in_order() -> None:
+    step = TrackedSteps([life(100, 0, None, key=1, category="parameters"),
+                         life(200, 5, 9, key=2), life(300, 7, None, key=3)])
+    events = allocation_events([step])
+    assert [e[0] for e in events] == ["alloc", "alloc", "alloc", "free"]
+    assert [e[2] for e in events if e[0] == "alloc"] == [100, 200, 300]
+    assert events[3] == ("free", events[1][1])  # the 200-byte storage, freed at tick 9
+
+
+def test_a_storage_alive_across_steps_is_allocated_once() -> None:
+    state = life(MIB, 4, None, key=7, category="optimizer_state")
+    warm = TrackedSteps([life(MIB, 0, None, key=1, category="parameters"), state])
+    measured = TrackedSteps([life(MIB, 0, None, key=1, category="parameters"),
+                             life(MIB, 0, None, key=7, category="optimizer_state"),
+                             life(2 * MIB, 3, 6, key=9)])
+    events = allocation_events([warm, measured], replays=2)
+    allocs = [e for e in events if e[0] == "alloc"]
+    # parameters, state, then the measured step's temporary in each of three steps
+    assert [e[2] for e in allocs] == [MIB, MIB, 2 * MIB, 2 * MIB, 2 * MIB]
+    assert sum(e[0] == "free" for e in events) == 3
+
+
+def test_a_replaced_survivor_is_matched_by_size_in_a_replay() -> None:
+    """A kept gradient (zero_grad(set_to_none=False)) is freed and made anew each step."""
+    grad_old = life(MIB, 0, 5, key=1, category="gradients")
+    grad_new = life(MIB, 4, None, key=2, category="gradients")
+    events = allocation_events([TrackedSteps([grad_old, grad_new])], replays=1)
+    live: set = set()
+    for event in events:
+        if event[0] == "alloc":
+            live.add(event[1])
+        else:
+            live.remove(event[1])  # never frees what is not live
+    assert len(live) == 1
+
+
+def test_workspaces_are_taken_as_forward_and_backward_begin() -> None:
+    step = TrackedSteps([life(MIB, 3, 8, key=1)], phases=[("forward", 1), ("backward", 5)])
+    events = allocation_events([step], workspace_bytes=32 * MIB)
+    assert [(e[0], e[2]) for e in events if e[0] == "alloc"] == \
+        [("alloc", 32 * MIB), ("alloc", MIB), ("alloc", 32 * MIB)]
+
+
+def test_predict_counts_workspaces_in_allocated_and_reserved() -> None:
+    step = TrackedSteps([life(5 * MIB, 3, 8, key=1)], phases=[("forward", 1), ("backward", 5)])
+    without = predict([step], replays=0)
+    with_ws = predict([step], replays=0, workspace_bytes=32 * MIB)
+    assert without["peak_allocated_bytes"] == 5 * MIB
+    assert without["peak_reserved_bytes"] == 20 * MIB  # a 5 MiB request: a 20 MiB segment
+    assert with_ws["peak_allocated_bytes"] == 5 * MIB + 2 * 32 * MIB
+    assert with_ws["workspace_bytes"] == 64 * MIB
+    assert with_ws["peak_reserved_bytes"] == 20 * MIB + 2 * 32 * MIB
