@@ -137,14 +137,43 @@ def estimate(args: argparse.Namespace) -> int:
         print(f"{cat:<18}{_mib(result['live_at_peak_bytes'][cat]):>14}"
               f"{_mib(result['category_max_bytes'][cat]):>14}")
     peak = result["peak_bytes"]
-    print(f"\npeak: {_mib(peak)} ({peak / 2**30:.2f} GiB)")
+    print(f"\npeak of the step's tensors: {_mib(peak)} ({peak / 2**30:.2f} GiB)")
+    allocator = result.get("allocator")
+    if allocator:
+        _print_allocator(allocator)
     if args.gpu_memory is not None:
-        budget = args.gpu_memory
-        verdict = (f"yes, {format_bytes(budget - peak)} to spare" if peak <= budget
-                   else f"no, {format_bytes(peak - budget)} short")
-        print(f"fits in {format_bytes(budget)}: {verdict} "
-              "(not counting the CUDA context and the allocator's cached free blocks)")
+        print(f"fits in {format_bytes(args.gpu_memory)}: "
+              f"{fit_verdict(args.gpu_memory, peak, allocator)}")
     return 0
+
+
+def _print_allocator(allocator: dict) -> None:
+    low, high = allocator["context_bytes"]
+    reserved = allocator["peak_reserved_bytes"]
+    print(f"CUDA caching allocator, simulated over {allocator['steps']} steps "
+          f"(cuBLAS workspaces {_mib(allocator['workspace_bytes'])} included):")
+    print(f"  allocated peak  {_mib(allocator['peak_allocated_bytes']):>14}"
+          "   torch.cuda.max_memory_allocated()")
+    print(f"  reserved peak   {_mib(reserved):>14}   torch.cuda.max_memory_reserved()")
+    print(f"  nvidia-smi      {_mib(reserved + low)} – {_mib(reserved + high)}"
+          f"   reserved + a CUDA context of {_mib(low)} – {_mib(high)}")
+
+
+def fit_verdict(budget: int, peak: int, allocator: dict | None) -> str:
+    """Whether a step fits in a GPU of `budget` bytes: by the allocator's figures and the
+    CUDA context when the estimate models CUDA, else by the tensors' peak alone."""
+    if not allocator:
+        return (f"yes, {format_bytes(budget - peak)} to spare" if peak <= budget else
+                f"no, {format_bytes(peak - budget)} short") + " (tensors alone)"
+    low, high = allocator["context_bytes"]
+    needed = allocator["peak_reserved_bytes"] + high
+    if allocator["peak_allocated_bytes"] + low > budget:
+        short = allocator["peak_allocated_bytes"] + low - budget
+        return f"no, at least {format_bytes(short)} short"
+    if needed <= budget:
+        return f"yes, {format_bytes(budget - needed)} to spare beyond the reserved peak"
+    return ("only just: the tensors fit, but not the allocator's cache of free blocks; "
+            "it would free and retake memory (slower), or fail if fragmented")
 
 
 def _mib(nbytes: int) -> str:

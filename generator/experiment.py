@@ -100,6 +100,13 @@ class Experiment:
              "otherwise); Adam's adds a gradient-sized temporary")
     """The optimizer's weight decay; None is its PyTorch default. Adam (not AdamW) adds it
     to the gradients out of place, which costs a gradient-sized temporary."""
+    expandable_segments: bool = option(
+        False, step_option=True,
+        tag=lambda v: "expandable", label=lambda v: "expandable segments",
+        words=lambda v: Words("expandable segments", "可扩展段（expandable segments）"),
+        help="PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the allocator grows segments "
+             "instead of taking new ones")
+    """The CUDA caching allocator's expandable segments (changes reserved memory only)."""
     zero_grad: str = option(
         "none", choices=ZERO_GRADS, step_option=True, lever="none",
         tag=lambda v: f"grad-{v}", label=lambda v: "set_to_none=False",
@@ -230,8 +237,9 @@ def validation_problems(exp: Experiment) -> list[str]:
         value = getattr(exp, name)
         if opt.choices is not None and value not in opt.choices:
             problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
-    if not isinstance(exp.checkpointing, bool):
-        problems.append(f"checkpointing must be true or false, got {exp.checkpointing!r}")
+    for name in ("checkpointing", "expandable_segments"):
+        if not isinstance(getattr(exp, name), bool):
+            problems.append(f"{name} must be true or false, got {getattr(exp, name)!r}")
     problems += _step_option_problems(exp)
     if exp.gpu_memory is not None and _positive_int_problem("gpu_memory", exp.gpu_memory):
         problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")

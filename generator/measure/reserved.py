@@ -37,7 +37,8 @@ class TrackedSteps:
 
 
 def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspaces: int = 2,
-            replays: int = REPLAYED_STEPS, capacity: int | None = None) -> dict[str, Any]:
+            replays: int = REPLAYED_STEPS, capacity: int | None = None,
+            expandable_segments: bool = False) -> dict[str, Any]:
     """The allocator's peak allocated and reserved bytes over `steps` (what each tracker
     recorded, in order), the last replayed `replays` more times. workspace_bytes: the size
     of one cuBLAS workspace on the modelled GPU (0: none); workspaces: how many (one per
@@ -45,7 +46,7 @@ def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspac
     phases = WORKSPACE_PHASES[:workspaces] if workspace_bytes else ()
     events = allocation_events(steps, replays=replays, workspace_bytes=workspace_bytes,
                                workspace_phases=phases)
-    report = simulate(events, capacity=capacity)
+    report = simulate(events, capacity=capacity, expandable_segments=expandable_segments)
     return {
         "source": SOURCE,
         "steps": len(steps) + replays,

@@ -91,6 +91,10 @@ class AllocatorPrediction(TypedDict):
     """Of the allocated bytes, the cuBLAS workspaces that PyTorch keeps for its matmuls."""
     segments: int
     out_of_memory: Optional[str]
+    """Where the allocator ran out within the budget (gpu_memory less the CUDA context)."""
+    context_bytes: list[int]
+    """The CUDA context's size on the modelled GPU, low and high (gpu_overheads.py): what
+    nvidia-smi shows on top of reserved memory."""
 
 
 class Figures(TypedDict):

@@ -66,3 +66,26 @@ def test_predict_counts_workspaces_in_allocated_and_reserved() -> None:
     assert with_ws["peak_allocated_bytes"] == 5 * MIB + 2 * 32 * MIB
     assert with_ws["workspace_bytes"] == 64 * MIB
     assert with_ws["peak_reserved_bytes"] == 20 * MIB + 2 * 32 * MIB
+
+
+def test_fit_verdict_reads_the_allocator_and_the_context() -> None:
+    from generator.commands import fit_verdict
+
+    allocator = {"peak_allocated_bytes": 10 * MIB, "peak_reserved_bytes": 20 * MIB,
+                 "context_bytes": [4 * MIB, 8 * MIB]}
+    assert fit_verdict(100 * MIB, 9 * MIB, allocator).startswith("yes, 72.00 MiB")
+    assert fit_verdict(12 * MIB, 9 * MIB, allocator).startswith("no, at least 2.00 MiB")
+    assert fit_verdict(20 * MIB, 9 * MIB, allocator).startswith("only just")
+    assert fit_verdict(8 * MIB, 9 * MIB, None).endswith("short (tensors alone)")
+
+
+def test_a_budget_below_what_the_allocator_needs_is_out_of_memory() -> None:
+    from generator.experiment import Experiment
+    from generator.measure.backends import measure
+
+    fits = measure(Experiment(model="tiny", batch_size=2, seq_len=16))
+    needed = fits["allocator"]["peak_allocated_bytes"] + fits["allocator"]["context_bytes"][0]
+    small = measure(Experiment(model="tiny", batch_size=2, seq_len=16, gpu_memory=needed - MIB))
+    assert small["error"] == "out_of_memory" and "out of memory" in small["error_detail"]
+    roomy = measure(Experiment(model="tiny", batch_size=2, seq_len=16, gpu_memory=needed + 64 * MIB))
+    assert roomy.get("error") is None

@@ -57,7 +57,13 @@ def measure(exp: Experiment) -> dict[str, Any]:
         figures["architecture"] = {**arch, "attention": exp.attention} if arch else arch
         peak = figures["ground_truth"]["peak_bytes"] if figures.get("ground_truth") \
             else figures["peak_bytes"]
-        if exp.gpu_memory is not None and peak > exp.gpu_memory:
+        allocator = figures.get("allocator")
+        if exp.gpu_memory is not None and allocator and allocator["out_of_memory"]:
+            figures["error"] = "out_of_memory"  # the simulated allocator ran out
+            figures["error_detail"] = (f"within the budget of {exp.gpu_memory:,} bytes, less "
+                                       f"a CUDA context of {allocator['context_bytes'][0]:,}, "
+                                       f"the simulated allocator ran {allocator['out_of_memory']}")
+        elif exp.gpu_memory is not None and peak > exp.gpu_memory:
             # The figures stay: how much the step would have needed is worth knowing.
             figures["error"] = "out_of_memory"
             figures["error_detail"] = (f"the step needs {peak:,} bytes, more than the "

@@ -24,6 +24,8 @@ _STATS = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free"
 def run(exp: Experiment, spec) -> dict[str, Any]:
     device = torch.device("cuda")
     torch.cuda.init()
+    if exp.expandable_segments:  # before the first allocation of the run
+        torch._C._accelerator_setAllocatorSettings("expandable_segments:True")
     if exp.gpu_memory is not None:  # a smaller GPU, emulated: the allocator refuses beyond it
         total = torch.cuda.get_device_properties(device).total_memory
         torch.cuda.set_per_process_memory_fraction(min(1.0, exp.gpu_memory / total), device)

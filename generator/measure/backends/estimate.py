@@ -62,10 +62,14 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     allocator = None
     if cuda:
         gpu = MODELLED_GPU
+        # A budget is the GPU's memory: the allocator gets it less the CUDA context.
+        capacity = None if exp.gpu_memory is None else max(0, exp.gpu_memory - gpu.context_bytes_low)
         allocator = reserved.predict(
             [reserved.TrackedSteps(warm.lives(), warm.phases()),
              reserved.TrackedSteps(tracker.lives(), tracker.phases())],
-            workspace_bytes=gpu.cublas_workspace_bytes, workspaces=gpu.cublas_workspaces)
+            workspace_bytes=gpu.cublas_workspace_bytes, workspaces=gpu.cublas_workspaces,
+            capacity=capacity, expandable_segments=exp.expandable_segments)
+        allocator["context_bytes"] = [gpu.context_bytes_low, gpu.context_bytes_high]
         notes.append(f"allocated and reserved peaks: the CUDA caching allocator's rules "
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
                      f"of a {gpu.name} GPU")
