@@ -32,6 +32,12 @@ MODELS = {
     "timm_vit": "timm:vit_huge_patch14_clip_224.laion2b_ft_in12k_in1k",
     "timm_convnext_v2": "timm:convnextv2_huge.fcmae_ft_in22k_in1k_512",
 }
+#: How pages name their models.
+DISPLAY_NAMES = {
+    "hf_T5": "T5-large", "hf_GPT2": "GPT-2 large", "llama_v3_1b": "Llama 3.2 1B Instruct",
+    "gemma_2b": "Gemma 2B", "hf_clip": "CLIP ViT-L/14-336", "timm_vit": "ViT-H/14 (timm)",
+    "timm_convnext_v2": "ConvNeXt V2 huge (timm)",
+}
 #: The module classes their AC setting checkpoints, per model (a fact of their setup).
 AC_CLASSES = {
     "hf_T5": ("T5LayerFF", "T5LayerNorm"),

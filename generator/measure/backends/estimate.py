@@ -63,7 +63,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     if cuda:
         gpu = MODELLED_GPU
         # A budget is the GPU's memory: the allocator gets it less the CUDA context.
-        capacity = None if exp.gpu_memory is None else max(0, exp.gpu_memory - gpu.context_bytes_low)
+        capacity = (None if exp.gpu_memory is None
+                    else max(0, exp.gpu_memory - gpu.context_bytes_low))
         allocator = reserved.predict(
             [reserved.TrackedSteps(warm.lives(), warm.phases()),
              reserved.TrackedSteps(tracker.lives(), tracker.phases())],

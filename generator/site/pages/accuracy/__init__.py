@@ -45,6 +45,9 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             missing.append(run.name)
     if not rows:
         return None
+    order = list(reference_runs.DISPLAY_NAMES)
+    rows.sort(key=lambda r: (order.index(r["family"]), ("FP", "MP", "HP").index(r["precision"]),
+                             r["checkpointing"], r["batch_size"], r["seq_len"]))
     notes = list(dict.fromkeys(n for r in rows for n in r["notes"]))
     return {"rows": rows, "skipped": skipped, "missing": missing, "summary": summary(rows),
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
@@ -57,9 +60,9 @@ def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
     allocator = result["allocator"]
     exp = result["experiment"]
     return {
-        "name": run.name, "model": exp["model"].removeprefix("hf:"),
+        "name": run.name, "model": reference_runs.DISPLAY_NAMES[run.model],
         "batch_size": run.batch_size, "seq_len": run.seq_len, "image_size": run.image_size,
-        "precision": run.precision, "checkpointing": run.checkpointing,
+        "precision": run.precision, "checkpointing": run.checkpointing, "family": run.model,
         "real_active": run.active_peak_bytes, "real_reserved": run.reserved_peak_bytes,
         "active": allocator["peak_allocated_bytes"],
         "reserved": allocator["peak_reserved_bytes"],

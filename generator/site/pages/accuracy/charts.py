@@ -29,7 +29,7 @@ _WORDS: dict[str, Words] = {
 def ratios(ctx: dict[str, Any], lang: str) -> str:
     rows = ctx["rows"]
     band = ctx["targets"]["active_worst"]
-    names = [run_label(r, lang) for r in rows]
+    names = [run_label(r, lang, short=True) for r in rows]
     values = [r[field] for r in rows for field, *_ in SERIES if r[field] is not None]
     low, high = min(values + [1 - 2 * band]), max(values + [1 + 2 * band])
     margin = (high - low) * 0.05

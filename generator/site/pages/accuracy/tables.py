@@ -25,6 +25,8 @@ _TEXT: dict[str, Words] = {
     "ac": Words("checkpointing", "激活检查点"),
     "FP": Words("FP32", "FP32"), "MP": Words("AMP fp16, no GradScaler", "AMP fp16，无 GradScaler"),
     "HP": Words("pure fp16", "纯 fp16"),
+    "FP_short": Words("FP32", "FP32"), "MP_short": Words("AMP", "AMP"),
+    "HP_short": Words("fp16", "fp16"),
     "what": Words("What", "项目"), "worst": Words("Worst error", "最大误差"),
     "median": Words("Median error", "误差中位数"), "rows": Words("Runs", "运行数"),
     "target": Words("Target (worst / median)", "目标（最大 / 中位数）"),
@@ -40,9 +42,15 @@ def _t(key: str, lang: str) -> str:
     return _TEXT[key][lang]
 
 
-def run_label(row: dict[str, Any], lang: str) -> str:
-    """'Llama-3.2-1B-Instruct · batch 4 · sequence 1024 · FP32 · checkpointing'."""
-    parts = [row["model"].split("/")[-1], _t("batch", lang).format(row["batch_size"])]
+def run_label(row: dict[str, Any], lang: str, short: bool = False) -> str:
+    """'Llama 3.2 1B Instruct · batch 4 · sequence 1024 · FP32 · checkpointing', or for a
+    chart's axis 'Llama 3.2 1B Instruct b4 s1024 FP32 ckpt'."""
+    if short:
+        size = f"s{row['seq_len']}" if row["seq_len"] > 0 else f"{row['image_size']}px"
+        words = [row["model"], f"b{row['batch_size']}", size,
+                 _t(row["precision"] + "_short", lang)]
+        return " ".join(words + (["ckpt"] if row["checkpointing"] else []))
+    parts = [row["model"], _t("batch", lang).format(row["batch_size"])]
     if row["seq_len"] > 0:
         parts.append(_t("seq", lang).format(row["seq_len"]))
     if row["image_size"] > 0:
