@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from generator.results.shapes import CATEGORIES
@@ -50,6 +50,17 @@ class TrackerReport:
             return None
         return next((phase["name"] for phase in reversed(self.phases)
                      if phase["tick"] <= tick), None)
+
+
+def the_next_step(lives: list[StorageLife]) -> list[StorageLife]:
+    """The lives of the step after the one recorded, without running it: what the recorded
+    step left alive (the optimizer's state it created, a GradScaler's scale) is there from
+    the start, everything else happens again at the same ticks. Exact when the recorded step
+    is the first and nothing it leaves alive is used differently the next time. Kept
+    gradients are (zero_grad(set_to_none=False): the next backward adds into them), and so
+    is GradScaler's state (made lazily in the first step), so for those the estimate runs
+    the second step (estimate.py)."""
+    return [replace(life, born=0) if life.died is None else replace(life) for life in lives]
 
 
 def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int, *,

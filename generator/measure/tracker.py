@@ -152,10 +152,11 @@ class MemoryTracker(TorchDispatchMode):
         """The phases marked so far, each with the clock tick it began at."""
         return list(self._phases)
 
-    def report(self) -> TrackerReport:
-        """The peak, its breakdown, each category's maximum and the timeline of the step."""
-        return summarise(self.lives(), self.phases(), end=self._end or next(self._clock),
-                         categories=self.categories)
+    def report(self, lives: list[StorageLife] | None = None) -> TrackerReport:
+        """The peak, its breakdown, each category's maximum and the timeline of the step
+        (of `lives` instead of the ones seen, if given: timeline.the_next_step's)."""
+        return summarise(self.lives() if lives is None else lives, self.phases(),
+                         end=self._end or next(self._clock), categories=self.categories)
 
     # -- labels ----------------------------------------------------------------------------
     def storages(self, tensor: object) -> list[torch.UntypedStorage]:

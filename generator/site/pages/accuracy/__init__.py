@@ -58,7 +58,6 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
 def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
     """One run beside its estimate: real and estimated peaks, and their ratios."""
     allocator = result["allocator"]
-    exp = result["experiment"]
     return {
         "name": run.name, "model": reference_runs.DISPLAY_NAMES[run.model],
         "batch_size": run.batch_size, "seq_len": run.seq_len, "image_size": run.image_size,

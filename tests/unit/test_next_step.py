@@ -1,0 +1,51 @@
+"""The estimate derives the measured step from the warm-up step (timeline.the_next_step)
+instead of running it, where that gives the same figures: checked here against a second step
+that really runs, across models and step options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from generator.experiment import Experiment
+from generator.measure import reserved
+from generator.measure.backends.common import (
+    build_workload,
+    new_tracker,
+    tracked_warm_up,
+)
+from generator.measure.cuda_emulation import CudaKernelPolicy
+from generator.measure.models import resolve_model
+from generator.measure.step import Trainer, tracked_step
+from generator.measure.timeline import the_next_step
+
+CASES = [
+    {"model": "tiny"},
+    {"model": "tiny", "precision": "amp-bf16", "attention": "sdpa"},
+    {"model": "tiny", "checkpointing": True, "optimizer_impl": "fused"},
+    {"model": "llama-tiny", "precision": "bf16", "optimizer": "adam", "weight_decay": 0.1},
+    {"model": "llama-tiny", "optimizer": "sgd", "checkpoint_classes": ("SwiGLU",)},
+    {"model": "resnet50", "seq_len": 32, "precision": "amp-bf16"},
+]
+
+
+@pytest.mark.parametrize("fields", CASES, ids=lambda f: "-".join(map(str, f.values())))
+def test_the_derived_step_is_the_step_that_runs(fields: dict[str, Any]) -> None:
+    exp = Experiment(**{"batch_size": 2, "seq_len": 16, **fields})
+    with FakeTensorMode(), CudaKernelPolicy():
+        trainer = Trainer.create(build_workload(resolve_model(exp.model), exp), exp,
+                                 device=torch.device("cpu"), fake=True)
+        _, warm = tracked_warm_up(trainer, round_bytes=512, device_type=None)
+        second = new_tracker(trainer, round_bytes=512, device_type=None)
+        ran = tracked_step(trainer, second)
+    derived = warm.report(the_next_step(warm.lives()))
+    for figure in ("peak_bytes", "live_at_peak_bytes", "category_max_bytes",
+                   "module_activation_bytes"):
+        assert getattr(derived, figure) == getattr(ran, figure), figure
+    first = reserved.TrackedSteps(warm.lives(), warm.phases())
+    assert reserved.predict([first, reserved.TrackedSteps(the_next_step(warm.lives()),
+                                                          warm.phases())]) \
+        == reserved.predict([first, reserved.TrackedSteps(second.lives(), second.phases())])
