@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
@@ -35,6 +36,9 @@ class TrackerReport:
     module_activation_bytes: dict[str, int]
     storages: int = 0
     phases: list[dict[str, Any]] = field(default_factory=list)
+    phase_max_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per phase, each category's largest bytes and the largest total ("total") while the
+    phase lasts, what was live as it began included."""
 
     def peak_tick(self) -> int | None:
         """The clock tick of the peak, None if nothing was tracked. The timeline holds it:
@@ -90,6 +94,7 @@ def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int,
         if sum(totals) > peak:
             peak, peak_at = sum(totals), len(series) - 1
     peak_breakdown = series[peak_at] if series else (0,) * len(categories)
+    phase_maxima = _phase_maxima(ticks, series, phases, end, categories)
     modules: dict[str, int] = {}
     for life in lives:
         if life.category == "activations" and life.module:
@@ -102,7 +107,29 @@ def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int,
         module_activation_bytes=modules,
         storages=len(lives),
         phases=[{"name": name, "tick": tick} for name, tick in phases],
+        phase_max_bytes=phase_maxima,
     )
+
+
+def _phase_maxima(ticks: list[int], series: list[tuple[int, ...]],
+                  phases: list[tuple[str, int]], end: int,
+                  categories: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """Each phase's maxima over its whole interval: a value holds from its tick until the
+    next change, so the one in effect as the phase begins counts (a fused optimizer step
+    allocates nothing, yet holds the parameters, gradients and state it began with)."""
+    found: dict[str, dict[str, int]] = {}
+    starts = sorted((tick, name) for name, tick in phases)
+    for number, (begin, name) in enumerate(starts):
+        stop = starts[number + 1][0] if number + 1 < len(starts) else end + 1
+        carried = bisect.bisect_right(ticks, begin) - 1  # the value in effect at `begin`
+        inside = range(max(carried, 0), bisect.bisect_left(ticks, stop))
+        points = [series[i] for i in inside] or [(0,) * len(categories)]
+        maxima = {cat: max(p[c] for p in points) for c, cat in enumerate(categories)}
+        maxima["total"] = max(sum(p) for p in points)
+        if name in found:  # a phase entered twice (several warm-up steps): the larger
+            maxima = {k: max(v, found[name][k]) for k, v in maxima.items()}
+        found[name] = maxima
+    return found
 
 
 def downsample(ticks: list[int], series: list[tuple[int, ...]],

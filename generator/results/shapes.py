@@ -107,6 +107,9 @@ class Figures(TypedDict):
     module_activation_bytes: dict[str, int]
     parameter_count: int
     phases: list[Phase]
+    phase_max_bytes: dict[str, dict[str, int]]
+    """Per phase, each category's and the total's largest bytes over the phase's whole
+    interval (empty in results from before method 9)."""
 
 
 class StepResult(Figures):
@@ -128,6 +131,8 @@ class StepResult(Figures):
     notes: list[str]
     architecture: Optional[dict[str, Any]]
     """For transformers: layers, hidden, heads, intermediate, vocab, attention."""
+    inputs: str
+    """What the experiment's seq_len counts: "tokens" (or frames), or "image" (its side)."""
     tracked_storages: int
     warmup_steps: int
     allocator: Optional[AllocatorPrediction]

@@ -26,7 +26,7 @@ ENVIRONMENT_DEFAULTS = {"torch": None, "transformers": None, "python": None, "pl
                         "git_commit": None}
 OPTIONAL_DEFAULTS = {"step_seconds": None, "ground_truth": None, "notes": [], "phases": [],
                      "architecture": None, "error_detail": None, "method_version": None,
-                     "allocator": None}
+                     "allocator": None, "phase_max_bytes": {}, "inputs": "tokens"}
 #: Categories added to CATEGORIES after results were first stored (see _fill_later_categories).
 LATER_CATEGORIES = ("not_attributed",)
 FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",

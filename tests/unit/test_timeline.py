@@ -125,3 +125,17 @@ def test_a_thinned_timeline_still_gives_the_peak_phase() -> None:
     assert report.peak_bytes == 10
     assert report.peak_tick() == 2001
     assert report.peak_phase() == "backward"
+
+
+def test_phase_maxima_cover_each_phase_from_its_first_tick() -> None:
+    """What is live as a phase begins counts for it: an optimizer step that allocates nothing
+    still holds the parameters and gradients it began with."""
+    from generator.measure.timeline import StorageLife as Life
+    from generator.measure.timeline import summarise as run
+
+    lives = [Life(100, "parameters", 0), Life(50, "gradients", 3), Life(30, "temporaries", 5, 6)]
+    maxima = run(lives, [("forward", 1), ("backward", 2), ("optimizer", 7)], end=9).phase_max_bytes
+    assert maxima["forward"]["total"] == 100
+    assert maxima["backward"]["total"] == 180 and maxima["backward"]["temporaries"] == 30
+    assert maxima["optimizer"]["total"] == 150 and maxima["optimizer"]["gradients"] == 50
+    assert maxima["optimizer"]["temporaries"] == 0

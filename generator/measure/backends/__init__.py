@@ -17,7 +17,7 @@ from generator.measure.models import MODELS, check_model, resolve_model
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
-METHOD_VERSION = 8
+METHOD_VERSION = 9
 
 
 def backend_available(name: str) -> str | None:
@@ -55,6 +55,7 @@ def measure(exp: Experiment) -> dict[str, Any]:
         arch = spec.architecture
         # the attention the step ran with, which the activation formula depends on
         figures["architecture"] = {**arch, "attention": exp.attention} if arch else arch
+        figures["inputs"] = spec.inputs  # what seq_len counts: tokens, or an image's side
         peak = figures["ground_truth"]["peak_bytes"] if figures.get("ground_truth") \
             else figures["peak_bytes"]
         allocator = figures.get("allocator")

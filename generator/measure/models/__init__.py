@@ -35,6 +35,11 @@ from generator.measure.models.recurrent import (
     build_gru_lm,
 )
 from generator.measure.models.resnet import RESNET50, build_resnet
+from generator.measure.models.timm_models import (
+    is_timm_name,
+    timm_spec,
+    timm_unavailable,
+)
 from generator.measure.models.transformer_parts import ATTENTION_IMPLS
 from generator.measure.models.user import (
     FACTORY_FORM,
@@ -65,6 +70,8 @@ class ModelSpec:
     takes: tuple[str, ...] = ()
     #: The model's own checks of an experiment (one-line errors), beyond the lengths above.
     check: Callable[[Experiment], None] | None = None
+    #: What seq_len counts: "tokens" (or frames) of a sequence, or the "image" side in pixels.
+    inputs: str = "tokens"
 
 
 def _configurable(builder: Callable[[Any], Workload], config: Any) -> Callable[..., Workload]:
@@ -126,6 +133,7 @@ MODELS: dict[str, ModelSpec] = {
             build=_configurable(build_resnet, RESNET50),
             architecture=None,
             min_seq_len=32,
+            inputs="image",
         ),
         ModelSpec(
             name="llama-7b",
@@ -155,6 +163,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=None,
             build=_configurable(build_convnet, CONVNET_SMALL),
             min_seq_len=CONVNET_SMALL.min_image_side,
+            inputs="image",
         ),
         ModelSpec(
             name="conv-lstm",
@@ -186,8 +195,8 @@ def resolve_model(name: str) -> ModelSpec:
         return MODELS[name]
     if is_hf_name(name):
         return _hf_spec(name)
-    if name.startswith(TIMM_PREFIX):
-        return _timm_spec(name)
+    if is_timm_name(name):
+        return timm_spec(name, ModelSpec)
     if not is_factory_name(name):
         choices = ", ".join(MODELS)
         raise ModelError(f"unknown model {name!r}; choose one of: {choices}, a Hugging Face "
@@ -218,45 +227,16 @@ def _hf_spec(name: str) -> ModelSpec:
     return ModelSpec(name=name, description=f"{type(config).__name__} from {where}",
                      max_seq_len=hf.max_positions(config), build=build,
                      architecture=hf.architecture(config, "eager"),
-                     takes=("attention", "hf_task"), check=check)
-
-
-TIMM_PREFIX = "timm:"
-
-
-def _timm_spec(name: str) -> ModelSpec:
-    """A timm image classifier, built from its name with no weights; cross-entropy loss."""
-    reason = model_unavailable(name)
-    if reason:
-        raise ModelError(reason)
-    import timm
-    import torch
-
-    def build() -> Workload:
-        model = timm.create_model(name[len(TIMM_PREFIX):], pretrained=False)
-        model.train()
-        classes = model.num_classes
-
-        def make_batch(batch_size: int, side: int, device: torch.device):
-            return ((torch.randn(batch_size, 3, side, side, device=device),),
-                    torch.randint(0, classes, (batch_size,), device=device))
-
-        return Workload(model, make_batch, torch.nn.functional.cross_entropy)
-
-    return ModelSpec(name=name, description=f"timm model {name[len(TIMM_PREFIX):]}",
-                     max_seq_len=None, build=build, min_seq_len=32)
+                     takes=("attention", "hf_task"), check=check,
+                     inputs="image" if task("auto") == "image-classification" else "tokens")
 
 
 def model_unavailable(name: str) -> str | None:
     """Why `name` cannot be built on this machine (a package it needs is missing), or None.
     A suite's experiments on such a model are skipped with that reason, like a backend the
     machine lacks; asked for on their own (estimate), they are refused."""
-    if isinstance(name, str) and name.startswith(TIMM_PREFIX):
-        import importlib.util
-
-        if not (importlib.util.find_spec("timm") and importlib.util.find_spec("torchvision")):
-            return (f"{name} needs the timm and torchvision packages; torchvision has no CPU "
-                    "build for this project's torch on the package registry")
+    if is_timm_name(name):
+        return timm_unavailable(name)
     if is_hf_name(name) and not hf_config.transformers_installed():
         return f"{name} needs the transformers package: {hf_config.INSTALL}"
     return None

@@ -114,8 +114,14 @@ def options(result: Result) -> dict[str, Any]:
 
 
 def phase_max(result: Result, phase: str, category: str | None = None) -> int | None:
-    """The largest bytes (of one category, or in all) in one phase, from the stored timeline,
-    which keeps each stretch's highest point; None for a result that records no phases."""
+    """The largest bytes (of one category, or in all) live during one phase: the result's
+    exact phase maxima, or for older results its timeline, which keeps each stretch's highest
+    point (what was live as the phase began counts: a fused optimizer step that allocates
+    nothing still holds the parameters, gradients and state it began with); None for a
+    result that records no phases."""
+    exact = (result.get("phase_max_bytes") or {}).get(phase)
+    if exact is not None:  # measured over the phase's whole interval (timeline.summarise)
+        return exact[category or "total"]
     timeline = result["timeline"]
     starts = sorted((p["tick"], p["name"]) for p in result.get("phases") or [])
     begin = next((tick for tick, name in starts if name == phase), None)
@@ -123,8 +129,10 @@ def phase_max(result: Result, phase: str, category: str | None = None) -> int | 
         return None
     end = min((tick for tick, _ in starts if tick > begin), default=timeline["end_tick"] + 1)
     names = [category] if category else list(timeline["bytes"])
-    return max((sum(timeline["bytes"][n][i] for n in names)
-                for i, tick in enumerate(timeline["tick"]) if begin <= tick < end), default=0)
+    ticks = timeline["tick"]
+    before = [i for i, tick in enumerate(ticks) if tick < begin][-1:]
+    inside = [i for i, tick in enumerate(ticks) if begin <= tick < end]
+    return max((sum(timeline["bytes"][n][i] for n in names) for i in before + inside), default=0)
 
 
 def peak_phase(result: Result) -> str | None:
