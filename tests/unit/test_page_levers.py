@@ -169,7 +169,9 @@ def test_page_numbers_change_with_the_results(lang: str) -> None:
 def test_page_without_lever_results_says_how_to_get_them(lang: str) -> None:
     ctx = levers.context([_load(EST, BASE)], [])
     assert ctx is None
-    assert "python -m generator build" in page_markdown(levers, ctx, lang)
+    page = page_markdown(levers, ctx, lang)
+    assert "python -m generator build" not in page  # no maintainer instructions
+    assert {"zh": "还没有发布", "en": "published"}[lang] in page
 
 
 def test_chart_has_one_bar_per_experiment_and_is_accessible() -> None:

@@ -82,7 +82,8 @@ def test_page_without_the_torch_facts_study_says_how_to_get_it(studies, lang) ->
     ctx = _context([s for s in studies if s["study"]["kind"] != "torch_facts"])
     assert ctx is None
     page = page_markdown(precision, ctx, lang)
-    assert "torch_facts" in page and "python -m generator build" in page
+    assert "torch_facts" in page and "python -m generator build" not in page
+    assert {"zh": "没有发布", "en": "published"}[lang] in page
 
 
 def test_numbers_follow_the_studies(studies) -> None:

@@ -100,7 +100,9 @@ def test_a_gpu_measurement_is_set_beside_the_estimate(tmp_path):
 def test_no_study_no_numbers():
     assert scale.context([], []) is None
     for lang in ("zh", "en"):
-        assert "python -m generator build" in page_markdown(scale, None, lang)
+        page = page_markdown(scale, None, lang)
+        assert "python -m generator build" not in page  # no maintainer instructions
+        assert {"zh": "还没有发布", "en": "published"}[lang] in page
 
 
 def test_charts_are_accessible_deterministic_and_prefixed(context):

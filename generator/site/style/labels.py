@@ -23,8 +23,24 @@ PRECISION_LABELS: dict[str, Words] = {
     "bf16": Words("pure bf16", "纯 bf16"),
 }
 
+#: Every number is one of three kinds, named by its backend: estimated (fake tensors modelling
+#: a device), measured on the CPU, or measured on a GPU. An estimate is never "measured".
 BACKEND_LABELS: dict[str, Words] = {
-    "cuda": Words("measured on CUDA", "CUDA 实测"),
+    "cuda": Words("measured on a GPU", "GPU 实测"),
     "cpu": Words("measured on the CPU", "CPU 实测"),
     "estimate": Words("estimated (FakeTensor)", "估算（FakeTensor）"),
+}
+
+#: The kind of a result's numbers with what names it (templating.kind fills them in): the
+#: device an estimate models, the GPU a cuda run measured on.
+KIND_LABELS: dict[str, Words] = {
+    "estimate": Words("estimated (modelling {device})", "估算（模拟 {device}）"),
+    "estimate_unknown": Words("estimated", "估算"),
+    "cuda": Words("measured on a GPU ({gpu})", "GPU 实测（{gpu}）"),
+}
+
+#: The devices an estimate models, as the kind names them.
+MODELLED_DEVICE_LABELS: dict[str, Words] = {
+    "cuda": Words("CUDA", "CUDA"),
+    "cpu": Words("the CPU", "CPU"),
 }

@@ -45,13 +45,13 @@ TEXT: dict[str, Words] = {
     "gpu": Words("GPU memory", "单卡显存"),
     "fsdp_need": Words("FSDP2: fewest GPUs (peak per GPU)", "FSDP2：最少 GPU 数（单卡峰值）"),
     "ddp_need": Words("DDP (needed per GPU)", "DDP（单卡需要）"),
-    "none": Words("none of the GPU counts measured", "测过的卡数都不够"),
+    "none": Words("none of the GPU counts run fits", "跑过的卡数都放不下"),
     "fits": Words("fits", "放得下"), "no": Words("does not fit", "放不下"),
     "too_few": Words("; {} are not enough", "，{} 卡不够"),
     "too_few1": Words("; {} is not enough", "，{} 卡不够"),
     "paren": Words(" ({})", "（{}）"),
     "estimate": Words("Estimated peak", "估算峰值"),
-    "measured": Words("Measured peak (largest rank)", "实测峰值（各卡最大）"),
+    "measured": Words("Peak measured on a GPU (largest rank)", "GPU 实测峰值（各卡最大）"),
     "error": Words("Estimate error", "估算误差"),
 }
 

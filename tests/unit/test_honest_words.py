@@ -1,0 +1,188 @@
+"""Every number on the site is one of three kinds and says which where it stands: estimated
+(fake tensors modelling a device; 估算), measured on the CPU (CPU 实测) or measured on a GPU
+(GPU 实测). No page calls an estimate "measured" (实测, 测出来); instructions for whoever
+runs the tool stand on the methodology page only. The pages are rendered here from the
+committed results/ as `python -m generator render` renders them, and also from no results at
+all (every page's "nothing yet" wording)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from conftest import LANGS, REPO_ROOT
+from markupsafe import Markup
+from page_checks import prose, site_inputs, svg_texts
+
+from generator.site.pages import all_pages, pages_of
+from generator.site.render import render_page
+from generator.site.style.labels import BACKEND_LABELS
+from generator.site.templating import kind
+
+#: Where a word of measurement is honest: it names the CPU or a GPU.
+ALLOWED = ("CPU 实测", "GPU 实测", "measured on the CPU", "measured on a GPU")
+#: A word of measurement anywhere else.
+FORBIDDEN = re.compile(r"实测|测出来|measured", re.I)
+#: Pages passed over: none (the accuracy page names its GPU measurements "GPU 实测" too).
+EXEMPT: set[str] = set()
+#: Instructions to whoever runs the tool; only the methodology page may give them.
+MAINTAINER = re.compile(r"本机|this machine|on a machine with|在有 (CUDA )?GPU 的机器上")
+
+
+class _AnyFigure(dict):
+    """Figures of the report pages, not drawn (a report page's charts take seconds each):
+    every name is there, and empty."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __getitem__(self, name: str) -> Markup:
+        return Markup("")
+
+
+def _site(results: list[dict[str, Any]], studies: list[dict[str, Any]]
+          ) -> list[tuple[str, str, str, str]]:
+    """(module, page path, language, Markdown) of every page, rendered as render.render
+    renders them: each module's context, every table and figure of the language, and every
+    page's context as `site`."""
+    modules = all_pages()
+    contexts = {name: module.context(results, studies) for name, module in modules.items()}
+    found = []
+    for lang in LANGS:
+        tables: dict[str, Markup] = {}
+        figures: dict[str, Markup] = {}
+        for name, module in modules.items():
+            ctx = contexts[name]
+            if ctx is None:
+                continue
+            tables.update(getattr(module, "tables", lambda *_: {})(ctx, lang))
+            if name != "reports":
+                figures.update({k: Markup(v) for k, v in
+                                getattr(module, "figures", lambda *_: {})(ctx, lang).items()})
+        for name, module in modules.items():
+            for page in pages_of(module, contexts[name]):
+                shown = _AnyFigure() if name == "reports" else figures
+                text = render_page(page, lang, context=contexts[name], tables=tables,
+                                   figures=shown, site=contexts)
+                found.append((name, page.path, lang, text))
+    return found
+
+
+@pytest.fixture(scope="module")
+def committed() -> list[tuple[str, str, str, str]]:
+    return _site(*site_inputs(REPO_ROOT / "results"))
+
+
+@pytest.fixture(scope="module")
+def empty() -> list[tuple[str, str, str, str]]:
+    return _site([], [])
+
+
+def _claims_measurement(text: str) -> list[str]:
+    """Each word of measurement in `text` that names neither the CPU nor a GPU, in context."""
+    text = re.sub(r"<[^>]+>", "", text)  # tags and their attributes (class="verdict-not_measured")
+    for phrase in ALLOWED:
+        text = re.sub(re.escape(phrase), "", text, flags=re.I)
+    return [text[max(0, m.start() - 40):m.end() + 40].replace("\n", " ")
+            for m in FORBIDDEN.finditer(text)]
+
+
+def _pages(site: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    return [p for p in site if p[0] not in EXEMPT]
+
+
+def test_the_committed_results_make_every_page(committed) -> None:
+    assert {name for name, *_ in committed} == set(all_pages())
+    assert {(name, lang) for name, _, lang, _ in committed} == \
+        {(name, lang) for name in all_pages() for lang in LANGS}
+
+
+def test_no_page_calls_an_estimate_measured(committed, empty) -> None:
+    wrong = {}
+    for name, path, lang, text in _pages(committed + empty):
+        for line in prose(text).splitlines():
+            if hits := _claims_measurement(line):
+                wrong.setdefault((name, path, lang), []).extend(hits)
+    assert not wrong, wrong
+
+
+def test_no_chart_calls_an_estimate_measured(committed) -> None:
+    for name, path, lang, text in _pages(committed):
+        for svg in re.findall(r"<svg.*?</svg>", text, flags=re.S):
+            words = " ".join(svg_texts(svg))
+            assert not _claims_measurement(words), (name, path, lang, words)
+
+
+def test_instructions_for_the_maintainer_stand_on_the_methodology_page_only(
+        committed, empty) -> None:
+    for name, path, lang, text in _pages(committed + empty):
+        if path == "methodology.md":
+            continue
+        body = re.sub(r"```.*?```", "", prose(text), flags=re.S)  # the home page's commands
+        assert not MAINTAINER.search(body), (name, path, lang, MAINTAINER.search(body))
+        assert "generator build" not in body, (name, path, lang)
+    # and there once: where no GPU measurement is published
+    instructions = [text.count("generator build`") for name, path, lang, text in empty
+                    if path == "methodology.md"]
+    assert instructions == [1, 1]
+
+
+def test_the_estimate_pages_say_they_are_estimates(committed) -> None:
+    """The article's example is an estimate in the committed results: the pages that show
+    it say so, in both languages, where its numbers stand."""
+    pages = {(path, lang): text for name, path, lang, text in committed if name == "article"}
+    for path in ("index.md", "explainer.md", "claims.md"):
+        assert "估算（模拟 CUDA）" in pages[path, "zh"], path
+        assert "estimated (modelling CUDA)" in pages[path, "en"], path
+    assert "实测的答案" not in pages["index.md", "zh"]
+    assert "The measured answer" not in pages["index.md", "en"]
+
+
+def test_kind_names_the_device_or_the_gpu() -> None:
+    estimate = {"backend": "estimate", "experiment": {"device": "cuda"}}
+    assert kind(estimate, "en") == "estimated (modelling CUDA)"
+    assert kind(estimate, "zh") == "估算（模拟 CUDA）"
+    as_cpu = {"backend": "estimate", "experiment": {"device": "cpu"}}
+    assert kind(as_cpu, "en") == "estimated (modelling the CPU)"
+    assert kind(as_cpu, "zh") == "估算（模拟 CPU）"
+    cpu = {"backend": "cpu", "experiment": {"device": "cpu"}, "environment": {"device_name": None}}
+    assert kind(cpu, "en") == "measured on the CPU" and kind(cpu, "zh") == "CPU 实测"
+    gpu = {"backend": "cuda", "experiment": {"device": "cuda"},
+           "environment": {"device_name": "NVIDIA H100 80GB HBM3"}}
+    assert kind(gpu, "en") == "measured on a GPU (NVIDIA H100 80GB HBM3)"
+    assert kind(gpu, "zh") == "GPU 实测（NVIDIA H100 80GB HBM3）"
+    # a page's summary of results: the sweeps' groups, the levers' step times
+    assert kind({"backend": "estimate", "device": "cuda"}, "en") == "estimated (modelling CUDA)"
+    assert kind({"backend": "cuda", "machine": "A100"}, "zh") == "GPU 实测（A100）"
+    assert kind({"backend": "cuda", "device_name": None, "machine": "m"}, "en") == \
+        "measured on a GPU (m)"
+    assert kind({"backend": "cuda"}, "en") == "measured on a GPU"
+    assert kind({"backend": "estimate"}, "zh") == "估算"
+
+
+def test_backend_labels_never_call_an_estimate_measured() -> None:
+    assert BACKEND_LABELS["cuda"] == ("measured on a GPU", "GPU 实测")
+    assert BACKEND_LABELS["cpu"] == ("measured on the CPU", "CPU 实测")
+    assert not FORBIDDEN.search(" ".join(BACKEND_LABELS["estimate"]))
+
+
+def test_labels_of_tables_and_charts_name_no_measurement() -> None:
+    """Column and legend labels serve figures of any kind: none calls them measured."""
+    import importlib
+
+    labels = []
+    for name, table in (("sweeps.tables", "_TEXT"), ("sweeps.charts", "_WORDS"),
+                        ("scale.tables", "TEXT"), ("accuracy.tables", "_TEXT"),
+                        ("accuracy.charts", "_WORDS")):
+        module = importlib.import_module(f"generator.site.pages.{name}")
+        labels += list(getattr(module, table).values())
+    assert not [w for w in labels if _claims_measurement(" ".join(w))]
+
+
+def test_site_description_claims_no_measurement() -> None:
+    config = (REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    descriptions = re.findall(r"^\s*site_description:\s*(.+)$", config, flags=re.M)
+    assert len(descriptions) == 2  # Chinese, and the English build's
+    for text in descriptions:
+        assert not re.search(r"实测|测出|测量|measur", text, flags=re.I), text
