@@ -10,6 +10,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.experiment import is_plain_step
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
@@ -27,6 +28,7 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "article_results": article,
         "fp32": article.get("fp32"),
         "headline": headline(article),
+        "small_batch": small_batch(all_results),
         "formula": {p: analysis.formula_check(r) for p, r in article.items()},
         "accuracy": analysis.estimate_accuracy(all_results),
         "cuda_overhead": cuda_overhead(all_results),
@@ -38,6 +40,36 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "result_count": len(all_results),
         "failed": [r for r in all_results if r.get("error")],
     }
+
+
+def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
+    """The article's model at the smallest batch run for real in FP32 and AMP alike, on one
+    device: there AMP's copies can outweigh the activations it halves. Those runs' peaks,
+    and the estimates for CUDA at the same batch."""
+    real: dict[tuple[int, str], dict[str, Result]] = {}
+    for result in analysis.usable(all_results):
+        exp = result["experiment"]
+        if result["backend"] == "estimate" or not is_plain_step(exp) or any(
+                exp[k] != v for k, v in ARTICLE.items() if k != "batch_size"):
+            continue
+        real.setdefault((exp["batch_size"], result["backend"]), {})[exp["precision"]] = result
+    # the smallest batch first; at one batch a GPU's runs before the CPU's
+    for (batch, _), runs in sorted(real.items(), key=lambda kv: (kv[0][0], kv[0][1] != "cuda")):
+        amp = next((p for p in ("amp-bf16", "amp-fp16") if p in runs), None)
+        if "fp32" not in runs or amp is None:
+            continue
+        estimates = analysis.best_by_precision(all_results, **{**ARTICLE, "batch_size": batch})
+        estimated = {p: r["peak_bytes"] for p, r in estimates.items()
+                     if r["backend"] == "estimate"}
+        return {"batch_size": batch, "precision": amp, "real": runs["fp32"],
+                "fp32": runs["fp32"]["peak_bytes"], "amp": runs[amp]["peak_bytes"],
+                "change": runs[amp]["peak_bytes"] / runs["fp32"]["peak_bytes"] - 1,
+                "copies": runs[amp]["live_at_peak_bytes"]["autocast_copies"],
+                "activations_saved": runs["fp32"]["live_at_peak_bytes"]["activations"]
+                - runs[amp]["live_at_peak_bytes"]["activations"],
+                "estimate": ({"fp32": estimated["fp32"], "amp": estimated[amp]}
+                             if "fp32" in estimated and amp in estimated else None)}
+    return None
 
 
 def headline(article: dict[str, Result]) -> dict[str, Any] | None:
