@@ -122,6 +122,10 @@ def test_numbers_follow_the_results(inputs, lang: str) -> None:
     assert activations in page_markdown(article, ctx, lang, "explainer.md")
     report = page_markdown(reports, reports.context(results, studies), lang, "reports/bert-base.md")
     assert f"| {activations} |" in report
+    # the claims box: the gap the sum of maxima explains, and the activations' ratio
+    claims = page_markdown(article, ctx, lang, "claims.md")
+    habit = sum(fp32["category_max_bytes"].values()) - fp32["peak_bytes"]
+    assert f"{gib(habit)} GiB" in claims and f"{gib(fp32['peak_bytes'])} GiB" in claims
 
 
 @pytest.mark.parametrize("lang", LANGS)
