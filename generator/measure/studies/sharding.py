@@ -105,7 +105,10 @@ def run(params: dict[str, Any]) -> dict[str, Any]:
     spec = resolve_model(p["model"])
     rows = [measure_rank(spec, p, strategy, world_size) for strategy, world_size in plan(p)]
     return {"model": p["model"], "parameter_count": rows[0]["parameter_count"],
-            "settings": p, "architecture": spec.architecture, "rows": rows,
+            "settings": p, "rows": rows,
+            # the attention the rows ran with, which the activation formula depends on
+            "architecture": ({**spec.architecture, "attention": p["attention"]}
+                             if spec.architecture else None),
             "notes": _notes(p)}
 
 
