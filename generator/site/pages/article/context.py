@@ -98,7 +98,30 @@ def headline(article: dict[str, Result]) -> dict[str, Any] | None:
                 "activation_saving": analysis.saving(live["activations"],
                                                      amp["live_at_peak_bytes"]["activations"]),
             }
+    found["saving_groups"] = saving_groups(article, found["savings"])
     return found
+
+
+def saving_groups(article: dict[str, Result], savings: dict[str, dict[str, Any]]
+                  ) -> list[dict[str, Any]]:
+    """The AMP savings, one entry per distinct figure: fp16 and bf16 whose figures print
+    alike (GiB to two places, shares to a tenth of a percent) on the same backend are said
+    once ("AMP fp16 or AMP bf16 ...")."""
+    def printed(s: dict[str, Any]) -> tuple:
+        return (round(s["peak"] / 2**30, 2), round(s["saving"], 3),
+                round(s["activation_saving"], 3))
+
+    groups: list[dict[str, Any]] = []
+    for precision, saving in savings.items():
+        backend = article[precision]["backend"]
+        same = next((g for g in groups if printed(g["figures"]) == printed(saving)
+                     and g["backend"] == backend), None)
+        if same:
+            same["precisions"].append(precision)
+        else:
+            groups.append({"precisions": [precision], "figures": saving, "backend": backend,
+                           "result": article[precision]})
+    return groups
 
 
 def cuda_overhead(all_results: list[Result]) -> list[dict[str, Any]]:
