@@ -35,8 +35,8 @@ MODELS = {
 #: How pages name their models.
 DISPLAY_NAMES = {
     "hf_T5": "T5-large", "hf_GPT2": "GPT-2 large", "llama_v3_1b": "Llama 3.2 1B Instruct",
-    "gemma_2b": "Gemma 2B", "hf_clip": "CLIP ViT-L/14-336", "timm_vit": "ViT-H/14 (timm)",
-    "timm_convnext_v2": "ConvNeXt V2 huge (timm)",
+    "gemma_2b": "Gemma 2B", "hf_clip": "CLIP ViT-L/14-336", "timm_vit": "timm ViT-H/14",
+    "timm_convnext_v2": "timm ConvNeXt V2 huge",
 }
 #: The module classes their AC setting checkpoints, per model (a fact of their setup).
 AC_CLASSES = {

@@ -18,6 +18,7 @@ from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
 from generator.site.pages.accuracy import tables as accuracy_tables
+from generator.words import LANGS
 
 PAGES = (Page("accuracy.md", "accuracy/accuracy", nav=70),)
 #: The targets the estimates are held to (issue "Accuracy against real GPUs"): every row's
@@ -38,7 +39,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     rows, skipped, missing = [], [], []
     for run in reference_runs.runs():
         if run.skipped:
-            skipped.append({"name": run.name, "reason": run.skipped})
+            skipped.append(run)
         elif run.key in best:
             rows.append(row(run, best[run.key]))
         else:
@@ -49,16 +50,27 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     rows.sort(key=lambda r: (order.index(r["family"]), ("FP", "MP", "HP").index(r["precision"]),
                              r["checkpointing"], r["batch_size"], r["seq_len"]))
     notes = list(dict.fromkeys(n for r in rows for n in r["notes"]))
-    return {"rows": rows, "skipped": skipped, "missing": missing, "summary": summary(rows),
+    return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
+            "summary": summary(rows),
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
             "transformers": sorted({r["transformers"] or "?" for r in rows})}
 
 
+def skipped_by_model(runs: list[reference_runs.ReferenceRun]) -> list[dict[str, Any]]:
+    """The runs this project cannot build, one entry per model: its name, how many, why."""
+    found: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        entry = found.setdefault(run.model, {"model": reference_runs.DISPLAY_NAMES[run.model],
+                                             "count": 0, "reason": run.skipped})
+        entry["count"] += 1
+    return list(found.values())
+
+
 def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
     """One run beside its estimate: real and estimated peaks, and their ratios."""
     allocator = result["allocator"]
-    return {
+    found = {
         "name": run.name, "model": reference_runs.DISPLAY_NAMES[run.model],
         "batch_size": run.batch_size, "seq_len": run.seq_len, "image_size": run.image_size,
         "precision": run.precision, "checkpointing": run.checkpointing, "family": run.model,
@@ -73,6 +85,8 @@ def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
         "key": result["key"], "notes": result.get("notes", []),
         "transformers": result["environment"].get("transformers"),
     }
+    found["label"] = {lang: accuracy_tables.run_label(found, lang) for lang in LANGS}
+    return found
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -89,11 +103,11 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "reserved": stats([r["reserved_ratio"] for r in plain]),
         "reserved_ac": stats([r["reserved_ratio"] for r in checkpointed]),
         "memtracker": stats([r["memtracker_ratio"] for r in rows if r["memtracker_ratio"]]),
-        "active_misses": [r["name"] for r in rows
+        "active_misses": [r for r in rows
                           if abs(r["active_ratio"] - 1) > TARGETS["active_worst"]],
-        "reserved_misses": [r["name"] for r in plain
+        "reserved_misses": [r for r in plain
                             if abs(r["reserved_ratio"] - 1) > TARGETS["reserved_worst"]],
-        "reserved_ac_misses": [r["name"] for r in checkpointed
+        "reserved_ac_misses": [r for r in checkpointed
                                if abs(r["reserved_ratio"] - 1) > TARGETS["reserved_worst"]],
     }
 
