@@ -5,6 +5,7 @@ study), the numbers printed and following the results, and the code the explaine
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -145,3 +146,19 @@ def test_the_snippet_uses_the_current_amp_api() -> None:
     assert "torch.amp.autocast(" in code and "torch.amp.GradScaler(" in code
     assert "torch.cuda.amp" not in code
     assert article.context([], [])["snippet"] == code  # the explainer shows the file as it is
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_claims_page_gives_binary_units_with_decimal_beside(inputs, lang: str) -> None:
+    """Units (issue 13, item 7): this site's figures in GiB/MiB; a decimal GB/MB only in
+    parentheses right after one of ours (the article's own figures are quoted as written,
+    in the second column)."""
+    ctx = article.context(*copy.deepcopy(inputs))
+    page = page_markdown(article, ctx, lang, "claims.md")
+    rows = [line.split(" | ") for line in page.splitlines() if re.match(r"^\| \d+ \|", line)]
+    assert rows
+    decimal = re.compile(r"[\d.,]+ (?:GB|MB)")
+    beside = re.compile(r"[\d.,]+ (?:GiB|MiB) ?[(（][\d.,]+ (?:GB|MB)[)）]")
+    for cells in rows:
+        ours = cells[2]
+        assert len(decimal.findall(ours)) == len(beside.findall(ours)), ours
