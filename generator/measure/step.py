@@ -121,14 +121,21 @@ def tracked_step(trainer: Trainer, tracker: MemoryTracker) -> TrackerReport:
     """One measured step of `trainer` under `tracker`, which is entered for it; returns its
     report. The garbage collector waits until the step is over, so that nothing is freed at
     a moment that depends on Python's GC schedule."""
+    with gc_paused(), tracker:
+        trainer.step(tracker.mark_phase)
+    return tracker.report()
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's garbage collector waits while a tracker watches: nothing is then freed at a
+    moment that depends on the GC's schedule."""
     gc.collect()
     gc.disable()
     try:
-        with tracker:
-            trainer.step(tracker.mark_phase)
+        yield
     finally:
         gc.enable()
-    return tracker.report()
 
 
 class _Checkpointed(nn.Module):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.experiment import STEP_DEFAULTS, is_plain_step
+from generator.experiment import is_plain_step, step_options_of
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
 from generator.site.style.labels import PRECISION_LABELS
 
@@ -129,12 +129,8 @@ def estimate_accuracy(results: list[Result]) -> list[dict[str, Any]]:
     return rows
 
 
-def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value  # checkpoint_classes
-
-
 def _config_key(exp: dict[str, Any], device: str) -> tuple:
-    options = tuple(_hashable(exp.get(name, default)) for name, default in STEP_DEFAULTS.items())
+    options = tuple((opt.help, value) for opt, value in step_options_of(exp))
     return (exp["model"], exp["batch_size"], exp["seq_len"], exp["precision"],
             exp["optimizer"], device, options)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import asdict
 from typing import Any, Callable
@@ -37,13 +36,8 @@ def tracked_warm_up(trainer: Trainer, *, round_bytes: int,
     which holds the lives of every storage they touched and when each phase began (the
     allocator simulation replays them)."""
     tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=device_type)
-    gc.collect()
-    gc.disable()
-    try:
-        with tracker:
-            count = trainer.warm_up(tracker.mark_phase)
-    finally:
-        gc.enable()
+    with step.gc_paused(), tracker:
+        count = trainer.warm_up(tracker.mark_phase)
     return count, tracker
 
 
