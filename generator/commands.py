@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from generator.errors import ConfigError, SiteBuildError
-from generator.experiment import Experiment, options
+from generator.experiment import Experiment, option_words, options
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.units import format_bytes
 
@@ -127,8 +127,10 @@ def estimate(args: argparse.Namespace) -> int:
               if opt.cli and name != "gpu_memory"}
     exp = Experiment(model=model, backend="estimate", **chosen)
     result = measure_to_result(exp)
+    extra = "".join(f" · {words}" for words in option_words(exp.to_dict()))
     print(f"{exp.model} · batch {exp.batch_size} · seq {exp.seq_len} · {exp.precision} · "
-          f"{exp.optimizer} — estimated for {exp.device} with fake tensors, nothing allocated")
+          f"{exp.optimizer}{extra} — estimated for {exp.device} with fake tensors, "
+          "nothing allocated")
     print(f"{result['parameter_count']:,} parameters\n")
     print(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:

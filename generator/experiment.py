@@ -12,6 +12,13 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from generator.errors import ConfigError
+from generator.option_checks import (
+    class_names,
+    count,
+    decay,
+    positive_int_problem,
+    step_option_problems,
+)
 from generator.options import (
     NOT_A_LEVER,
     Option,
@@ -26,7 +33,9 @@ from generator.words import Words, same
 
 #: amp-*: fp32 weights under autocast; fp16 / bf16: the whole model and optimizer in 16 bits.
 PRECISIONS = ("fp32", "amp-fp16", "amp-bf16", "fp16", "bf16")
-OPTIMIZERS = ("adamw", "adam", "sgd")
+#: adamw-8bit: bitsandbytes' AdamW8bit (optimizer state in 8 bits), where it is installed.
+OPTIMIZERS = ("adamw", "adam", "sgd", "adamw-8bit")
+LOGITS = ("all", "masked")
 BACKENDS = ("estimate", "cpu", "cuda")
 DEVICES = ("cuda", "cpu")
 ATTENTIONS = ("eager", "sdpa")
@@ -37,7 +46,6 @@ OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
 HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification",
             "image-classification", "contrastive")
 
-INT64_MAX = 2**63 - 1
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
 _REQUIRED = ("model", "batch_size", "seq_len")
 
@@ -59,8 +67,8 @@ class Experiment:
     """One of PRECISIONS: fp32, amp-fp16 (autocast + GradScaler), amp-bf16 (autocast only),
     fp16 or bf16 (the model, its gradients and the optimizer state all in 16 bits)."""
     optimizer: str = option("adamw", choices=OPTIMIZERS, lever="adamw",
-                            help="adamw, adam, or sgd (with momentum 0.9)")
-    """One of OPTIMIZERS; sgd means SGD with momentum 0.9."""
+                            help="adamw, adam, sgd (with momentum 0.9) or adamw-8bit (bitsandbytes)")
+    """One of OPTIMIZERS; sgd means SGD with momentum 0.9, adamw-8bit bitsandbytes' AdamW8bit."""
     backend: str = option("estimate", choices=BACKENDS, cli=False,
                           help="estimate (fake tensors), cpu or cuda (real runs)")
     """One of BACKENDS: estimate (fake tensors), cpu or cuda (real runs)."""
@@ -79,7 +87,7 @@ class Experiment:
         help="recompute each block of model.layers in backward")
     """Recompute each block of `model.layers` in backward instead of keeping its activations."""
     checkpoint_classes: tuple[str, ...] = option(
-        (), step_option=True, metavar="CLASS,…", parse=lambda text: _class_names(text),
+        (), step_option=True, metavar="CLASS,…", parse=class_names,
         tag=lambda v: "ckpt-" + "_".join(v).lower(),
         label=lambda v: f"checkpointing {','.join(v)}",
         words=lambda v: Words(f"checkpointing {', '.join(v)}", f"激活检查点（{'、'.join(v)}）"),
@@ -93,7 +101,7 @@ class Experiment:
         help="auto: a GradScaler for amp-fp16 (default); off: autocast without one")
     """auto: amp-fp16 scales the loss with a GradScaler; off: no loss scaler at all."""
     weight_decay: float | None = option(
-        None, step_option=True, metavar="RATE", parse=lambda text: _decay(text),
+        None, step_option=True, metavar="RATE", parse=decay,
         tag=lambda v: f"wd-{v:g}", label=lambda v: f"weight decay {v:g}",
         words=lambda v: Words(f"weight decay {v:g}", f"权重衰减 {v:g}"),
         help="the optimizer's weight decay (default: its own default, 0.01 for AdamW, 0 "
@@ -118,6 +126,21 @@ class Experiment:
         tag=str, label=str, words=lambda v: Words(f"{v} optimizer", f"{v} 优化器实现"),
         help="auto (PyTorch's pick), for-loop, foreach or fused")
     """auto (PyTorch's pick for the modelled device), for-loop, foreach or fused kernels."""
+    micro_batches: int = option(
+        1, step_option=True, lever=1, metavar="N", parse=count,
+        tag=lambda v: f"accum-{v}", label=lambda v: f"{v} micro-batches",
+        words=lambda v: Words(f"gradient accumulation over {v} micro-batches",
+                              f"梯度累积（{v} 个微批次）"),
+        help="split the batch into N micro-batches, each with its own forward and backward, "
+             "and step the optimizer once on the accumulated gradients (default 1)")
+    """Gradient accumulation: batch_size samples per optimizer step, in N equal micro-batches."""
+    logits: str = option(
+        "all", choices=LOGITS, step_option=True, lever="all",
+        tag=lambda v: f"logits-{v}", label=lambda v: f"logits {v}",
+        words=lambda v: Words("logits at masked positions only", "只在被遮盖的位置算 logits"),
+        help="masked-LM models: all (the head at every position, default) or masked (the head "
+             "only where a token is masked)")
+    """Masked-LM models: run the MLM head and the loss on every position, or on masked ones."""
     hf_task: str = option(
         "auto", choices=HF_TASKS, step_option=True,
         tag=lambda v: f"task-{v}", label=lambda v: f"task {v}", words=lambda v: same(f"task {v}"),
@@ -183,7 +206,7 @@ class Experiment:
         if isinstance(data.get("checkpoint_classes"), (list, str)):  # TOML and JSON lists
             classes = data["checkpoint_classes"]
             data = {**data, "checkpoint_classes": tuple(
-                _class_names(classes) if isinstance(classes, str) else classes)}
+                class_names(classes) if isinstance(classes, str) else classes)}
         return cls(**data)
 
 
@@ -219,20 +242,10 @@ def option_words(exp: dict[str, Any], lang: str = "en") -> list[str]:
     return [opt.words(value)[lang] for opt, value in step_options_of(exp)]
 
 
-def _positive_int_problem(name: str, value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"{name} must be a positive integer, got {value!r}"
-    if value < 1:
-        return f"{name} must be a positive integer, got {value}"
-    if value > INT64_MAX:  # PyTorch sizes are int64; a larger one fails deep inside torch
-        return f"{name} {value} is larger than any tensor can be (at most 2⁶³ − 1)"
-    return None
-
-
 def validation_problems(exp: Experiment) -> list[str]:
     """Every problem of one experiment, so that the user can fix them all at once."""
-    problems = [_positive_int_problem("batch_size", exp.batch_size),
-                _positive_int_problem("seq_len", exp.seq_len)]
+    problems = [positive_int_problem("batch_size", exp.batch_size),
+                positive_int_problem("seq_len", exp.seq_len)]
     for name, opt in options().items():
         value = getattr(exp, name)
         if opt.choices is not None and value not in opt.choices:
@@ -240,8 +253,8 @@ def validation_problems(exp: Experiment) -> list[str]:
     for name in ("checkpointing", "expandable_segments"):
         if not isinstance(getattr(exp, name), bool):
             problems.append(f"{name} must be true or false, got {getattr(exp, name)!r}")
-    problems += _step_option_problems(exp)
-    if exp.gpu_memory is not None and _positive_int_problem("gpu_memory", exp.gpu_memory):
+    problems += step_option_problems(exp)
+    if exp.gpu_memory is not None and positive_int_problem("gpu_memory", exp.gpu_memory):
         problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
     if not isinstance(exp.model, str) or not exp.model.strip():
         problems.append(f"model must be a non-empty name, got {exp.model!r}")
@@ -249,34 +262,3 @@ def validation_problems(exp: Experiment) -> list[str]:
         problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
                         "a real run measures its own device")
     return [p for p in problems if p]
-
-
-def _step_option_problems(exp: Experiment) -> list[str]:
-    problems = []
-    classes = exp.checkpoint_classes
-    if not isinstance(classes, tuple) or not all(
-            isinstance(c, str) and c.isidentifier() for c in classes):
-        problems.append(f"checkpoint_classes must be module class names, got {classes!r}")
-    elif classes and exp.checkpointing:
-        problems.append("checkpointing (every block) and checkpoint_classes are two ways to "
-                        "choose what to recompute; give one")
-    if exp.loss_scaling == "off" and exp.precision != "amp-fp16":
-        problems.append(f"loss_scaling 'off' is for amp-fp16; precision {exp.precision!r} "
-                        "never scales the loss")
-    decay = exp.weight_decay
-    if decay is not None and (isinstance(decay, bool) or not isinstance(decay, (int, float))
-                              or not 0 <= decay < float("inf")):
-        problems.append(f"weight_decay must be a number ≥ 0, got {decay!r}")
-    return problems
-
-
-def _class_names(text: str) -> tuple[str, ...]:
-    """'LlamaMLP, LlamaRMSNorm' → ('LlamaMLP', 'LlamaRMSNorm'); validation checks the names."""
-    return tuple(name.strip() for name in text.split(",") if name.strip())
-
-
-def _decay(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"weight decay must be a number, e.g. 1e-4; got {text!r}") from None

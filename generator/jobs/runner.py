@@ -24,7 +24,7 @@ from generator.experiment import Experiment
 from generator.jobs.progress import Progress
 from generator.measure.backends import backend_available
 from generator.measure.environment import machine_id
-from generator.measure.models import model_unavailable
+from generator.measure.models import experiment_unavailable
 from generator.measure.studies import Study
 
 Job = Union[Experiment, Study]
@@ -81,7 +81,7 @@ def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
     todo: list[tuple[int, Job, Path]] = []
     for index, job in enumerate(jobs):
         reason = backend_available(job.backend) or (
-            model_unavailable(job.model) if isinstance(job, Experiment) else None)
+            experiment_unavailable(job) if isinstance(job, Experiment) else None)
         path = None if reason else job_path(results_dir, job)
         stored = None if reason or force else reusable(path, job)
         if reason or stored:

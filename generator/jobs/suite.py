@@ -13,7 +13,7 @@ from typing import Any, Union
 
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
-from generator.measure.models import check_model, model_unavailable
+from generator.measure.models import check_model, experiment_unavailable
 from generator.measure.studies import Study
 
 if sys.version_info >= (3, 11):
@@ -73,7 +73,7 @@ def _load_file(path: Path) -> list[Job]:
         for combination in combinations:
             try:
                 jobs.append(Experiment.from_dict(combination))
-                if not model_unavailable(jobs[-1].model):  # skipped when run, with the reason
+                if not experiment_unavailable(jobs[-1]):  # skipped when run, with the reason
                     check_model(jobs[-1])
             except (GeneratorError, TypeError) as error:
                 problems.append(f"experiment {number}: {error}")

@@ -7,6 +7,7 @@ from typing import Iterable
 
 import torch
 
+from generator.measure.optimizer_8bit import adamw_8bit
 from generator.options import resolved_optimizer_impl
 
 #: The low-precision dtype of each precision's autocast; None means no autocast.
@@ -52,6 +53,8 @@ def make_optimizer(name: str, params: Iterable[torch.nn.Parameter], *, impl: str
     for-loop on the CPU. It matters for memory: the foreach kernels hold a temporary for every
     parameter at once, the for-loop one parameter's worth, the fused kernels none.
     weight_decay None keeps the optimizer's own default."""
+    if name == "adamw-8bit":  # bitsandbytes' own kernels: no impl to choose
+        return adamw_8bit(params, lr=1e-4, weight_decay=weight_decay)
     kinds = {"for-loop": {"foreach": False}, "foreach": {"foreach": True},
              "fused": {"fused": True}}[resolved_optimizer_impl(impl, modelled_device)]
     if weight_decay is not None:

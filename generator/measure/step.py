@@ -51,6 +51,8 @@ class Trainer:
     """zero_grad(set_to_none=...): True frees .grad between steps, False keeps it zeroed."""
     input_dtype: torch.dtype | None = None
     """Pure 16-bit training: floating-point inputs are made in the model's dtype."""
+    micro_batches: int = 1
+    """Gradient accumulation: forward and backward per micro-batch, one optimizer step."""
 
     @classmethod
     def create(cls, workload: Workload, exp: Experiment, *, device: torch.device,
@@ -71,26 +73,17 @@ class Trainer:
         return cls(workload, exp.batch_size, exp.seq_len, exp.precision, device, opt,
                    make_grad_scaler(exp.precision, device.type, exp.loss_scaling), fake,
                    set_to_none=exp.zero_grad == "none",
-                   input_dtype=dtype if dtype != torch.float32 else None)
+                   input_dtype=dtype if dtype != torch.float32 else None,
+                   micro_batches=exp.micro_batches)
 
     def step(self, phase: PhaseCallback = _no_phase) -> float:
-        """forward → loss → backward → optimizer step → zero_grad.
+        """(forward → loss → backward) per micro-batch → optimizer step → zero_grad.
 
-        Returns the loss as a float, or NaN under fake tensors."""
-        model, opt, scaler = self.workload.model, self.optimizer, self.scaler
-        phase("forward")
-        inputs, target = self.workload.make_batch(self.batch_size, self.seq_len, self.device)
-        if self.input_dtype is not None:
-            inputs = _floats_as(inputs, self.input_dtype)
-        with autocast_context(self.precision, self.device.type):
-            output = model(**inputs) if isinstance(inputs, dict) else model(*inputs)
-            loss = self.workload.loss_fn(output, target)
-        del output, inputs, target  # what backward needs is held by autograd, not by us
-        phase("backward")
-        if scaler is None:
-            loss.backward()
-        else:
-            scaler.scale(loss).backward()
+        Returns the loss as a float (the batch's mean), or NaN under fake tensors."""
+        opt, scaler = self.optimizer, self.scaler
+        value = 0.0
+        for _ in range(self.micro_batches):
+            value += self._forward_backward(phase)
         phase("optimizer")
         if scaler is None:
             opt.step()
@@ -102,6 +95,27 @@ class Trainer:
                 scaler.step(opt)
             scaler.update()
         opt.zero_grad(set_to_none=self.set_to_none)
+        return value
+
+    def _forward_backward(self, phase: PhaseCallback) -> float:
+        """One micro-batch: its gradients add to those of the micro-batches before it."""
+        model, scaler = self.workload.model, self.scaler
+        phase("forward")
+        inputs, target = self.workload.make_batch(self.batch_size // self.micro_batches,
+                                                  self.seq_len, self.device)
+        if self.input_dtype is not None:
+            inputs = _floats_as(inputs, self.input_dtype)
+        with autocast_context(self.precision, self.device.type):
+            output = model(**inputs) if isinstance(inputs, dict) else model(*inputs)
+            loss = self.workload.loss_fn(output, target)
+        del output, inputs, target  # what backward needs is held by autograd, not by us
+        if self.micro_batches > 1:  # the mean over the whole batch, as one step would take
+            loss = loss / self.micro_batches
+        phase("backward")
+        if scaler is None:
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
         value = float("nan") if self.fake else float(loss.detach())
         del loss
         return value

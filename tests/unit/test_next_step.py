@@ -11,7 +11,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.experiment import Experiment
-from generator.measure import reserved
+from generator.measure import optimizer_8bit, reserved
 from generator.measure.backends.common import (
     build_workload,
     new_tracker,
@@ -29,6 +29,11 @@ CASES = [
     {"model": "llama-tiny", "precision": "bf16", "optimizer": "adam", "weight_decay": 0.1},
     {"model": "llama-tiny", "optimizer": "sgd", "checkpoint_classes": ("SwiGLU",)},
     {"model": "resnet50", "seq_len": 32, "precision": "amp-bf16"},
+    {"model": "tiny", "batch_size": 4, "micro_batches": 2, "precision": "amp-bf16"},
+    {"model": "tiny", "logits": "masked", "checkpointing": True},
+    pytest.param({"model": "tiny", "optimizer": "adamw-8bit"}, marks=pytest.mark.skipif(
+        optimizer_8bit.unavailable("adamw-8bit") is not None,
+        reason="adamw-8bit needs bitsandbytes (the test extra installs it)")),
 ]
 
 

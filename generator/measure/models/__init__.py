@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from generator.errors import ConfigError, ModelError
 from generator.experiment import Experiment
+from generator.measure import optimizer_8bit
 from generator.measure.models import hf, hf_config
 from generator.measure.models.bert import (
     BERT_BASE,
@@ -99,7 +100,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=BERT_BASE.max_position_embeddings,
             build=_configurable(build_bert, BERT_BASE),
             architecture=_architecture(BERT_BASE),
-            takes=("attention",),
+            takes=("attention", "logits"),
         ),
         ModelSpec(
             name="gpt2-small",
@@ -121,7 +122,7 @@ MODELS: dict[str, ModelSpec] = {
             max_seq_len=BERT_TINY.max_position_embeddings,
             build=_configurable(build_bert, BERT_TINY),
             architecture=_architecture(BERT_TINY),
-            takes=("attention",),
+            takes=("attention", "logits"),
         ),
         ModelSpec(
             name="resnet50",
@@ -242,6 +243,12 @@ def model_unavailable(name: str) -> str | None:
     return None
 
 
+def experiment_unavailable(exp: Experiment) -> str | None:
+    """Why `exp` cannot run on this machine for a missing package (its model's or its
+    optimizer's), or None; suites skip such experiments with the reason."""
+    return model_unavailable(exp.model) or optimizer_8bit.unavailable(exp.optimizer)
+
+
 def check_model(exp: Experiment) -> None:
     """The model exists (a user factory imports) and accepts the sequence length."""
     spec = resolve_model(exp.model)
@@ -250,6 +257,10 @@ def check_model(exp: Experiment) -> None:
     if exp.attention != "eager" and "attention" not in spec.takes:
         raise ConfigError(f"model {exp.model!r} has no attention option; attention = "
                           f"{exp.attention!r} works with transformers (built-in or hf:)")
+    if exp.logits != "all" and "logits" not in spec.takes:
+        raise ConfigError(f"logits = {exp.logits!r} works with masked-LM models "
+                          f"({', '.join(n for n, s in MODELS.items() if 'logits' in s.takes)}), "
+                          f"not {exp.model!r}")
     if exp.seq_len < spec.min_seq_len:
         raise ConfigError(f"seq_len {exp.seq_len} is shorter than {exp.model} accepts "
                           f"(at least {spec.min_seq_len})")
@@ -272,5 +283,6 @@ __all__ = [
     "GPT2LMHeadModel",
     "ModelSpec",
     "check_model",
+    "experiment_unavailable",
     "resolve_model",
 ]

@@ -51,6 +51,9 @@ class BertConfig:
     pad_token_id: int = 0
     init_std: float = 0.02
     attention: str = "eager"
+    logits: str = "all"
+    """all: the MLM head runs at every position (Hugging Face's BertForMaskedLM); masked: only
+    at the masked ones, as NVIDIA's and MosaicML's BERT pre-training do."""
 
     def __post_init__(self) -> None:
         check_attention(self.attention)
@@ -145,20 +148,26 @@ class BertForMaskedLM(nn.Module):
         self.mlm_head.decoder.weight = self.embeddings.word_embeddings.weight
 
     def forward(
-        self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None
+        self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,
+        masked_positions: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """Logits (batch, seq, vocab); with `masked_positions` (indices into the flattened
+        batch × seq positions) only theirs, (len(masked_positions), vocab)."""
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         hidden = self.embeddings(input_ids, token_type_ids)
         for layer in self.layers:
             hidden = layer(hidden)
+        if masked_positions is not None:
+            hidden = hidden.reshape(-1, hidden.shape[-1]).index_select(0, masked_positions)
         return self.mlm_head(hidden)
 
 
 def make_mlm_batch(
     config: BertConfig, batch_size: int, seq_len: int, device: torch.device | str
-) -> tuple[tuple[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """Random token ids, zero token types, and labels on 15 % of the positions.
+) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    """Random token ids, zero token types, and labels on 15 % of the positions (with
+    `config.logits` "masked": those positions as a third input, and their labels alone).
 
     The number of labelled positions is exact (at least one), not a coin flip per position:
     a tiny batch with no label would make the loss NaN.
@@ -172,9 +181,13 @@ def make_mlm_batch(
     count = batch_size * seq_len
     n_labelled = max(1, round(MASK_FRACTION * count))
     chosen = torch.randperm(count, generator=generator, device="cpu")[:n_labelled]
+    token_type_ids = torch.zeros(shape, dtype=torch.int64, device="cpu")
+    if config.logits == "masked":  # the masked positions go in; only their labels come out
+        positions = chosen.sort().values
+        return ((input_ids.to(device), token_type_ids.to(device), positions.to(device)),
+                input_ids.reshape(-1)[positions].to(device))
     labels = torch.full((count,), IGNORE_INDEX, dtype=torch.int64, device="cpu")
     labels[chosen] = input_ids.reshape(-1)[chosen]
-    token_type_ids = torch.zeros(shape, dtype=torch.int64, device="cpu")
     return (
         (input_ids.to(device), token_type_ids.to(device)),
         labels.view(shape).to(device),
@@ -182,7 +195,7 @@ def make_mlm_batch(
 
 
 def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy over every position's logits, unlabelled ones ignored (as Hugging Face)."""
+    """Cross-entropy over the logits' positions, unlabelled ones ignored (as Hugging Face)."""
     return F.cross_entropy(
         logits.view(-1, logits.shape[-1]), labels.view(-1), ignore_index=IGNORE_INDEX
     )

@@ -14,6 +14,7 @@ from generator.experiment import is_plain_step
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
+from generator.site.pages import levers
 from generator.site.pages.article.claims import RULES, check_claims
 
 Result = StepResult
@@ -39,7 +40,46 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "snippet": Markup(snippet),  # our own file, shown in a code fence that escapes it
         "result_count": len(all_results),
         "failed": [r for r in all_results if r.get("error")],
+        # the levers, each with its saving where it was run: the explainer lists them, the
+        # home page ranks them
+        "levers": (levers.context(all_results, studies) or {}).get("by_id", {}),
+        "levers_ranked": what_to_do((levers.context(all_results, studies) or {}).get("ranked", [])),
+        "lever_names": levers.lever_tables.LABELS,
+        "nvidia_smi": nvidia_smi(article.get("fp32")),
     }
+
+
+def what_to_do(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The levers a reader can still pull, by saving: those that lower the peak and are not
+    PyTorch's default already; AMP's two precisions in one row where they print alike (GiB
+    to two places, the saving to a tenth of a percent, as saving_groups)."""
+    def printed(row: dict[str, Any]) -> tuple:
+        return round(row["peak"] / 2**30, 2), round(row["saving"], 3), row["backend"]
+
+    rows: list[dict[str, Any]] = []
+    for row in ranked:
+        if row["in_baseline"] or row["saving_bytes"] <= 0:
+            continue
+        twin = next((r for r in rows if r["anchor"] == row["anchor"] == "amp"
+                     and printed(r) == printed(row)), None)
+        if twin is not None:
+            twin["ids"].append(row["id"])
+        else:
+            rows.append({**row, "ids": [row["id"]]})
+    return rows
+
+
+def nvidia_smi(result: Result | None) -> dict[str, Any] | None:
+    """What `nvidia-smi` would show for a result that simulated the CUDA allocator: the
+    reserved peak (the tensors plus the allocator's cache) plus the CUDA context's range."""
+    allocator = (result or {}).get("allocator")
+    if not allocator or not allocator.get("context_bytes"):
+        return None
+    low, high = allocator["context_bytes"]
+    reserved = allocator["peak_reserved_bytes"]
+    return {"result": result, "allocated": allocator["peak_allocated_bytes"],
+            "reserved": reserved, "context_low": low, "context_high": high,
+            "low": reserved + low, "high": reserved + high}
 
 
 def small_batch(all_results: list[Result]) -> dict[str, Any] | None:

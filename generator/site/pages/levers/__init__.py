@@ -60,7 +60,12 @@ LEVERS = (
     Lever("set-to-none", {"zero_grad": "none"}, "gradients", ref={"zero_grad": "zeros"}),
     Lever("fused", {"optimizer_impl": "fused"}, "temporaries", phase="optimizer"),
     Lever("for-loop", {"optimizer_impl": "for-loop"}, "temporaries", phase="optimizer"),
+    Lever("accumulation", {"micro_batches": 4}, "activations"),
+    Lever("masked-logits", {"logits": "masked"}, "temporaries"),
+    Lever("adamw-8bit", {"optimizer": "adamw-8bit"}, "optimizer_state"),
 )
+#: The section of the levers page that explains a lever, where it is not the lever's id.
+SECTIONS = {"amp-bf16": "amp", "amp-fp16": "amp", "for-loop": "fused"}
 COMBOS = (
     Lever("amp-bf16+sdpa", {"precision": "amp-bf16", "attention": "sdpa"}, "activations"),
     Lever("amp-bf16+sdpa+checkpointing", {"precision": "amp-bf16", "attention": "sdpa",
@@ -88,6 +93,7 @@ def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | No
             "ranked": ranked, "combos": combos, "by_id": by_id, "names": lever_tables.LABELS,
             "costs": [row for row in ranked + combos if row["cost"]],
             "unmeasured": [row for row in ranked + combos if not row["cost"]],
+            "missing": [lever.id for lever in LEVERS if lever.id not in by_id],
             "backends": [b for _, b in sorted({(result_trust(row["result"]), row["backend"])
                                                for row in ranked + combos})]}
 
@@ -190,7 +196,8 @@ def _row(found: _Index, lever: Lever) -> dict[str, Any] | None:
         before, after = (r["live_at_peak_bytes"][lever.category] for r in (ref, result))
         phase_peaks = None
     live = result["live_at_peak_bytes"]
-    return {"id": lever.id, "use": lever.use, "category": lever.category,
+    return {"id": lever.id, "anchor": SECTIONS.get(lever.id, lever.id),
+            "use": lever.use, "category": lever.category,
             "phase": lever.phase, "in_baseline": lever.in_baseline,
             "ref": ref, "result": result, "baseline": baseline,
             "other": ref if lever.in_baseline else result,
@@ -204,6 +211,8 @@ def _row(found: _Index, lever: Lever) -> dict[str, Any] | None:
             "phase_peak_before": phase_peaks[0] if phase_peaks else None,
             "phase_peak_after": phase_peaks[1] if phase_peaks else None,
             "largest": max(live, key=live.get),
+            "micro_batches": result["experiment"]["micro_batches"],
+            "micro_batch": result["experiment"]["batch_size"] // result["experiment"]["micro_batches"],
             "cost": _cost(found, lever)}
 
 
