@@ -47,7 +47,11 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
         return None
     order = list(PRECISION_LABELS)
     fits.sort(key=lambda f: (f["model"], order.index(f["precision"]), f["levers"]))
+    # The widget opens on a size the first fit has a point at: its middle one by tokens.
+    points = sorted(fits[0]["points"], key=lambda p: p["batch"] * p["seq"])
+    start = points[len(points) // 2]
     return {"schema_version": SCHEMA, "fits": fits, "cards": gpus.card_data(),
+            "start": {"batch": start["batch"], "seq": start["seq"]},
             "models": sorted({f["model"] for f in fits}),
             "precisions": [p for p in order if any(f["precision"] == p for f in fits)],
             "levers": list(dict.fromkeys(f["levers"] for f in fits)),
