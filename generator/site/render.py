@@ -35,7 +35,8 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
     found, studies = read_results(results_dir)
     every = [r for _, r in found]
     modules = all_pages()
-    contexts = {name: module.context(every, studies) for name, module in modules.items()}
+    contexts = {name: module.context(_seen_by(name, modules, every), studies)
+                for name, module in modules.items()}
     pages = sorted(((name, page) for name, module in modules.items()
                     for page in pages_of(module, contexts[name])),
                    key=lambda item: (item[1].section is not None, item[1].nav))
@@ -44,6 +45,10 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
         root = docs_dir / lang
         # Each language links its own copy: the i18n plugin builds a language from its folder.
         written += _copy_data(found, root / "data")
+        for name, module in modules.items():
+            if contexts[name] is not None and hasattr(module, "data_files"):
+                written += [write_text_atomic(root / "data" / file, text)
+                            for file, text in sorted(module.data_files(contexts[name]).items())]
         figures: dict[str, str] = {}
         tables: dict[str, Markup] = {}
         for name, module in modules.items():
@@ -61,6 +66,14 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
     if mkdocs_config is not None:
         write_nav(Path(mkdocs_config), [page for _, page in pages])
     return written
+
+
+def _seen_by(name: str, modules: dict[str, Any], every: list[StepResult]) -> list[StepResult]:
+    """The results a page module sees: all but those another module owns (`own_results`:
+    the calculator's fitting grid would otherwise fill the reports and the sweeps)."""
+    hidden = set().union(*(module.own_results(every) for other, module in modules.items()
+                           if other != name and hasattr(module, "own_results")))
+    return [r for r in every if r["key"] not in hidden]
 
 
 def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup],
@@ -107,7 +120,7 @@ def _copy_data(found: list[tuple[Path, dict[str, Any]]], data_dir: Path) -> list
 def write_nav(config: Path, pages: list[Page]) -> None:
     """Replace the nav block of mkdocs.yml with the pages written, grouped in sections."""
     text = config.read_text(encoding="utf-8")
-    block = re.compile(re.escape(NAV_BEGIN) + r".*?" + re.escape(NAV_END), re.S)
+    block = re.compile(re.escape(NAV_BEGIN) + r".*?" + re.escape(NAV_END), re.DOTALL)
     if not block.search(text):
         raise OutputError(f"{config} has no '{NAV_BEGIN}' … '{NAV_END}' block to write the nav into")
     lines = [NAV_BEGIN, "nav:"] + [f"  - {page.path}" for page in pages if page.section is None]

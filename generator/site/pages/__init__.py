@@ -7,6 +7,10 @@
     def tables(ctx, lang) -> dict[str, Markup]    optional: Markdown tables by name
     def pages(ctx) -> list[Page]                  optional: pages that exist only with data
                                                   (one report per model)
+    def data_files(ctx) -> dict[str, str]         optional: files written under
+                                                  docs/<lang>/data/ (the calculator's fits)
+    def own_results(results) -> set[str]          optional: keys of results only this module
+                                                  shows; the other modules do not see them
 
 Its templates, in both languages side by side, are `templates/<page>/<file>.<lang>.md.j2`.
 A template sees its page's context as `page` (and a Page's `variables` by name), `lang`,

@@ -1,0 +1,157 @@
+/* The "will it fit?" calculator (generator/site/pages/calculator/). Every figure comes from
+   the fits the render writes to data/calculator.js (the same data as calculator.json, as a
+   script so that the widget also works from a page opened as a file); the words come from the
+   widget's own markup, in the page's language. The computations mirror
+   generator/site/pages/calculator/planes.py and verdicts.py; a browser test compares them. */
+(function () {
+  "use strict";
+
+  function predict(c, batch, seq) {
+    var plane = c.fixed + c.per_token * batch * seq + c.per_token_sq * batch * seq * seq;
+    return Math.max(plane, c.floor);
+  }
+
+  function inRange(fit, batch, seq) {
+    var t = batch * seq, r = fit.range;
+    return r.tokens[0] <= t && t <= r.tokens[1] && r.seq[0] <= seq && seq <= r.seq[1];
+  }
+
+  function verdict(fit, card, batch, seq) {
+    var reserved = predict(fit.reserved, batch, seq);
+    if (reserved * (1 + fit.reserved.spread) + card.context_bytes[1] <= card.total_bytes) return "fits";
+    if (reserved + card.context_bytes[0] <= card.total_bytes) return "may";
+    return "no";
+  }
+
+  function largestBatch(fit, card, seq) {
+    var c = fit.reserved;
+    var room = (card.total_bytes - card.context_bytes[1]) / (1 + c.spread);
+    var perSample = c.per_token * seq + c.per_token_sq * seq * seq;
+    if (c.floor > room || perSample <= 0) return 0;
+    return Math.max(0, Math.floor((room - c.fixed) / perSample));
+  }
+
+  function fill(text, values) {
+    return text.replace(/\{(\w+)\}/g, function (all, name) {
+      return name in values ? String(values[name]) : all;
+    });
+  }
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function gib(bytes, lang) {
+    return (bytes / Math.pow(2, 30)).toLocaleString(lang === "zh" ? "zh-CN" : "en-US",
+      {minimumFractionDigits: 2, maximumFractionDigits: 2});
+  }
+
+  function figure(list, label, bytes, words, lang, name) {
+    list.appendChild(el("dt", {}, label));
+    var dd = el("dd", {"class": "calc-" + name, "data-bytes": String(bytes)});
+    dd.textContent = gib(bytes, lang) + " " + words.unit;
+    list.appendChild(dd);
+    return dd;
+  }
+
+  function update(widget, data, words) {
+    var form = widget.querySelector(".calc-form");
+    var out = widget.querySelector(".calc-result");
+    var lang = widget.getAttribute("data-lang");
+    var batch = Number(form.batch.value), seq = Number(form.seq.value);
+    out.textContent = "";
+    if (!Number.isInteger(batch) || !Number.isInteger(seq) || batch < 1 || seq < 1) {
+      out.appendChild(el("p", {"class": "calc-invalid"}, words.invalid));
+      return;
+    }
+    var fit = data.fits.filter(function (f) {
+      return f.model === form.model.value && f.precision === form.precision.value
+        && f.levers === form.levers.value;
+    })[0];
+    if (!fit) {
+      out.appendChild(el("p", {"class": "calc-nofit"}, words.nofit));
+      return;
+    }
+    var r = fit.range;
+    if (!inRange(fit, batch, seq)) {
+      var command = "python -m generator estimate " + fit.model + " --batch-size " + batch
+        + " --seq-len " + seq + " --precision " + fit.precision
+        + (fit.levers.indexOf("ckpt") >= 0 ? " --checkpointing" : "");
+      out.appendChild(el("p", {"class": "calc-outside admonition warning"}, fill(words.outside,
+        {t0: r.tokens[0], t1: r.tokens[1], s0: r.seq[0], s1: r.seq[1], command: command})));
+    }
+    out.appendChild(el("p", {"class": "calc-kind"},
+      fill(words.kind, {kind: fit.kind[lang], points: fit.points.length})));
+    var list = el("dl", {"class": "calc-figures"});
+    var reserved = predict(fit.reserved, batch, seq);
+    figure(list, words.allocated, predict(fit.allocated, batch, seq), words, lang, "allocated");
+    var dd = figure(list, words.reserved, reserved, words, lang, "reserved");
+    dd.appendChild(el("small", {}, " (" + fill(words.spread,
+      {spread: (100 * fit.reserved.spread).toFixed(1) + " %"}) + ")"));
+    var ctx = fit.context_bytes;
+    list.appendChild(el("dt", {}, fill(words.smi, {context: Math.round(ctx[0] / 1048576)
+      + "–" + Math.round(ctx[1] / 1048576) + " MiB"})));
+    list.appendChild(el("dd", {"class": "calc-smi", "data-bytes": (reserved + ctx[0]) + " " + (reserved + ctx[1])},
+      gib(reserved + ctx[0], lang) + "–" + gib(reserved + ctx[1], lang) + " " + words.unit));
+    out.appendChild(list);
+    var table = el("table", {"class": "calc-cards"});
+    table.appendChild(el("caption", {}, words.caption));
+    var head = el("tr");
+    [words.gpu, words.total, words.fits_head, words.largest_head].forEach(function (h) {
+      head.appendChild(el("th", {scope: "col"}, h));
+    });
+    table.appendChild(el("thead")).appendChild(head);
+    var body = table.appendChild(el("tbody"));
+    data.cards.forEach(function (card) {
+      var row = el("tr", {"data-card": card.name});
+      var name = el("th", {scope: "row"});
+      var link = el("a", {href: card.source.indexOf("http") === 0 ? card.source : "#",
+        title: words.source + ": " + card.source}, card.name);
+      if (card.source.indexOf("http") !== 0) name.textContent = card.name; else name.appendChild(link);
+      row.appendChild(name);
+      row.appendChild(el("td", {}, Math.round(card.total_bytes / 1048576) + " MiB"));
+      var v = verdict(fit, card, batch, seq);
+      row.appendChild(el("td", {"class": "calc-verdict calc-" + v, "data-verdict": v}, words[v]));
+      var most = largestBatch(fit, card, seq);
+      var text = most ? String(most) : words.none;
+      if (most && !inRange(fit, most, seq)) text = fill(words.beyond, {batch: most});
+      row.appendChild(el("td", {"class": "calc-largest", "data-batch": String(most)}, text));
+      body.appendChild(row);
+    });
+    out.appendChild(table);
+  }
+
+  function start(widget, data) {
+    var words = JSON.parse(widget.querySelector(".calc-words").textContent);
+    var form = widget.querySelector(".calc-form");
+    form.addEventListener("submit", function (event) { event.preventDefault(); });
+    form.addEventListener("input", function () { update(widget, data, words); });
+    form.addEventListener("change", function () { update(widget, data, words); });
+    update(widget, data, words);
+    widget.setAttribute("data-ready", "true");
+  }
+
+  function init() {
+    var widgets = document.querySelectorAll(".calc");
+    if (!widgets.length) return;
+    var link = widgets[0].querySelector("a.calc-data");
+    if (window.CALCULATOR_DATA) {
+      widgets.forEach(function (w) { start(w, window.CALCULATOR_DATA); });
+      return;
+    }
+    // The fits' JSON is linked from the widget (mkdocs checks that link); its sibling
+    // calculator.js holds the same data as a script, which loads from file:// as well.
+    var script = document.createElement("script");
+    script.src = link.href.replace(/\.json$/, ".js");
+    script.onload = function () {
+      widgets.forEach(function (w) { start(w, window.CALCULATOR_DATA); });
+    };
+    document.head.appendChild(script);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,103 @@
+"""The "will it fit?" calculator: a widget on the home page and the model reports that
+predicts a step's allocated and reserved peaks, and what nvidia-smi would show, from planes
+fitted to the estimates of calculator.toml, and lists the common GPUs it fits.
+
+It has no page of its own: its context is the fits, written as data files (calculator.json,
+and calculator.js, the same data as a script so that the widget also works from file://)
+that docs/assets/calculator.js reads; templates/calculator/ holds the widget's markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from generator.experiment import step_options_of
+from generator.results.shapes import StepResult
+from generator.site.pages.calculator import gpus, grid
+from generator.site.pages.calculator.planes import FitRange, Point, fit_plane
+from generator.site.pages.sweeps.fits import peak_phase
+from generator.site.style.labels import PRECISION_LABELS
+from generator.site.templating import kind
+
+PAGES = ()
+DATA_NAME = "calculator"
+SCHEMA = 1
+#: Fewer points than this cannot both fit three coefficients and say how well they fit.
+MIN_POINTS = 4
+
+
+def own_results(results: list[StepResult]) -> set[str]:
+    """The grid's results that only this module shows (render.py hides them elsewhere)."""
+    return set(grid.calculator_only_keys())
+
+
+def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Every fit, by model, precision and lever set; None without grid results."""
+    keys = grid.grid_keys()
+    groups: dict[tuple, list[StepResult]] = defaultdict(list)
+    for r in results:
+        if r["key"] in keys and not r.get("error") and r.get("allocator"):
+            e = r["experiment"]
+            groups[(e["model"], e["precision"], e["optimizer"], levers_of(e))].append(r)
+    fits = [fit_group(group) for _, group in sorted(groups.items())
+            if len(group) >= MIN_POINTS]
+    if not fits:
+        return None
+    order = list(PRECISION_LABELS)
+    fits.sort(key=lambda f: (f["model"], order.index(f["precision"]), f["levers"]))
+    # The widget opens on a size the first fit has a point at: its middle one by tokens.
+    points = sorted(fits[0]["points"], key=lambda p: p["batch"] * p["seq"])
+    start = points[len(points) // 2]
+    return {"schema_version": SCHEMA, "fits": fits, "cards": gpus.card_data(),
+            "start": {"batch": start["batch"], "seq": start["seq"]},
+            "models": sorted({f["model"] for f in fits}),
+            "precisions": [p for p in order if any(f["precision"] == p for f in fits)],
+            "levers": list(dict.fromkeys(f["levers"] for f in fits)),
+            "lever_words": {f["levers"]: f["lever_words"] for f in fits}}
+
+
+def levers_of(exp: dict[str, Any]) -> str:
+    """A lever set's id: the step options' key tags ("ckpt"), or "none"."""
+    return "+".join(opt.tag(value) for opt, value in step_options_of(exp)) or "none"
+
+
+def fit_group(group: list[StepResult]) -> dict[str, Any]:
+    """One model, precision and lever set: both peaks fitted, with the range and sources."""
+    group = sorted(group, key=lambda r: (r["experiment"]["batch_size"], r["experiment"]["seq_len"]))
+    first = group[0]
+    e = first["experiment"]
+    allocated = fit_plane([_point(r, "peak_allocated_bytes") for r in group])
+    reserved = fit_plane([_point(r, "peak_reserved_bytes") for r in group], use_floor=False)
+    fitted = FitRange.of(allocated.points)
+    words = {lang: ", ".join(opt.words(value)[lang] for opt, value in step_options_of(e))
+             for lang in ("en", "zh")}
+    return {
+        "model": e["model"], "precision": e["precision"], "optimizer": e["optimizer"],
+        "levers": levers_of(e), "lever_words": words if any(words.values()) else None,
+        "kind": {lang: kind(first, lang) for lang in ("en", "zh")},
+        "allocated": {**allocated.coefficients(), "max_rel_residual": allocated.max_rel_residual,
+                      "spread": allocated.spread},
+        "reserved": {**reserved.coefficients(), "max_rel_residual": reserved.max_rel_residual,
+                     "spread": reserved.spread},
+        "context_bytes": first["allocator"]["context_bytes"],
+        "range": {"tokens": list(fitted.tokens), "seq": list(fitted.seq)},
+        "points": [{"batch": r["experiment"]["batch_size"], "seq": r["experiment"]["seq_len"],
+                    "allocated": r["allocator"]["peak_allocated_bytes"],
+                    "reserved": r["allocator"]["peak_reserved_bytes"],
+                    "floor": peak_phase(r) == "optimizer", "key": r["key"]} for r in group],
+    }
+
+
+def _point(result: StepResult, field: str) -> Point:
+    e = result["experiment"]
+    return Point(e["batch_size"], e["seq_len"], result["allocator"][field],
+                 floor=peak_phase(result) == "optimizer")
+
+
+def data_files(ctx: dict[str, Any]) -> dict[str, str]:
+    """What render writes under docs/<lang>/data/: the fits as JSON, and as a script."""
+    text = json.dumps(ctx, ensure_ascii=False, indent=1, sort_keys=True)
+    return {f"{DATA_NAME}.json": text + "\n",
+            f"{DATA_NAME}.js": f"window.CALCULATOR_DATA = {text};\n"}

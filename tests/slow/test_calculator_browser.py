@@ -1,0 +1,77 @@
+"""The calculator widget in Chromium, in both languages: what it shows equals what the
+fits' JSON gives through the Python twin of its computations (verdicts.py), and a size
+outside the fitted range is said to be so. The site is built from the fixture results plus
+the calculator's committed grid results."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from browser_harness import FIXTURE_RESULTS, open_page
+from conftest import REPO_ROOT, make_project, run_cli
+
+from generator.site.pages.calculator import grid, verdicts
+
+pytestmark = pytest.mark.browser
+OUTSIDE = {"en": "Outside the fitted range", "zh": "超出拟合范围"}
+FITS_WORD = {"en": "fits", "zh": "放得下"}
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory):
+    """Overrides browser_harness's fixture: the fixture results and the calculator's grid."""
+    root = make_project(tmp_path_factory.mktemp("calc-site") / "project")
+    results = root / "results"
+    shutil.copytree(FIXTURE_RESULTS, results)
+    for key in grid.grid_keys():
+        shutil.copy(REPO_ROOT / "results" / "estimate" / f"{key}.json", results / "estimate")
+    for args in (["render", "--results", results, "--docs", root / "docs"],
+                 ["site", "--site", root / "site"]):
+        proc = run_cli(args, root)
+        assert proc.returncode == 0, f"python -m generator {args[0]} failed:\n{proc.stderr}"
+    return root
+
+
+@pytest.mark.parametrize("page", ["", "en/", "reports/bert-base/", "en/reports/bert-base/"])
+def test_widget_matches_python(page, site, session, built_site):
+    lang = "en" if page.startswith("en/") else "zh"
+    data = json.loads((built_site / "docs" / lang / "data" / "calculator.json").read_text())
+    open_page(session, site, page)
+    p = session.page
+    widget = p.locator(".calc")
+    widget.wait_for()
+    p.wait_for_selector(".calc[data-ready=true]")
+    model = p.locator(".calc select[name=model]").input_value()
+    p.select_option(".calc select[name=precision]", "amp-bf16")
+    p.select_option(".calc select[name=levers]", "ckpt")
+    p.focus(".calc input[name=batch]")  # keyboard: type the size as a reader would
+    p.fill(".calc input[name=batch]", "48")
+    p.keyboard.press("Tab")
+    p.fill(".calc input[name=seq]", "256")
+    p.keyboard.press("Tab")
+    fit = next(f for f in data["fits"] if f["model"] == model and f["precision"] == "amp-bf16"
+               and f["levers"] == "ckpt")
+    shown = verdicts.figures(fit, 48, 256)
+    assert float(p.get_attribute(".calc-allocated", "data-bytes")) == pytest.approx(
+        shown["allocated"], rel=1e-12)
+    assert float(p.get_attribute(".calc-reserved", "data-bytes")) == pytest.approx(
+        shown["reserved"], rel=1e-12)
+    assert p.locator(".calc-outside").count() == 0
+    assert {"en": "estimated", "zh": "估算"}[lang] in p.inner_text(".calc-kind")
+    rows = p.locator(".calc-cards tbody tr")
+    assert rows.count() == len(data["cards"])
+    for i, card in enumerate(data["cards"]):
+        row = rows.nth(i)
+        assert row.get_attribute("data-card") == card["name"]
+        expected = verdicts.verdict(fit, card, 48, 256)
+        assert row.locator(".calc-verdict").get_attribute("data-verdict") == expected
+        if expected == "fits":
+            assert row.locator(".calc-verdict").inner_text() == FITS_WORD[lang]
+        assert int(row.locator(".calc-largest").get_attribute("data-batch")) == \
+            verdicts.largest_batch(fit, card, 256)
+    p.fill(".calc input[name=batch]", "1")  # 256 tokens: below the fitted range
+    p.keyboard.press("Tab")
+    assert OUTSIDE[lang] in p.inner_text(".calc-outside")
+    session.assert_clean(aborts_ok=True)

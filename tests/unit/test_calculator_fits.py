@@ -1,0 +1,80 @@
+"""The calculator's fitting (generator/site/pages/calculator/): a plane in batch·seq and
+batch·seq² recovered from synthetic points, the floor of small steps, the fitted range, and
+the verdicts the widget prints."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.site.pages.calculator import verdicts
+from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, predict
+
+SIZES = [(32, 64), (4, 512), (2048, 64), (256, 512), (64, 256), (256, 128)]
+TRUE = {"fixed": 2.1e9, "per_token": 7.5e5, "per_token_sq": 1.3e3}
+
+
+def _value(batch: int, seq: int) -> float:
+    return (TRUE["fixed"] + TRUE["per_token"] * batch * seq
+            + TRUE["per_token_sq"] * batch * seq * seq)
+
+
+def test_coefficients_recovered_from_exact_points():
+    fit = fit_plane([Point(b, s, _value(b, s)) for b, s in SIZES])
+    assert fit.fixed == pytest.approx(TRUE["fixed"], rel=1e-9)
+    assert fit.per_token == pytest.approx(TRUE["per_token"], rel=1e-9)
+    assert fit.per_token_sq == pytest.approx(TRUE["per_token_sq"], rel=1e-9)
+    assert fit.max_rel_residual < 1e-9 and fit.spread < 1e-9
+    assert fit(100, 300) == pytest.approx(_value(100, 300), rel=1e-9)
+
+
+def test_noise_shows_in_the_spread():
+    noise = [1.03, 0.98, 1.0, 1.01, 0.97, 1.02]
+    fit = fit_plane([Point(b, s, _value(b, s) * n) for (b, s), n in zip(SIZES, noise)])
+    assert 0.01 < fit.max_rel_residual < 0.05
+    assert fit.spread >= fit.max_rel_residual  # leave-one-out is the harder test
+
+
+def test_floor_points_stay_off_the_plane():
+    floor = 5e9  # the optimizer step's peak, above the plane at the smallest size
+    points = [Point(b, s, _value(b, s)) for b, s in SIZES[1:]] + [Point(1, 64, floor, floor=True)]
+    fit = fit_plane(points)
+    assert fit.per_token == pytest.approx(TRUE["per_token"], rel=1e-9)
+    assert fit.floor == floor
+    assert fit(1, 64) == floor and fit(256, 512) == pytest.approx(_value(256, 512))
+    assert fit_plane(points, use_floor=False).floor == 0
+
+
+def test_one_sequence_length_is_refused():
+    with pytest.raises(ValueError, match="collinear|three points"):
+        fit_plane([Point(b, 128, _value(b, 128)) for b in (8, 16, 32, 64)])
+
+
+def test_out_of_range_is_flagged():
+    fitted = FitRange.of([Point(b, s, _value(b, s)) for b, s in SIZES])
+    assert fitted.tokens == (2048, 131072) and fitted.seq == (64, 512)
+    assert fitted.contains(64, 256)
+    assert not fitted.contains(1, 128)        # too few tokens
+    assert not fitted.contains(32, 1024)      # sequence beyond the fitted ones
+    assert not fitted.contains(4096, 64)      # too many tokens
+
+
+def _fit_dict(spread: float = 0.1) -> dict:
+    coefficients = {**TRUE, "floor": 0.0}
+    return {"allocated": coefficients, "reserved": {**coefficients, "spread": spread},
+            "context_bytes": [450 * 2**20, 1024 * 2**20],
+            "range": {"tokens": [2048, 131072], "seq": [64, 512]}}
+
+
+def test_verdicts_and_largest_batch_agree():
+    fit = _fit_dict()
+    card = {"total_bytes": 24564 * 2**20, "context_bytes": [250 * 2**20, 900 * 2**20]}
+    most = verdicts.largest_batch(fit, card, 128)
+    assert most > 0
+    assert verdicts.verdict(fit, card, most, 128) == "fits"
+    assert verdicts.verdict(fit, card, most + 1, 128) != "fits"
+    huge = most * 10
+    assert verdicts.verdict(fit, card, huge, 128) == "no"
+    shown = verdicts.figures(fit, 64, 256)
+    assert shown["allocated"] == predict(fit["allocated"], 64, 256) and shown["in_range"]
+    assert shown["smi"][1] - shown["smi"][0] == (1024 - 450) * 2**20
+    assert not verdicts.figures(fit, 1, 64)["in_range"]
