@@ -19,6 +19,7 @@ from generator.site.pages.calculator import gpus, grid
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane
 from generator.site.pages.sweeps.fits import peak_phase
 from generator.site.style.labels import PRECISION_LABELS
+from generator.site.analysis import ARTICLE
 from generator.site.templating import kind
 
 PAGES = ()
@@ -46,10 +47,17 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     if not fits:
         return None
     order = list(PRECISION_LABELS)
-    fits.sort(key=lambda f: (f["model"], order.index(f["precision"]), f["levers"]))
-    # The widget opens on a size the first fit has a point at: its middle one by tokens.
+    # no levers first: the widget opens on the plain step
+    fits.sort(key=lambda f: (f["model"], order.index(f["precision"]), f["levers"] != "none",
+                             f["levers"]))
+    # The widget opens on the article's example where the first fit covers it, else on the
+    # middle of its points by tokens.
     points = sorted(fits[0]["points"], key=lambda p: p["batch"] * p["seq"])
     start = points[len(points) // 2]
+    fitted = FitRange(tuple(fits[0]["range"]["tokens"]), tuple(fits[0]["range"]["seq"]))
+    if fits[0]["model"] == ARTICLE["model"] and fitted.contains(ARTICLE["batch_size"],
+                                                                ARTICLE["seq_len"]):
+        start = {"batch": ARTICLE["batch_size"], "seq": ARTICLE["seq_len"]}
     return {"schema_version": SCHEMA, "fits": fits, "cards": gpus.card_data(),
             "start": {"batch": start["batch"], "seq": start["seq"]},
             "models": sorted({f["model"] for f in fits}),
