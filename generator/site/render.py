@@ -20,6 +20,7 @@ from generator import results
 from generator.errors import OutputError, ResultsError
 from generator.files import write_atomic
 from generator.results.shapes import StepResult, StudyResult
+from generator.site.glossary_links import link_first_uses
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment
 from generator.words import LANGS
@@ -82,8 +83,9 @@ def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup
     Page's variables by name), the language, every table and inline figure (SVG marked safe)
     of that language, and every page's context as `site`."""
     template = environment().get_template(f"{page.template}.{lang}.md.j2")
-    return template.render(lang=lang, tables=tables, site=site, page=context, figures=figures,
+    text = template.render(lang=lang, tables=tables, site=site, page=context, figures=figures,
                            **page.variables)
+    return text if page.path == "glossary.md" else link_first_uses(text, lang, page.path)
 
 
 def read_results(results_dir: Path) -> tuple[list[tuple[Path, StepResult]], list[StudyResult]]:

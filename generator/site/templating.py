@@ -17,6 +17,7 @@ import jinja2
 
 from generator import units
 from generator.experiment import option_words
+from generator.site.note_words import note_text
 from generator.site.pages.reports import report_slug
 from generator.site.style.labels import (
     BACKEND_LABELS,
@@ -74,5 +75,6 @@ def environment() -> jinja2.Environment:
                        gb=units.gb, mb=units.mb)
     env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
                        backends=BACKEND_LABELS, colors=CATEGORY_COLORS, report_slug=report_slug,
-                       options_of=option_words, kind=kind)
+                       options_of=option_words, kind=kind,
+                       note_text=note_text)
     return env

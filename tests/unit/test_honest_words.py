@@ -189,3 +189,37 @@ def test_site_description_claims_no_measurement() -> None:
     assert len(descriptions) == 2  # Chinese, and the English build's
     for text in descriptions:
         assert not re.search(r"实测|测出|测量|measur", text, flags=re.I), text
+
+
+#: A run of four or more English words separated by spaces: prose left in English.
+LATIN_RUN = re.compile(r"[A-Za-z]{2,}(?:[,.:;]?\s+[A-Za-z]{2,}){3,}")
+
+
+def _chinese_prose(page: str) -> str:
+    """A Chinese page's own sentences: without code (fenced or inline), HTML and SVG, link
+    targets, maths, attribute lists, and titles quoted in 《》 (a paper's own title)."""
+    for pattern in (r"```.*?```", r"<(svg|figure|script|style)\b.*?</\1>", r"<[^>]+>",
+                    r"`[^`\n]*`", r"\]\([^)\s]*\)", r"\$[^$\n]*\$", r"\{[:.#][^}]*\}",
+                    r"《[^》]*》"):
+        page = re.sub(pattern, " ", page, flags=re.S)
+    return page
+
+
+def test_chinese_pages_leave_no_prose_in_english(committed) -> None:
+    found = [(path, m.group(0)) for _, path, lang, text in committed if lang == "zh"
+             for m in LATIN_RUN.finditer(_chinese_prose(text))]
+    assert not found, found[:10]
+
+
+def test_every_note_the_backends_write_reads_in_chinese() -> None:
+    """Each note of the committed results has its Chinese words (note_words.ZH)."""
+    from page_checks import site_inputs as inputs
+
+    from generator.site.note_words import ORIGINAL, note_text
+
+    results, _ = inputs(REPO_ROOT / "results")
+    notes = {note for result in results for note in result.get("notes") or []}
+    assert notes
+    untranslated = [n for n in notes if note_text(n, "zh").startswith(ORIGINAL["zh"])]
+    assert not untranslated
+    assert note_text("a note nobody wrote", "zh") == ORIGINAL["zh"] + "a note nobody wrote"

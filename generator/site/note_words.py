@@ -1,0 +1,59 @@
+"""The backends' notes, which results record in English, in the reader's language.
+
+A result's notes are facts about how it was made (generator/measure/backends/*.py,
+cuda_emulation.notes, reserved.py, modelled_kernels.py). Chinese pages show each in Chinese:
+every note the measuring code writes has a pattern here, its numbers carried over; a note no
+pattern knows (from an older or a user's result) is shown as written, marked as the
+original, rather than dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: (the English note as a regular expression, its Chinese with the groups as {1}, {2}, …)
+ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern, text in (
+    (r"estimate: fake tensors, nothing allocated; kernels' internal buffers are not seen "
+     r"unless modelled",
+     "估算：假张量，不分配任何内存；内核内部的缓冲区除非单独建模，否则看不到"),
+    (r"models CUDA: sizes rounded up to (\d+)-byte blocks, foreach optimizer kernels",
+     "模拟 CUDA：大小向上取整到 {1} 字节的块，优化器用 foreach 内核"),
+    (r"dropout: CUDA's fused kernel, keeping a 1-byte mask, not the CPU's noise tensor",
+     "dropout：按 CUDA 的融合内核，保存每个元素 1 字节的掩码，而不是 CPU 上的噪声张量"),
+    (r"attention: CUDA's fused SDPA kernel \(flash for fp16/bf16 without a mask, else "
+     r"memory-efficient\), keeping output and log-sum-exp, not the attention matrix",
+     "注意力：按 CUDA 的融合 SDPA 内核（fp16/bf16 且无掩码时用 flash，否则用省内存版），"
+     "只保存输出和 log-sum-exp，不保存注意力矩阵"),
+    (r"softmax of fp16 into fp32: CUDA's half-to-float kernel, without the CPU's fp32 copy",
+     "fp16 输入、fp32 输出的 softmax：按 CUDA 的半精度转单精度内核，没有 CPU 上那份 fp32 副本"),
+    (r"autocast: CUDA's op policy of PyTorch ([\d.]+) in place of the CPU's \(pow, exp, sums, "
+     r"softmax, norms and losses in fp32; cat, stack not cast\)",
+     "autocast：用 PyTorch {1} 在 CUDA 上的算子策略代替 CPU 的（pow、exp、求和、softmax、"
+     "归一化和 loss 用 fp32；cat、stack 不转换）"),
+    (r"allocated and reserved peaks: the CUDA caching allocator's rules replayed over (\d+) "
+     r"steps, with the cuBLAS workspaces of an? (.+) GPU",
+     "已分配与已保留峰值：按 CUDA 缓存分配器的规则重放 {1} 步，含 {2} GPU 的 cuBLAS 工作区"),
+    (r"real run on the CPU with (\d+) threads?",
+     "CPU 上的真实运行，{1} 个线程"),
+    (r"figures: the allocator's blocks labelled by the tracker; kernels' internal buffers "
+     r"count as temporaries",
+     "数字：分配器的内存块，由跟踪器标注类别；内核内部的缓冲区算作临时张量"),
+    (r"LSTM: oneDNN's workspace saved for backward and the buffers its kernels hold while "
+     r"they run are modelled \(kernel_workspaces\.py\); brgemm's per-thread buffers \(bf16\) "
+     r"are not",
+     "LSTM：oneDNN 为反向保存的工作区和内核运行时占用的缓冲区已建模（kernel_workspaces.py）；"
+     "brgemm 的每线程缓冲区（bf16）没有建模"),
+)]
+ORIGINAL = {"zh": "（原文）", "en": ""}
+
+
+def note_text(note: str, lang: str) -> str:
+    """`note` in `lang`: English as recorded; Chinese from its pattern, or the original
+    marked as such."""
+    if lang != "zh":
+        return note
+    for pattern, text in ZH:
+        found = pattern.fullmatch(note)
+        if found:
+            return text.format(None, *found.groups())
+    return f"{ORIGINAL['zh']}{note}"
