@@ -13,10 +13,12 @@ skipped, with the reason.
 
 from __future__ import annotations
 
+import itertools
 import re
 from urllib.parse import urljoin
 
 import pytest
+import yaml
 
 # The browser, site and session fixtures come from browser_harness (a plugin of conftest).
 from browser_harness import (
@@ -129,7 +131,7 @@ def test_palette_toggle_switches_light_and_dark(site: Site, session: Session) ->
             session.page.locator('form[data-md-component="palette"] label:visible').click()
             seen.append(body.get_attribute("data-md-color-scheme"))
         assert {"default", "slate"} <= set(seen), f"/{page}: schemes seen {seen}"
-        assert any(a != b for a, b in zip(seen, seen[1:])), f"/{page}: scheme never changed"
+        assert any(a != b for a, b in itertools.pairwise(seen)), f"/{page}: scheme never changed"
     session.assert_clean()
 
 
@@ -179,3 +181,75 @@ def test_screenshots_of_home_and_explainer(site: Site, session: Session) -> None
     assert session.page.locator("body").get_attribute("data-md-color-scheme") == "slate"
     session.page.screenshot(path=str(SCREENSHOTS / "home-zh-dark.png"), full_page=True)
     session.assert_clean()
+
+
+# ── navigation at a laptop's and a phone's width ────────────────────────────────────────────
+
+#: Reader widths: a laptop (Material's tab bar and sidebars show from 1220 px) and a phone.
+NAV_WIDTHS = {1280: 900, 390: 844}
+
+#: The site's top-level entries where a reader finds them: the tab bar when Material shows
+#: one, else the primary sidebar (on a phone, the drawer); each with its box on the screen.
+_TOP_LEVEL_ENTRIES = """
+() => {
+  const tabs = document.querySelector(".md-tabs");
+  const shown = tabs && !tabs.hidden && tabs.getBoundingClientRect().height > 0;
+  const items = shown ? document.querySelectorAll(".md-tabs__item")
+    : document.querySelectorAll(".md-nav--primary > .md-nav__list > .md-nav__item");
+  return Array.from(items).map(li => {
+    const box = li.getBoundingClientRect();
+    const style = getComputedStyle(li);
+    return {text: li.innerText.trim().split("\\n")[0], left: box.left, right: box.right,
+            width: box.width, height: box.height,
+            shown: style.display !== "none" && style.visibility !== "hidden"};
+  });
+}
+"""
+_OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
+_DRAWER_OPEN = """() => { const box = document.querySelector(".md-nav--primary").getBoundingClientRect();
+                         return box.width > 0 && box.left >= 0 && box.right <= innerWidth; }"""
+
+
+def _top_level_count(site: Site) -> int:
+    """The number of top-level entries in the nav the site was built with."""
+    config = yaml.safe_load((site.root.parent / "mkdocs.yml").read_text(encoding="utf-8"))
+    return len(config["nav"])
+
+
+def _entries_problems(session: Session, page: str, width: int, expected: int) -> list[str]:
+    entries = session.page.evaluate(_TOP_LEVEL_ENTRIES)
+    problems = [] if len(entries) == expected else \
+        [f"{len(entries)} top-level entries, the nav has {expected}"]
+    problems += [f"{e['text']!r} is hidden or cut off: {e}" for e in entries
+                 if not (e["shown"] and e["width"] > 0 and e["height"] > 0
+                         and e["left"] >= 0 and e["right"] <= width)]
+    return [f"/{page} at {width} px: {p}" for p in problems]
+
+
+def test_navigation_fits_laptop_and_phone(site: Site, session: Session) -> None:
+    """At 1280 and 390 px, in both languages: no page is wider than the window, and every
+    top-level nav entry is on the screen (on a phone, once the drawer is open). Screenshots
+    of each home page go to test-artifacts/screenshots/ for a person to look at."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    expected = _top_level_count(site)
+    assert expected >= 2, "the nav has fewer than two entries: the check would say little"
+    problems: list[str] = []
+    for width, height in NAV_WIDTHS.items():
+        session.page.set_viewport_size({"width": width, "height": height})
+        for page in site.pages:
+            open_page(session, site, page, settle=False)
+            extra = session.page.evaluate(_OVERFLOW)
+            if extra > 0:
+                problems.append(f"/{page} at {width} px: {extra} px wider than the window")
+            name = f"nav-{page_lang(page)}-{width}"
+            if page in ("", "en/"):
+                session.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+            drawer = session.page.locator('label.md-header__button[for="__drawer"]')
+            if drawer.is_visible():  # a narrow window: the nav is in the drawer
+                drawer.click()
+                session.page.wait_for_function(_DRAWER_OPEN)
+                if page in ("", "en/"):
+                    session.page.screenshot(path=str(SCREENSHOTS / f"{name}-drawer.png"))
+            problems += _entries_problems(session, page, width, expected)
+    assert not problems, "\n".join(problems)
+    session.assert_clean(aborts_ok=True)

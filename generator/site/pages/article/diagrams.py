@@ -38,7 +38,9 @@ MAX_SIDE, MIN_SIDE = 112.0, 8.0  # the largest store box; smaller than MIN_SIDE 
 GHOST_SIDE = 30.0               # an absent store (0 bytes): a dashed outline, not to scale
 PILL_H = 44.0                   # the height of a step node
 FLAT_W, FLAT_H, FLAT_GAP = 300.0, 300.0, 64.0  # the larger flat is FLAT_W × FLAT_H
-ROOM_OPACITY = 0.55             # light enough for text in either theme's colour on top
+# Light enough for black text on top (WCAG AA); on the dark scheme extra.css lowers it to
+# 0.3 for the light text (an inlined SVG cannot tell the site's scheme by itself).
+ROOM_OPACITY = 0.55
 MODEL_STATE = ("parameters", "gradients", "optimizer_state")  # kept from step to step
 WORKING = ("activations", "autocast_copies", "temporaries")   # made and freed within a step
 LOW = {"amp-fp16": "fp16", "amp-bf16": "bf16", "fp32": "FP32"}
