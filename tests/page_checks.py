@@ -9,8 +9,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from markupsafe import Markup
-
 SVG = "{http://www.w3.org/2000/svg}"
 
 def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -40,9 +38,10 @@ def page_figures(module: ModuleType, ctx: Any, lang: str) -> dict[str, str]:
 
 
 def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = None) -> str:
-    """One page of a page module in `lang`, from its context alone: its figures (inline SVG)
-    and tables, through its template, as render.render passes them. `path` picks one page of
+    """One page of a page module in `lang`, from its context alone: its figures (an image of
+    each SVG file, or the SVG inline) and tables, through its template, as render.render passes them. `path` picks one page of
     a module that writes several (article, reports)."""
+    from generator.site import figures as figure_views
     from generator.site.pages import pages_of
     from generator.site.render import render_page
 
@@ -50,7 +49,7 @@ def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = No
     pages = [p for p in pages_of(module, ctx) if path is None or p.path == path]
     assert len(pages) == 1, [p.path for p in pages_of(module, ctx)]
     name = module.__name__.rsplit(".", 1)[-1]
-    figures = {k: Markup(v) for k, v in page_figures(module, ctx, lang).items()}
+    figures = figure_views.views(page_figures(module, ctx, lang))
     text = render_page(pages[0], lang, context=ctx, tables=tables, figures=figures,
                        site={name: ctx})
     assert "{{" not in text and "{%" not in text, "template syntax left on the page"

@@ -20,6 +20,8 @@ from generator import results
 from generator.errors import OutputError, ResultsError
 from generator.files import write_atomic
 from generator.results.shapes import StepResult, StudyResult
+from generator.site import figures as figure_views
+from generator.site.figures import FigureView
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment
 from generator.words import LANGS
@@ -51,11 +53,12 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
                 figures.update(getattr(module, "figures", lambda *_: {})(contexts[name], lang))
                 tables.update(getattr(module, "tables", lambda *_: {})(contexts[name], lang))
         for name, svg in sorted(figures.items()):
-            written.append(write_text_atomic(root / "figures" / f"{name}.svg", svg))
-        inline = {name: Markup(svg) for name, svg in figures.items()}  # once per language
+            written.append(write_text_atomic(root / "figures" / f"{name}.svg",
+                                             figure_views.standalone(svg)))
+        shown = figure_views.views(figures)  # once per language
         for name, page in pages:
             text = render_page(page, lang, context=contexts[name], tables=tables,
-                               figures=inline, site=contexts)
+                               figures=shown, site=contexts)
             written.append(write_text_atomic(root / page.path, text))
         _prune(root, set(written))
     if mkdocs_config is not None:
@@ -64,10 +67,10 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
 
 
 def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup],
-                figures: dict[str, Markup], site: dict[str, Any]) -> str:
+                figures: dict[str, FigureView], site: dict[str, Any]) -> str:
     """One page in one language: its template, given its page's context as `page` (and the
-    Page's variables by name), the language, every table and inline figure (SVG marked safe)
-    of that language, and every page's context as `site`."""
+    Page's variables by name), the language, every table and figure (figures.FigureView: the
+    file to load, or the SVG to inline) of that language, and every page's context as `site`."""
     template = environment().get_template(f"{page.template}.{lang}.md.j2")
     return template.render(lang=lang, tables=tables, site=site, page=context, figures=figures,
                            **page.variables)
@@ -107,7 +110,7 @@ def _copy_data(found: list[tuple[Path, dict[str, Any]]], data_dir: Path) -> list
 def write_nav(config: Path, pages: list[Page]) -> None:
     """Replace the nav block of mkdocs.yml with the pages written, grouped in sections."""
     text = config.read_text(encoding="utf-8")
-    block = re.compile(re.escape(NAV_BEGIN) + r".*?" + re.escape(NAV_END), re.S)
+    block = re.compile(re.escape(NAV_BEGIN) + r".*?" + re.escape(NAV_END), re.DOTALL)
     if not block.search(text):
         raise OutputError(f"{config} has no '{NAV_BEGIN}' … '{NAV_END}' block to write the nav into")
     lines = [NAV_BEGIN, "nav:"] + [f"  - {page.path}" for page in pages if page.section is None]
