@@ -13,13 +13,16 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The step results and studies of a results tree as render.render hands them to the
-    page modules, each result with the link to its published JSON (`json_path`)."""
+    page modules, each result and study with the link to its published JSON (`json_path`)."""
     from generator import results
 
     found = results.load_all_with_paths(results_dir)
     for path, result in found:
         result["json_path"] = f"data/{path.parent.name}/{path.name}"
-    return [result for _, result in found], results.load_studies(results_dir)
+    studies = results.load_studies_with_paths(results_dir)
+    for path, study in studies:
+        study["json_path"] = f"data/studies/{path.parent.name}/{path.name}"
+    return [result for _, result in found], [study for _, study in studies]
 
 
 #: Figures drawn per (page module, language, context), kept with their context: a module's

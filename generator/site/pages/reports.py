@@ -51,7 +51,9 @@ def pages(reports: dict[str, list[Result]]) -> list[Page]:
     """The index sees every group as `reports`; each model's page its own results, and for
     each step whose timeline is not drawn, the step whose chart stands for it and its peak
     and phases in words."""
-    index = Page("reports/index.md", "reports/index", NAV, SECTION, {"reports": reports})
+    # The index counts experiments; each report it links lists its own data files.
+    index = Page("reports/index.md", "reports/index", NAV, SECTION,
+                 {"reports": reports, "data_files": []})
     found = [index]
     for model, group in reports.items():
         leads = timeline_leads(group)

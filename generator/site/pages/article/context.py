@@ -39,6 +39,9 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "snippet": Markup(snippet),  # our own file, shown in a code fence that escapes it
         "result_count": len(all_results),
         "failed": [r for r in all_results if r.get("error")],
+        # The studies behind the claims on formats and underflow, for the pages' data files.
+        "sources": [s for s in (analysis.first_study(studies, "torch_facts"),
+                                analysis.first_study(studies, "underflow")) if s],
     }
 
 
