@@ -23,8 +23,9 @@ _TITLE = re.compile(r"<title\b[^>]*>(.*?)</title>", re.DOTALL)
 _DESC = re.compile(r"<desc\b[^>]*>(.*?)</desc>", re.DOTALL)
 _VIEWBOX = re.compile(r'<svg\b[^>]*\bviewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)')
 _ROOT_STYLE = re.compile(r'(<svg\b[^>]*?\bstyle=")([^"]*)(")', re.DOTALL)
-#: What Markdown would read as syntax in an image's alt text or a caption.
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>])")
+#: What Markdown would read as syntax in an image's alt text (`<`, `>` and `&` are
+#: HTML-escaped by the templates; the caption is HTML, which Markdown leaves as it is).
+_MARKDOWN = re.compile(r"([\\`*_\[\]])")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import markdown
 import pytest
 from conftest import LANGS, REPO_ROOT
 from markupsafe import Markup
@@ -145,3 +146,15 @@ class _NoFigure(dict):
 
     def __getitem__(self, name: str) -> figures.FigureView:
         return figures.FigureView(svg=Markup(""), title="-", desc="-", width=1, height=1)
+
+
+def test_a_figure_with_markup_in_its_words_reaches_the_page_as_text() -> None:
+    """Model names come from users: the alt text and caption show them, never run them."""
+    hostile = '<script>alert("x")</script> a*b* [c] & d'
+    view = figures.view(finalize(SVG, title=hostile, desc=hostile, id_prefix="x"))
+    macro = environment().get_template("macros.md.j2").module.figure
+    html = markdown.markdown(str(macro({"c": view}, "c", "Caption", "Download")),
+                             extensions=["attr_list", "md_in_html"])
+    assert "<script" not in html
+    escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; a*b* [c] &amp; d"
+    assert f'alt="{escaped}"' in html and f'<span class="chart-desc">{escaped}</span>' in html
