@@ -9,19 +9,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from markupsafe import Markup
-
 SVG = "{http://www.w3.org/2000/svg}"
 
 def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The step results and studies of a results tree as render.render hands them to the
-    page modules, each result with the link to its published JSON (`json_path`)."""
+    page modules, each result and study with the link to its published JSON (`json_path`)."""
     from generator import results
 
     found = results.load_all_with_paths(results_dir)
     for path, result in found:
         result["json_path"] = f"data/{path.parent.name}/{path.name}"
-    return [result for _, result in found], results.load_studies(results_dir)
+    studies = results.load_studies_with_paths(results_dir)
+    for path, study in studies:
+        study["json_path"] = f"data/studies/{path.parent.name}/{path.name}"
+    return [result for _, result in found], [study for _, study in studies]
 
 
 #: Figures drawn per (page module, language, context), kept with their context: a module's
@@ -40,9 +41,10 @@ def page_figures(module: ModuleType, ctx: Any, lang: str) -> dict[str, str]:
 
 
 def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = None) -> str:
-    """One page of a page module in `lang`, from its context alone: its figures (inline SVG)
-    and tables, through its template, as render.render passes them. `path` picks one page of
+    """One page of a page module in `lang`, from its context alone: its figures (an image of
+    each SVG file, or the SVG inline) and tables, through its template, as render.render passes them. `path` picks one page of
     a module that writes several (article, reports)."""
+    from generator.site import figures as figure_views
     from generator.site.pages import pages_of
     from generator.site.render import render_page
 
@@ -50,7 +52,7 @@ def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = No
     pages = [p for p in pages_of(module, ctx) if path is None or p.path == path]
     assert len(pages) == 1, [p.path for p in pages_of(module, ctx)]
     name = module.__name__.rsplit(".", 1)[-1]
-    figures = {k: Markup(v) for k, v in page_figures(module, ctx, lang).items()}
+    figures = figure_views.views(page_figures(module, ctx, lang))
     text = render_page(pages[0], lang, context=ctx, tables=tables, figures=figures,
                        site={name: ctx})
     assert "{{" not in text and "{%" not in text, "template syntax left on the page"

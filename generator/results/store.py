@@ -230,7 +230,12 @@ def load_study(path: Path) -> StudyResult:
 
 def load_studies(results_dir: Path) -> list[StudyResult]:
     """Every study result under `results_dir`, sorted by machine and name."""
-    return [load_study(p) for p in sorted((Path(results_dir) / "studies").glob("*/*.json"))]
+    return [study for _, study in load_studies_with_paths(results_dir)]
+
+
+def load_studies_with_paths(results_dir: Path) -> list[tuple[Path, StudyResult]]:
+    """Every study result under `results_dir` with its file, sorted by machine and name."""
+    return [(p, load_study(p)) for p in sorted((Path(results_dir) / "studies").glob("*/*.json"))]
 
 
 def load_all_with_paths(results_dir: Path) -> list[tuple[Path, StepResult]]:

@@ -180,11 +180,16 @@ def formula_check(result: Result) -> dict[str, Any] | None:
 def torch_facts(studies: list[StudyResult]) -> dict[str, Any] | None:
     """What the measuring PyTorch said about its number formats, GradScaler and AMP API (the
     `torch_facts` study), with the formats by name; None when no such study was measured."""
-    found = [s for s in studies if s["study"]["kind"] == "torch_facts" and not s.get("error")]
-    if not found:
+    found = first_study(studies, "torch_facts")
+    if found is None:
         return None
-    data = found[0]["data"]
+    data = found["data"]
     return {**data, "by_name": {row["name"]: row for row in data["formats"]}}
+
+
+def first_study(studies: list[StudyResult], kind: str) -> StudyResult | None:
+    """The first study of a kind that did not fail: the one a page reads."""
+    return next((s for s in studies if s["study"]["kind"] == kind and not s.get("error")), None)
 
 
 #: Built-in models and their Hugging Face twins (the same architecture, built by transformers).

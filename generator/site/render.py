@@ -20,6 +20,9 @@ from generator import results
 from generator.errors import OutputError, ResultsError
 from generator.files import write_atomic
 from generator.results.shapes import StepResult, StudyResult
+from generator.site import figures as figure_views
+from generator.site import sources
+from generator.site.figures import FigureView
 from generator.site.glossary_links import link_first_uses
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment
@@ -33,8 +36,8 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
     """Render every page, figure and data file from the results present; returns the files
     written. With `mkdocs_config`, its nav block is rewritten to match the pages."""
     docs_dir = Path(docs_dir)
-    found, studies = read_results(results_dir)
-    every = [r for _, r in found]
+    found, found_studies = read_results(results_dir)
+    every, studies = [r for _, r in found], [s for _, s in found_studies]
     modules = all_pages()
     contexts = {name: module.context(_seen_by(name, modules, every), studies)
                 for name, module in modules.items()}
@@ -45,7 +48,8 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
     for lang in LANGS:
         root = docs_dir / lang
         # Each language links its own copy: the i18n plugin builds a language from its folder.
-        written += _copy_data(found, root / "data")
+        written += _copy_data(found, root, "data")
+        written += _copy_data(found_studies, root, "data/studies")
         for name, module in modules.items():
             if contexts[name] is not None and hasattr(module, "data_files"):
                 written += [write_text_atomic(root / "data" / file, text)
@@ -57,11 +61,12 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
                 figures.update(getattr(module, "figures", lambda *_: {})(contexts[name], lang))
                 tables.update(getattr(module, "tables", lambda *_: {})(contexts[name], lang))
         for name, svg in sorted(figures.items()):
-            written.append(write_text_atomic(root / "figures" / f"{name}.svg", svg))
-        inline = {name: Markup(svg) for name, svg in figures.items()}  # once per language
+            written.append(write_text_atomic(root / "figures" / f"{name}.svg",
+                                             figure_views.standalone(svg)))
+        shown = figure_views.views(figures)  # once per language
         for name, page in pages:
             text = render_page(page, lang, context=contexts[name], tables=tables,
-                               figures=inline, site=contexts)
+                               figures=shown, site=contexts)
             written.append(write_text_atomic(root / page.path, text))
         _prune(root, set(written))
     if mkdocs_config is not None:
@@ -78,35 +83,43 @@ def _seen_by(name: str, modules: dict[str, Any], every: list[StepResult]) -> lis
 
 
 def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup],
-                figures: dict[str, Markup], site: dict[str, Any]) -> str:
+                figures: dict[str, FigureView], site: dict[str, Any]) -> str:
     """One page in one language: its template, given its page's context as `page` (and the
-    Page's variables by name), the language, every table and inline figure (SVG marked safe)
-    of that language, and every page's context as `site`."""
+    Page's variables by name), the language, every table and figure (figures.FigureView: the
+    file to load, or the SVG to inline) of that language, and every page's context as `site`."""
     template = environment().get_template(f"{page.template}.{lang}.md.j2")
     text = template.render(lang=lang, tables=tables, site=site, page=context, figures=figures,
                            **page.variables)
-    return text if page.path == "glossary.md" else link_first_uses(text, lang, page.path)
+    if page.path != "glossary.md":
+        text = link_first_uses(text, lang, page.path)
+    # Every page ends with the data files its numbers come from (or says it has none), from
+    # one macro: no template lists them by hand.
+    section = environment().get_template("macros.md.j2").module.data_files(
+        sources.data_files(page, context), lang, "../" * page.path.count("/"))
+    return text.rstrip("\n") + "\n\n" + str(section).strip("\n") + "\n"
 
 
-def read_results(results_dir: Path) -> tuple[list[tuple[Path, StepResult]], list[StudyResult]]:
-    """Every step result (with its file) and every study result; a results folder that does
-    not exist or holds nothing is a mistake (a typo), refused before anything is written."""
+def read_results(results_dir: Path
+                 ) -> tuple[list[tuple[Path, StepResult]], list[tuple[Path, StudyResult]]]:
+    """Every step result and every study result, each with its file; a results folder that
+    does not exist or holds nothing is a mistake (a typo), refused before anything is written."""
     folder = Path(results_dir)
     if not folder.is_dir():
         raise ResultsError(f"no results folder {folder}; measure first "
                            "(python -m generator measure) or give --results FOLDER")
-    found, studies = results.load_all_with_paths(folder), results.load_studies(folder)
+    found, studies = results.load_all_with_paths(folder), results.load_studies_with_paths(folder)
     if not found and not studies:
         raise ResultsError(f"{folder} holds no result (no <machine>/<experiment>.json and no "
                            "studies/<machine>/<study>.json); measure first or give --results FOLDER")
     return found, studies
 
 
-def _copy_data(found: list[tuple[Path, dict[str, Any]]], data_dir: Path) -> list[Path]:
-    """Publish each result's JSON beside the pages that cite it; note its link in the result."""
+def _copy_data(found: list[tuple[Path, dict[str, Any]]], root: Path, folder: str) -> list[Path]:
+    """Publish each result's (or study's) JSON under `folder` of the language root, as
+    results/ holds it, for the pages that cite it; note its link in the result."""
     written = []
     for path, result in found:
-        target = data_dir / path.parent.name / path.name
+        target = root / folder / path.parent.name / path.name
         if not target.exists() or target.read_bytes() != path.read_bytes():
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +127,7 @@ def _copy_data(found: list[tuple[Path, dict[str, Any]]], data_dir: Path) -> list
             except OSError as error:
                 raise OutputError(f"cannot write pages to {target.parent}: "
                                   f"{error.strerror or error}") from None
-        result["json_path"] = f"data/{path.parent.name}/{path.name}"  # from the language root
+        result["json_path"] = f"{folder}/{path.parent.name}/{path.name}"  # from the language root
         written.append(target)
     return written
 

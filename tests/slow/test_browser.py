@@ -162,6 +162,17 @@ def test_search_finds_a_word(site: Site, session: Session, lang: str) -> None:
     session.assert_clean()
 
 
+#: Every image of the page loaded now, not when scrolled to.
+_LOAD_IMAGES = """
+async () => {
+  for (const img of document.querySelectorAll("img")) {
+    img.loading = "eager";
+    try { await img.decode(); } catch (e) {}
+  }
+}
+"""
+
+
 def test_screenshots_of_home_and_explainer(site: Site, session: Session) -> None:
     """Full-page screenshots for a person to look at (test-artifacts/screenshots/)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -170,6 +181,8 @@ def test_screenshots_of_home_and_explainer(site: Site, session: Session) -> None
               if p in site.pages]
     for page, name in shots:
         open_page(session, site, page)
+        # Charts load lazily, as the reader scrolls: a full-page shot would catch them blank.
+        session.page.evaluate(_LOAD_IMAGES)
         path = SCREENSHOTS / f"{name}.png"
         session.page.screenshot(path=str(path), full_page=True)
         assert path.stat().st_size > 10_000, f"{path} is nearly empty"
@@ -179,7 +192,12 @@ def test_screenshots_of_home_and_explainer(site: Site, session: Session) -> None
     session.page.reload(wait_until="load")
     session.page.wait_for_load_state("networkidle")
     assert session.page.locator("body").get_attribute("data-md-color-scheme") == "slate"
+    session.page.evaluate(_LOAD_IMAGES)
     session.page.screenshot(path=str(SCREENSHOTS / "home-zh-dark.png"), full_page=True)
+    if "explainer/" in site.pages:  # its charts are images, on a light card in dark mode
+        open_page(session, site, "explainer/")
+        session.page.evaluate(_LOAD_IMAGES)
+        session.page.screenshot(path=str(SCREENSHOTS / "explainer-zh-dark.png"), full_page=True)
     session.assert_clean()
 
 

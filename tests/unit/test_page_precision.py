@@ -63,7 +63,7 @@ def test_page_prints_the_fixture_numbers(studies, lang) -> None:
     bf16 = ctx["curves"][0]["amp"][0]
     assert f"{bf16['eval_loss']:.4f}" in page and f"{bf16['eval_loss_difference']:+.4f}" in page
     assert "GradScaler" in page and "2¹⁶" in page
-    assert page.count("<svg") == 3
+    assert page.count("<figure class=\"chart\"") == 3
     assert "1/16" in page and f"1/{1 / ctx['range_claim']['decade_ratio']:.1f}" in page
 
 
@@ -73,7 +73,7 @@ def test_page_with_the_formats_alone(studies, lang) -> None:
     ctx = _context([s for s in studies if s["study"]["kind"] == "torch_facts"])
     assert ctx["curves"] == [] and ctx["underflow"] is None
     page = page_markdown(precision, ctx, lang)
-    assert "<svg" not in page
+    assert "<figure" not in page
     assert f"{ctx['ranges']['fp16']['smallest_normal']:.3g}" in page
 
 

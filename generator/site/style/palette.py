@@ -25,6 +25,8 @@ PRECISION_COLORS = {"fp32": "#6A5ACD", "amp-fp16": "#D6336C", "amp-bf16": "#1F9E
 
 #: matplotlib draws text and axes in this colour; svgtools turns it into currentColor.
 INK = "#010203"
+#: The ink of a chart shown as an image (its SVG file): near-black, as the page's text.
+FILE_INK = "#1a1a1a"
 #: The CSS font stack for text in SVGs: CJK fonts first where the reader has them.
 FONT_STACK = ("Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei",
               "WenQuanYi Micro Hei", "DejaVu Sans", "sans-serif")

@@ -89,14 +89,17 @@ def timeline(result: Result, lang: str) -> str:
     name = f"timeline-{result_id(result)}"
     with chart_figure(name, lang, 4.4) as (fig, ax):
         edges, rows = _envelope(tl["tick"], tl["end_tick"], totals)
-        lower = [0.0] * len(rows)
+        lower, uppers = [0.0] * len(rows), []
         for cat in shown:
-            upper = [lo + (tl["bytes"][cat][i] / GIB if i is not None else 0.0)
+            lower = [lo + (tl["bytes"][cat][i] / GIB if i is not None else 0.0)
                      for lo, i in zip(lower, rows)]
-            top, bottom = _steps(edges, upper), _steps(edges, lower)[::-1]
-            ax.fill([x for x, _ in top + bottom], [y for _, y in top + bottom], linewidth=0,
+            uppers.append((cat, lower))
+        # Each category's area down to zero, the highest drawn first and each lower one over
+        # it: the same picture as bands between two outlines, with half the path data.
+        for cat, upper in reversed(uppers):
+            top = _steps(edges, upper) + [(edges[-1], 0.0), (edges[0], 0.0)]
+            ax.fill([x for x, _ in top], [y for _, y in top], linewidth=0,
                     color=CATEGORY_COLORS[cat], label=CATEGORY_LABELS[cat][lang])
-            lower = upper
         # INK at low alpha becomes translucent currentColor: a light band on dark, dark on light.
         above = blended_transform_factory(ax.transData, ax.transAxes)
         for i, phase in enumerate(phases):
@@ -117,12 +120,25 @@ def timeline(result: Result, lang: str) -> str:
         ax.set_xlabel(t["events"])
         ax.set_ylabel(t["step_axis"])
         ax.grid(axis="y")
-        handles, names = ax.get_legend_handles_labels()
+        handles, names = (found[::-1] for found in ax.get_legend_handles_labels())
         # The legend fills column by column; this order makes its rows read in CATEGORIES order.
         order = [i for col in range(3) for i in range(col, len(handles), 3)]
         fig.legend([handles[i] for i in order], [names[i] for i in order],
                    loc="outside lower center", ncol=3)
         svg = chart_svg(fig, name, lang)
+    title, desc = timeline_words(result, lang)
+    return finalize(svg, title=title, desc=desc, id_prefix=f"chart-{name}-{lang}")
+
+
+def timeline_words(result: Result, lang: str) -> tuple[str, str]:
+    """The timeline chart's title and description (where the peak falls, the phases, what is
+    live at the peak), also printed where a page shows the step without its chart."""
+    t = words(lang)
+    tl = _usable(result)["timeline"]
+    shown = [c for c in CATEGORIES if any(tl["bytes"].get(c, ()))]
+    totals = [sum(tl["bytes"][c][i] for c in shown) for i in range(len(tl["tick"]))]
+    x = tl["tick"][max(range(len(totals)), key=totals.__getitem__)]
+    phases = sorted(result.get("phases") or [], key=lambda p: p["tick"])
     exp = result["experiment"]
     where = next((p["name"] for p in reversed(phases) if p["tick"] <= x), None)
     title = t["step_title"] + t["colon"] + _setup(exp, t, "model", "precision", "batch", "backend")
@@ -133,17 +149,16 @@ def timeline(result: Result, lang: str) -> str:
             t["phase_from"].format(t.get(p["name"], p["name"]), p["tick"])
             for p in phases) + t["stop"]
     desc += t["live"] + t["colon"] + _breakdown(result, lang) + t["stop"]
-    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
+    return title, desc.strip()
 
 
 def module_activations(result: Result, lang: str) -> str:
     """Horizontal bars: activation bytes saved by each block, in model order, in MiB."""
     t = words(lang)
-    blocks = sorted(_usable(result)["module_activation_bytes"].items(),
-                    key=lambda kv: _block_order(kv[0]))
+    blocks = blocks_in_order(_usable(result))
     if not blocks:
         raise ValueError("the result has no per-block activations to chart")
-    names = [t["outside"] if n == OUTSIDE_MODULES else n for n, _ in blocks]
+    names = [block_name(n, lang) for n, _ in blocks]
     values = [v / MIB for _, v in blocks]
     name = f"modules-{result_id(result)}"
     with chart_figure(name, lang, 0.9 + 0.26 * len(blocks)) as (fig, ax):
@@ -160,8 +175,6 @@ def module_activations(result: Result, lang: str) -> str:
     desc = t["mod_total"].format(n=len(blocks), v=mib(sum(v for _, v in blocks))) + t["colon"]
     desc += t["sep"].join(f"{n} {mib(v)}" for n, (_, v) in zip(names, blocks)) + t["stop"]
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
-
-
 
 
 def _usable(result: Result) -> Result:
@@ -184,6 +197,16 @@ def _breakdown(result: Result, lang: str) -> str:
     live = result["live_at_peak_bytes"]
     return words(lang)["sep"].join(f"{CATEGORY_LABELS[c][lang]} {gib(live[c])}"
                                    for c in CATEGORIES if live.get(c))
+
+
+def blocks_in_order(result: Result) -> list[tuple[str, int]]:
+    """Activation bytes saved per block, in model order."""
+    return sorted(result["module_activation_bytes"].items(), key=lambda kv: _block_order(kv[0]))
+
+
+def block_name(name: str, lang: str) -> str:
+    """A block's name as charts and tables print it: the bytes outside every block in words."""
+    return words(lang)["outside"] if name == OUTSIDE_MODULES else name
 
 
 def _block_order(name: str) -> tuple:

@@ -36,12 +36,13 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
         current = best.get(result["key"])
         if current is None or result_trust(result) < result_trust(current):
             best[result["key"]] = result
-    rows, skipped, missing = [], [], []
+    rows, skipped, missing, estimates = [], [], [], []
     for run in reference_runs.runs():
         if run.skipped:
             skipped.append(run)
         elif run.key in best:
             rows.append(row(run, best[run.key]))
+            estimates.append(best[run.key])
         else:
             missing.append(run.name)
     if not rows:
@@ -54,7 +55,9 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "summary": summary(rows),
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
-            "transformers": sorted({r["transformers"] or "?" for r in rows})}
+            "transformers": sorted({r["transformers"] or "?" for r in rows}),
+            # The estimates' results, for the page's list of data files (site/sources.py).
+            "sources": estimates}
 
 
 def skipped_by_model(runs: list[reference_runs.ReferenceRun]) -> list[dict[str, Any]]:

@@ -46,6 +46,9 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "levers_ranked": what_to_do((levers.context(all_results, studies) or {}).get("ranked", [])),
         "lever_names": levers.lever_tables.LABELS,
         "nvidia_smi": nvidia_smi(article.get("fp32")),
+        # The studies behind the claims on formats and underflow, for the pages' data files.
+        "sources": [s for s in (analysis.first_study(studies, "torch_facts"),
+                                analysis.first_study(studies, "underflow")) if s],
     }
 
 

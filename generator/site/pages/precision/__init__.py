@@ -15,7 +15,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.results.shapes import StudyResult, trust
-from generator.site.analysis import torch_facts
+from generator.site.analysis import first_study, torch_facts
 from generator.site.pages import Page
 from generator.site.pages.precision import charts as precision_charts
 from generator.site.pages.precision import tables as precision_tables
@@ -35,15 +35,19 @@ def context(results: list[dict[str, Any]], studies: list[Study]) -> dict[str, An
     usable = [s for s in studies if not s.get("error")]
     curves = sorted((curves_view(s) for s in usable if s["study"]["kind"] == "training_curves"),
                     key=lambda v: (trust(v["backend"]), v["id"]))
-    underflow = next((underflow_view(s, facts, results) for s in usable
-                      if s["study"]["kind"] == "underflow"), None)
+    underflow_study = first_study(studies, "underflow")
+    underflow = underflow_view(underflow_study, facts, results) if underflow_study else None
     bf16 = next((r for v in curves for r in v["amp"] if r["precision"] == "amp-bf16"), None)
     return {"ranges": facts["by_name"], "range_claim": range_claim(facts["by_name"]),
             "scaler": scaler_defaults(facts["grad_scaler"]), "curves": curves,
             "underflow": underflow,
             "cuda_curves": any(v["backend"] == "cuda" for v in curves),
             # The first bf16 run (a GPU's if any): did its gap to fp32 stay within the seeds'?
-            "bf16_run": bf16}
+            "bf16_run": bf16,
+            # The studies read, for the page's data files (site/sources.py).
+            "sources": [first_study(studies, "torch_facts"), *(
+                s for s in usable if s["study"]["kind"] == "training_curves"),
+                *([underflow_study] if underflow_study else [])]}
 
 
 def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:

@@ -97,7 +97,8 @@ def _groups(studies: list[Study]) -> list[dict[str, Any]]:
         data = study["data"]
         settings = {k: data["settings"].get(k) for k in _SAME}
         key = (tuple(settings.items()), study["environment"]["machine_id"])
-        merged.setdefault(key, {"settings": settings, "study": study, "data": data})
+        merged.setdefault(key, {"settings": settings, "study": study, "data": data,
+                                "sources": []})["sources"].append(study)
         for row in data["rows"]:
             rows[key].setdefault((row["strategy"], row["world_size"]), row)
     groups = [_group(entry, rows[key]) for key, entry in merged.items()]
@@ -122,7 +123,9 @@ def _group(entry: dict[str, Any], rows: dict[tuple[str, int], dict[str, Any]]
              "machine": env.get("device_name") or env["machine_id"],
              "parameter_count": data["parameter_count"] or 0, "rows": ordered, "fsdp": by["fsdp2"],
              "ddp": by["ddp"], "failed": [r for r in ordered if r.get("error")],
-             "world_sizes": sorted({r["world_size"] for r in usable})}
+             "world_sizes": sorted({r["world_size"] for r in usable}),
+             # The studies whose rows the group shows, for the page's data files.
+             "sources": entry["sources"]}
     group["phases"] = [{"phase": phase, "by": _phase_rows(by, phase)} for phase in PHASES
                        if any(r["peak_phase"] == phase for r in usable)]
     # The GPU sizes the chart marks: those within its axis

@@ -88,6 +88,11 @@ def _groups(results: list[Result], vary: str) -> list[dict[str, list[Result]]]:
     return sorted(groups, key=lambda g: _trust(next(iter(g.values()))[0]))
 
 
+def _sources(series: dict[str, list[Result]]) -> list[Result]:
+    """The results a group charts and fits, for the page's data files (site/sources.py)."""
+    return [r for results in series.values() for r in results]
+
+
 def _trust(result: Result) -> tuple:
     e = result["experiment"]
     # Within one backend the article's model leads: the page's prose is about it first.
@@ -115,6 +120,7 @@ def _batch_group(series: dict[str, list[Result]], everything: list[Result]) -> d
     first = next(iter(series.values()))[0]
     group = _describe(first, "batch_size")
     group["series"], group["formula"] = {}, fits.formula_applies(first)
+    group["sources"] = _sources(series)
     for precision, results in series.items():
         try:
             fit = fits.fit_batch_sweep(results)
@@ -170,6 +176,7 @@ def _seq_group(series: dict[str, list[Result]]) -> dict[str, Any]:
     first = next(iter(series.values()))[0]
     group = _describe(first, "seq_len")
     group["formula"] = fits.formula_applies(first)
+    group["sources"] = _sources(series)
     group["series"] = {}
     for precision, results in series.items():
         points = []

@@ -1,0 +1,43 @@
+"""Which data files a page's numbers come from: the published JSON of each step result and
+study that the page's data holds.
+
+render publishes every result and study under data/ and notes its link in it as
+`json_path`. A page's data (its Page's variables, or else its module's context) holds the
+results it prints; a page module that keeps only figures derived from them also keeps the
+results and studies under a "sources" key. Walking that data finds every file, so no
+template or page lists its files by hand. A Page whose variables give "data_files" (a list
+of links, empty for a page with no numbers of its own) is taken at its word.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.site.pages import Page
+
+
+def data_files(page: Page, context: Any) -> list[str]:
+    """The links, from the language root, of the JSON files behind the page, sorted."""
+    if "data_files" in page.variables:
+        return sorted(page.variables["data_files"])
+    found: set[str] = set()
+    _walk(page.variables or context, found, set())
+    return sorted(found)
+
+
+def _walk(value: Any, found: set[str], seen: set[int]) -> None:
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, dict):
+        if isinstance(value.get("json_path"), str):
+            found.add(value["json_path"])
+            return  # a result holds no other result
+        for item in value.values():
+            _walk(item, found, seen)
+    elif isinstance(value, (list, tuple)):
+        # A list of numbers (a timeline) holds no result: skip it without visiting each.
+        if value and not isinstance(value[0], (dict, list, tuple)):
+            return
+        for item in value:
+            _walk(item, found, seen)
