@@ -238,3 +238,28 @@ def test_every_note_the_backends_write_reads_in_chinese() -> None:
     untranslated = [n for n in notes if note_text(n, "zh").startswith(ORIGINAL["zh"])]
     assert not untranslated
     assert note_text("a note nobody wrote", "zh") == ORIGINAL["zh"] + "a note nobody wrote"
+
+
+#: A figure in decimal units, with what stands just before it.
+DECIMAL = re.compile(r"(.{0,16}?)\b\d[\d.,]*\s?(?:GB|MB)\b")
+#: Where the site may quote the article's decimal units: the pages that check its claims.
+QUOTING = {"index.md", "explainer.md", "claims.md"}
+#: A quote of the article ("about 12 GB", "约 12 GB", "it puts them at 12 GB", "说…有 12 GB"),
+#: or our binary figure converted beside it ("5.64 GiB (6.05 GB)", "208.1 MiB, that is 218 MB").
+QUOTE = re.compile(r"(?:about|约|at|有) ?$")
+BESIDE = re.compile(r"(?:GiB|MiB) ?[（(]$|(?:GiB|MiB)(?:, that is|，即) ?$")
+
+
+def test_decimal_units_only_quote_the_article_or_stand_beside_our_binary_figure(
+        committed) -> None:
+    """One rule for units: binary wherever the site measures; the article's decimal GB/MB
+    only where it is quoted, and ours converted once beside it on the pages that check it."""
+    wrong = []
+    for _, path, _, text in committed:
+        text = re.sub(r"`[^`\n]*`|<[^>]+>", "", prose(text))
+        text = text.replace("1 GB = ", "")  # the claims page's statement of the two units
+        for found in DECIMAL.finditer(text):
+            before = found.group(1)
+            if path not in QUOTING or not (QUOTE.search(before) or BESIDE.search(before)):
+                wrong.append((path, found.group(0)))
+    assert not wrong, wrong[:10]
