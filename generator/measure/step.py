@@ -79,11 +79,15 @@ class Trainer:
     def step(self, phase: PhaseCallback = _no_phase) -> float:
         """(forward → loss → backward) per micro-batch → optimizer step → zero_grad.
 
-        Returns the loss as a float (the batch's mean), or NaN under fake tensors."""
+        Returns the loss as a float (the batch's mean), or NaN under fake tensors. The last
+        loss stays referenced until the step ends, as in a user's loop that reads it after
+        the optimizer step."""
         opt, scaler = self.optimizer, self.scaler
-        value = 0.0
+        values = []
         for _ in range(self.micro_batches):
-            value += self._forward_backward(phase)
+            loss = None  # the previous micro-batch's loss is read and let go first
+            loss = self._forward_backward(phase)
+            values.append(float("nan") if self.fake else float(loss.detach()))
         phase("optimizer")
         if scaler is None:
             opt.step()
@@ -95,10 +99,12 @@ class Trainer:
                 scaler.step(opt)
             scaler.update()
         opt.zero_grad(set_to_none=self.set_to_none)
-        return value
+        del loss
+        return sum(values)
 
-    def _forward_backward(self, phase: PhaseCallback) -> float:
-        """One micro-batch: its gradients add to those of the micro-batches before it."""
+    def _forward_backward(self, phase: PhaseCallback) -> torch.Tensor:
+        """One micro-batch, forward and backward; returns its loss. Its gradients add to
+        those of the micro-batches before it."""
         model, scaler = self.workload.model, self.scaler
         phase("forward")
         inputs, target = self.workload.make_batch(self.batch_size // self.micro_batches,
@@ -116,9 +122,7 @@ class Trainer:
             loss.backward()
         else:
             scaler.scale(loss).backward()
-        value = float("nan") if self.fake else float(loss.detach())
-        del loss
-        return value
+        return loss
 
     def warm_up(self, phase: PhaseCallback = _no_phase) -> int:
         """Run steps until the optimizer has its state (it is created lazily at the first real
