@@ -7,7 +7,8 @@
 (function () {
   "use strict";
 
-  var LABEL = { zh: "表格，可横向滚动", en: "Table, scrolls sideways" };
+  // Numbered: two regions with one name could not be told apart (axe: landmark-unique).
+  var LABEL = { zh: "表格 {n}，可横向滚动", en: "Table {n}, scrolls sideways" };
 
   function mark() {
     var lang = document.documentElement.lang === "zh" ? "zh" : "en";
@@ -17,7 +18,7 @@
       if (wrap.scrollWidth > wrap.clientWidth + 1) {
         wrap.setAttribute("tabindex", "0");
         wrap.setAttribute("role", "region");
-        wrap.setAttribute("aria-label", LABEL[lang]);
+        wrap.setAttribute("aria-label", LABEL[lang].replace("{n}", String(i + 1)));
       } else {
         wrap.removeAttribute("tabindex");
         wrap.removeAttribute("role");
