@@ -9,6 +9,7 @@ from pathlib import Path
 
 from generator.errors import ConfigError, SiteBuildError
 from generator.experiment import Experiment, option_words, options
+from generator.gpu_overheads import nvidia_smi_bytes
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.units import format_bytes
 
@@ -152,12 +153,13 @@ def estimate(args: argparse.Namespace) -> int:
 def _print_allocator(allocator: dict) -> None:
     low, high = allocator["context_bytes"]
     reserved = allocator["peak_reserved_bytes"]
+    shown_low, shown_high = nvidia_smi_bytes(allocator)
     print(f"CUDA caching allocator, simulated over {allocator['steps']} steps "
           f"(cuBLAS workspaces {_mib(allocator['workspace_bytes'])} included):")
     print(f"  allocated peak  {_mib(allocator['peak_allocated_bytes']):>14}"
           "   torch.cuda.max_memory_allocated()")
     print(f"  reserved peak   {_mib(reserved):>14}   torch.cuda.max_memory_reserved()")
-    print(f"  nvidia-smi      {_mib(reserved + low)} – {_mib(reserved + high)}"
+    print(f"  nvidia-smi      {_mib(shown_low)} – {_mib(shown_high)}"
           f"   reserved + a CUDA context of {_mib(low)} – {_mib(high)}")
 
 

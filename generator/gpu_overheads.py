@@ -133,3 +133,10 @@ def parse_cublas_workspace_config(value: str) -> int | None:
     None where it cannot parse it (it then warns and keeps its default)."""
     matches = re.findall(r":([0-9]+):([0-9]+)", value)
     return sum(int(size) * 1024 * int(count) for size, count in matches) if matches else None
+
+
+def nvidia_smi_bytes(allocator: dict) -> tuple[int, int]:
+    """What `nvidia-smi` shows for a step whose CUDA allocator was simulated (an estimate's
+    `allocator` figures): its reserved peak plus the CUDA context, low and high."""
+    low, high = allocator["context_bytes"]
+    return allocator["peak_reserved_bytes"] + low, allocator["peak_reserved_bytes"] + high

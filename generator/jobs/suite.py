@@ -6,13 +6,13 @@ replaces it with one file of the same form.
 
 from __future__ import annotations
 
-import itertools
 import sys
 from pathlib import Path
 from typing import Any, Union
 
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
+from generator.suite_tables import DEFAULT_SUITE, expand
 from generator.measure.models import check_model, experiment_unavailable
 from generator.measure.studies import Study
 
@@ -21,7 +21,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-DEFAULT_SUITE = Path(__file__).with_name("suites")
 Job = Union[Experiment, Study]
 
 
@@ -66,7 +65,7 @@ def _load_file(path: Path) -> list[Job]:
     problems = []
     for number, table in enumerate(tables, start=1):
         try:
-            combinations = _expand(table)
+            combinations = expand(table)
         except ConfigError as error:
             problems.append(f"experiment {number}: {error}")
             continue
@@ -104,16 +103,3 @@ def _reference_tables(tables: Any) -> list[dict[str, Any]]:
                          for name, value in run.experiment().items()}
                         for run in reference_runs.runs()]
     return experiments
-
-
-def _expand(table: Any) -> list[dict[str, Any]]:
-    """{'precision': ['fp32', 'amp-bf16'], ...} → one dict per value (per combination)."""
-    if not isinstance(table, dict):
-        raise ConfigError("each [[experiment]] must be a table")
-    # An empty list would expand to no experiment at all: a silent no-op, surely a slip.
-    empty = [name for name, value in table.items() if value == []]
-    if empty:
-        raise ConfigError(f"{', '.join(empty)} = [] gives no experiment; give at least one value")
-    names = list(table)
-    values = [v if isinstance(v, list) else [v] for v in table.values()]
-    return [dict(zip(names, combo)) for combo in itertools.product(*values)]

@@ -39,7 +39,9 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
     found, found_studies = read_results(results_dir)
     every, studies = [r for _, r in found], [s for _, s in found_studies]
     modules = all_pages()
-    contexts = {name: module.context(_seen_by(name, modules, every), studies)
+    owned = {name: module.own_results(every) for name, module in modules.items()
+             if hasattr(module, "own_results")}
+    contexts = {name: module.context(_seen_by(name, owned, every), studies)
                 for name, module in modules.items()}
     pages = sorted(((name, page) for name, module in modules.items()
                     for page in pages_of(module, contexts[name])),
@@ -74,11 +76,12 @@ def render(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None = None)
     return written
 
 
-def _seen_by(name: str, modules: dict[str, Any], every: list[StepResult]) -> list[StepResult]:
-    """The results a page module sees: all but those another module owns (`own_results`:
-    the calculator's fitting grid would otherwise fill the reports and the sweeps)."""
-    hidden = set().union(*(module.own_results(every) for other, module in modules.items()
-                           if other != name and hasattr(module, "own_results")))
+def _seen_by(name: str, owned: dict[str, set[str]], every: list[StepResult]
+             ) -> list[StepResult]:
+    """The results a page module sees: all but those another module owns (`owned`, each
+    module's `own_results`: the calculator's fitting grid would otherwise fill the reports
+    and the sweeps)."""
+    hidden = set().union(*(keys for other, keys in owned.items() if other != name))
     return [r for r in every if r["key"] not in hidden]
 
 

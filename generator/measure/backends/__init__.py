@@ -25,7 +25,7 @@ def _freeze_imports() -> None:
     package, imported) lives as long as the process, so the garbage collector stops walking
     it (gc.freeze). Its full collections, triggered again and again by the many small objects
     of building a model and running a step, then scan only those: the estimate of BERT-base
-    takes 2.4 s instead of 3.1. Later experiments' garbage is collected as before."""
+    takes about 2.5 s instead of 3.1. Later experiments' garbage is collected as before."""
     global _frozen
     if not _frozen:
         gc.freeze()

@@ -11,6 +11,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import is_plain_step
+from generator.gpu_overheads import nvidia_smi_bytes
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
@@ -24,6 +25,7 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
               snippet: str) -> dict[str, Any]:
     article = analysis.best_by_precision(all_results, **ARTICLE)
     facts = analysis.torch_facts(studies)
+    lever_rows = levers.context(all_results, studies) or {}
     return {
         "article": ARTICLE,
         "article_results": article,
@@ -42,8 +44,8 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "failed": [r for r in all_results if r.get("error")],
         # the levers, each with its saving where it was run: the explainer lists them, the
         # home page ranks them
-        "levers": (levers.context(all_results, studies) or {}).get("by_id", {}),
-        "levers_ranked": what_to_do((levers.context(all_results, studies) or {}).get("ranked", [])),
+        "levers": lever_rows.get("by_id", {}),
+        "levers_ranked": what_to_do(lever_rows.get("ranked", [])),
         "lever_names": levers.lever_tables.LABELS,
         "nvidia_smi": nvidia_smi(article.get("fp32")),
         # The studies behind the claims on formats and underflow, for the pages' data files.
@@ -52,19 +54,24 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
     }
 
 
+def printed(peak_bytes: int, *shares: float) -> tuple:
+    """A peak and shares as the pages print them: GiB to two places, shares to a tenth of a
+    percent. Two precisions whose figures print alike are said once."""
+    return (round(peak_bytes / 2**30, 2), *(round(share, 3) for share in shares))
+
+
 def what_to_do(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The levers a reader can still pull, by saving: those that lower the peak and are not
-    PyTorch's default already; AMP's two precisions in one row where they print alike (GiB
-    to two places, the saving to a tenth of a percent, as saving_groups)."""
-    def printed(row: dict[str, Any]) -> tuple:
-        return round(row["peak"] / 2**30, 2), round(row["saving"], 3), row["backend"]
-
+    PyTorch's default already; AMP's two precisions in one row where they print alike
+    (`printed`) on the same backend."""
     rows: list[dict[str, Any]] = []
     for row in ranked:
         if row["in_baseline"] or row["saving_bytes"] <= 0:
             continue
         twin = next((r for r in rows if r["anchor"] == row["anchor"] == "amp"
-                     and printed(r) == printed(row)), None)
+                     and r["backend"] == row["backend"]
+                     and printed(r["peak"], r["saving"]) == printed(row["peak"], row["saving"])),
+                    None)
         if twin is not None:
             twin["ids"].append(row["id"])
         else:
@@ -78,11 +85,10 @@ def nvidia_smi(result: Result | None) -> dict[str, Any] | None:
     allocator = (result or {}).get("allocator")
     if not allocator or not allocator.get("context_bytes"):
         return None
-    low, high = allocator["context_bytes"]
-    reserved = allocator["peak_reserved_bytes"]
+    (low, high), shown = allocator["context_bytes"], nvidia_smi_bytes(allocator)
     return {"result": result, "allocated": allocator["peak_allocated_bytes"],
-            "reserved": reserved, "context_low": low, "context_high": high,
-            "low": reserved + low, "high": reserved + high}
+            "reserved": allocator["peak_reserved_bytes"], "context_low": low,
+            "context_high": high, "low": shown[0], "high": shown[1]}
 
 
 def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
@@ -148,16 +154,14 @@ def headline(article: dict[str, Result]) -> dict[str, Any] | None:
 def saving_groups(article: dict[str, Result], savings: dict[str, dict[str, Any]]
                   ) -> list[dict[str, Any]]:
     """The AMP savings, one entry per distinct figure: fp16 and bf16 whose figures print
-    alike (GiB to two places, shares to a tenth of a percent) on the same backend are said
-    once ("AMP fp16 or AMP bf16 ...")."""
-    def printed(s: dict[str, Any]) -> tuple:
-        return (round(s["peak"] / 2**30, 2), round(s["saving"], 3),
-                round(s["activation_saving"], 3))
+    alike (`printed`) on the same backend are said once ("AMP fp16 or AMP bf16 ...")."""
+    def figures(s: dict[str, Any]) -> tuple:
+        return printed(s["peak"], s["saving"], s["activation_saving"])
 
     groups: list[dict[str, Any]] = []
     for precision, saving in savings.items():
         backend = article[precision]["backend"]
-        same = next((g for g in groups if printed(g["figures"]) == printed(saving)
+        same = next((g for g in groups if figures(g["figures"]) == figures(saving)
                      and g["backend"] == backend), None)
         if same:
             same["precisions"].append(precision)

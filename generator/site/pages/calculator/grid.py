@@ -1,6 +1,6 @@
 """Which results are the calculator's: the experiments of its suite (calculator.toml).
 
-Read with tomllib and Experiment alone, not with jobs.suite (which imports the model zoo and
+Read with tomllib and suite_tables alone, not with jobs.suite (which imports the model zoo and
 so PyTorch): rendering needs no PyTorch. Results of the grid that no other suite file asks
 for belong to the calculator alone; the other pages do not see them (render.py), so that
 72 fitting points do not become 72 report sections and a dozen new sweeps.
@@ -8,32 +8,25 @@ for belong to the calculator alone; the other pages do not see them (render.py),
 
 from __future__ import annotations
 
-import itertools
 import sys
 from pathlib import Path
 
-import generator
 from generator.experiment import Experiment
+from generator.suite_tables import DEFAULT_SUITE, expand
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-#: jobs/suite.py's DEFAULT_SUITE, named without importing it.
-DEFAULT_SUITE = Path(generator.__file__).parent / "jobs" / "suites"
 SUITE = DEFAULT_SUITE / "calculator.toml"
 
 
 def suite_keys(path: Path) -> frozenset[str]:
     """The keys of every [[experiment]] of one suite file (a list expands to each value)."""
     tables = tomllib.loads(path.read_text(encoding="utf-8")).get("experiment", [])
-    keys = set()
-    for table in tables:
-        values = [v if isinstance(v, list) else [v] for v in table.values()]
-        for combination in itertools.product(*values):
-            keys.add(Experiment.from_dict(dict(zip(table, combination))).key)
-    return frozenset(keys)
+    return frozenset(Experiment.from_dict(fields).key
+                     for table in tables for fields in expand(table))
 
 
 def grid_keys() -> frozenset[str]:
