@@ -151,6 +151,13 @@ class Experiment:
         tag=lambda v: f"budget-{size_tag(v)}", words=budget_words,
         help="say whether the step fits in SIZE, e.g. 24GiB or 80GB")
     """A memory budget in bytes: a step whose peak exceeds it is recorded as out of memory."""
+    allocation_trace: bool = option(
+        False, cli=False,
+        help="suites: keep the simulated CUDA allocator's input in the result, every "
+             "allocation and free of the steps it replays (allocator/trace.py)")
+    """Estimates modelling CUDA: keep the alloc/free sequence the allocator model replayed,
+    so that it can be replayed again (the calculator fits it over sizes). Not a step option:
+    the step is the same; the result file is a different one (key suffix -trace)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.checkpoint_classes, list):  # as JSON gives it back
@@ -170,7 +177,8 @@ class Experiment:
                f"-{self.backend}")
         if self.backend == "estimate" and self.device != "cuda":
             key += f"-as-{self.device}"
-        return "-".join([key] + [opt.tag(value) for opt, value in self.step_options()])
+        tags = [opt.tag(value) for opt, value in self.step_options()]
+        return "-".join([key] + tags + (["trace"] if self.allocation_trace else []))
 
     @property
     def label(self) -> str:
@@ -250,7 +258,7 @@ def validation_problems(exp: Experiment) -> list[str]:
         value = getattr(exp, name)
         if opt.choices is not None and value not in opt.choices:
             problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
-    for name in ("checkpointing", "expandable_segments"):
+    for name in ("checkpointing", "expandable_segments", "allocation_trace"):
         if not isinstance(getattr(exp, name), bool):
             problems.append(f"{name} must be true or false, got {getattr(exp, name)!r}")
     problems += step_option_problems(exp)
@@ -258,6 +266,9 @@ def validation_problems(exp: Experiment) -> list[str]:
         problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
     if not isinstance(exp.model, str) or not exp.model.strip():
         problems.append(f"model must be a non-empty name, got {exp.model!r}")
+    if exp.allocation_trace is True and (exp.backend, exp.device) != ("estimate", "cuda"):
+        problems.append("allocation_trace needs the estimate backend modelling cuda: only "
+                        "it simulates the caching allocator")
     if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:
         problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
                         "a real run measures its own device")

@@ -1,14 +1,65 @@
 /* The "will it fit?" calculator (generator/site/pages/calculator/). Every figure comes from
-   the fits the render writes to data/calculator.js (the same data as calculator.json, as a
-   script so that the widget also works from a page opened as a file); the words come from the
-   widget's own markup, in the page's language. The computations mirror
-   generator/site/pages/calculator/planes.py and verdicts.py; a browser test compares them. */
+   the data the render writes to data/calculator.js (the same data as calculator.json, as a
+   script so that the widget also works from a page opened as a file) and, for a lever set
+   with a replay template, data/calculator/<fit>.js, replayed through caching-allocator.js;
+   the words come from the widget's own markup, in the page's language. The computations
+   mirror generator/site/pages/calculator/planes.py, replay.py and verdicts.py; a browser
+   test compares them. */
 (function () {
   "use strict";
+
+  var MAX_BATCH = 1 << 20;
+  var TERMS = {"1": function () { return 1; }, "b": function (b) { return b; },
+    "s": function (b, s) { return s; }, "b*s": function (b, s) { return b * s; },
+    "s*s": function (b, s) { return s * s; }, "b*s*s": function (b, s) { return b * s * s; }};
 
   function predict(c, batch, seq) {
     var plane = c.fixed + c.per_token * batch * seq + c.per_token_sq * batch * seq * seq;
     return Math.max(plane, c.floor);
+  }
+
+  // replay.events_at: each allocation's fitted size at this size, the frees as they are,
+  // then trace.decode: frees counted back from the newest allocation become absolute.
+  function eventsAt(t, batch, seq) {
+    var terms = t.monomials.map(function (m) { return TERMS[m](batch, seq); });
+    var nbytes = t.sizes.map(function (c) {
+      var sum = 0;
+      for (var i = 0; i < c.length; i++) sum += c[i] * terms[i];
+      return Math.max(0, Math.floor(sum + 0.5));
+    });
+    var events = [], allocations = 0;
+    t.steps.forEach(function (text, k) {
+      var ops = text ? text.split(",").map(Number) : [];
+      for (var n = 0; n < t.times[k]; n++) {
+        for (var j = 0; j < ops.length; j++) {
+          var v = ops[j];
+          if (v >= 0) { events.push(nbytes[v]); allocations++; }
+          else events.push(-(allocations + v) - 1);
+        }
+      }
+    });
+    return events;
+  }
+
+  // verdicts.Predictor: one lever set's (allocated, reserved) at any size, each size
+  // replayed at most once.
+  function predictor(fit, template) {
+    var seen = {};
+    return {
+      spread: template ? 0 : fit.reserved.spread,
+      peaks: function (batch, seq) {
+        var key = batch + "x" + seq;
+        if (!(key in seen)) {
+          if (template) {
+            var p = window.replayPeaks(eventsAt(template, batch, seq));
+            seen[key] = [p.allocated, p.reserved];
+          } else {
+            seen[key] = [predict(fit.allocated, batch, seq), predict(fit.reserved, batch, seq)];
+          }
+        }
+        return seen[key];
+      }
+    };
   }
 
   function inRange(fit, batch, seq) {
@@ -16,19 +67,34 @@
     return r.tokens[0] <= t && t <= r.tokens[1] && r.seq[0] <= seq && seq <= r.seq[1];
   }
 
-  function verdict(fit, card, batch, seq) {
-    var reserved = predict(fit.reserved, batch, seq);
-    if (reserved * (1 + fit.reserved.spread) + card.context_bytes[1] <= card.total_bytes) return "fits";
+  function verdict(pred, card, batch, seq) {
+    var reserved = pred.peaks(batch, seq)[1];
+    if (reserved * (1 + pred.spread) + card.context_bytes[1] <= card.total_bytes) return "fits";
     if (reserved + card.context_bytes[0] <= card.total_bytes) return "may";
     return "no";
   }
 
-  function largestBatch(fit, card, seq) {
-    var c = fit.reserved;
-    var room = (card.total_bytes - card.context_bytes[1]) / (1 + c.spread);
+  // verdicts.largest_batch: from the planes' answer, widen by half until the edge is
+  // inside, then bisect.
+  function largestBatch(fit, pred, card, seq) {
+    function fits(b) { return verdict(pred, card, b, seq) === "fits"; }
+    if (!fits(1)) return 0;
+    var c = fit.reserved, guess = 1;
+    var room = (card.total_bytes - card.context_bytes[1]) / (1 + pred.spread);
     var perSample = c.per_token * seq + c.per_token_sq * seq * seq;
-    if (c.floor > room || perSample <= 0) return 0;
-    return Math.max(0, Math.floor((room - c.fixed) / perSample));
+    if (!(c.floor > room || perSample <= 0)) guess = Math.max(1, Math.floor((room - c.fixed) / perSample));
+    var low = Math.min(MAX_BATCH, guess), high = low;
+    while (fits(high) && high < MAX_BATCH) {
+      low = high;
+      high = Math.min(MAX_BATCH, high + Math.floor(high / 2) + 1);
+    }
+    if (fits(high)) return high;
+    while (low > 1 && !fits(low)) { high = low; low = Math.max(1, Math.floor(low * 2 / 3)); }
+    while (high - low > 1) {
+      var middle = Math.floor((low + high) / 2);
+      if (fits(middle)) low = middle; else high = middle;
+    }
+    return low;
   }
 
   function fill(text, values) {
@@ -57,6 +123,22 @@
     return dd;
   }
 
+  // A replay template is a script of its own (data/calculator/<fit>.js), fetched when its
+  // lever set is first chosen; the widget updates again once it is there.
+  function template(widget, fit, retry) {
+    var loaded = window.CALCULATOR_REPLAYS || {};
+    if (!fit.replay || loaded[fit.replay]) return fit.replay ? loaded[fit.replay] : null;
+    var src = widget.querySelector("a.calc-data").href.replace(/calculator\.json$/,
+      "calculator/" + fit.replay + ".js");
+    if (!document.querySelector('script[src="' + src + '"]')) {
+      var script = document.createElement("script");
+      script.src = src;
+      script.onload = retry;
+      document.head.appendChild(script);
+    }
+    return undefined;
+  }
+
   function update(widget, data, words) {
     var form = widget.querySelector(".calc-form");
     var out = widget.querySelector(".calc-result");
@@ -75,6 +157,12 @@
       out.appendChild(el("p", {"class": "calc-nofit"}, words.nofit));
       return;
     }
+    var tmpl = template(widget, fit, function () { update(widget, data, words); });
+    if (tmpl === undefined) {
+      out.appendChild(el("p", {"class": "calc-loading"}, words.loading));
+      return;
+    }
+    var pred = predictor(fit, tmpl);
     var r = fit.range;
     if (!inRange(fit, batch, seq)) {
       var command = "python -m generator estimate " + fit.model + " --batch-size " + batch
@@ -84,13 +172,15 @@
         {t0: r.tokens[0], t1: r.tokens[1], s0: r.seq[0], s1: r.seq[1], command: command})));
     }
     out.appendChild(el("p", {"class": "calc-kind"},
-      fill(words.kind, {kind: fit.kind[lang], points: fit.points.length})));
+      fill(tmpl ? words.kind_replay : words.kind, {kind: fit.kind[lang], points: fit.points.length})));
     var list = el("dl", {"class": "calc-figures"});
-    var reserved = predict(fit.reserved, batch, seq);
-    figure(list, words.allocated, predict(fit.allocated, batch, seq), words, lang, "allocated");
+    var peaks = pred.peaks(batch, seq), reserved = peaks[1];
+    figure(list, words.allocated, peaks[0], words, lang, "allocated");
     var dd = figure(list, words.reserved, reserved, words, lang, "reserved");
-    dd.appendChild(el("small", {}, " (" + fill(words.spread,
-      {spread: (100 * fit.reserved.spread).toFixed(1) + " %"}) + ")"));
+    if (!tmpl) {
+      dd.appendChild(el("small", {}, " (" + fill(words.spread,
+        {spread: (100 * fit.reserved.spread).toFixed(1) + " %"}) + ")"));
+    }
     var ctx = fit.context_bytes;
     list.appendChild(el("dt", {}, fill(words.smi, {context: Math.round(ctx[0] / 1048576)
       + "–" + Math.round(ctx[1] / 1048576) + " MiB"})));
@@ -113,9 +203,9 @@
       if (card.source.indexOf("http") !== 0) name.textContent = card.name; else name.appendChild(link);
       row.appendChild(name);
       row.appendChild(el("td", {}, Math.round(card.total_bytes / 1048576) + " MiB"));
-      var v = verdict(fit, card, batch, seq);
+      var v = verdict(pred, card, batch, seq);
       row.appendChild(el("td", {"class": "calc-verdict calc-" + v, "data-verdict": v}, words[v]));
-      var most = largestBatch(fit, card, seq);
+      var most = largestBatch(fit, pred, card, seq);
       var text = most ? String(most) : words.none;
       if (most && !inRange(fit, most, seq)) text = fill(words.beyond, {batch: most});
       row.appendChild(el("td", {"class": "calc-largest", "data-batch": String(most)}, text));

@@ -3,8 +3,8 @@
 `nvidia-smi` and out-of-memory errors answer to *reserved* memory: the segments the caching
 allocator has taken from the driver, which hold the live tensors and the freed blocks it
 keeps for reuse. The tracker sees each storage's birth and death, which is the allocator's
-input; caching_allocator.py replays that sequence with the allocator's rules. The run is the
-one users and published measurements see: the warm-up step (where the optimizer creates its
+input; generator/allocator/caching.py replays that sequence with the allocator's rules. The
+run is the one users and published measurements see: the warm-up step (where the optimizer creates its
 state), the measured step, then the measured step's sequence replayed so that the cache
 settles (five steps in all, as the published H100 runs took).
 """
@@ -15,7 +15,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from generator.measure.caching_allocator import simulate
+from generator.allocator import trace
+from generator.allocator.caching import simulate
 from generator.measure.timeline import StorageLife
 
 #: Steps replayed after the measured one: warm-up + measured + 3 = five steps.
@@ -38,15 +39,18 @@ class TrackedSteps:
 
 def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspaces: int = 2,
             replays: int = REPLAYED_STEPS, capacity: int | None = None,
-            expandable_segments: bool = False) -> dict[str, Any]:
+            expandable_segments: bool = False, keep_trace: bool = False) -> dict[str, Any]:
     """The allocator's peak allocated and reserved bytes over `steps` (what each tracker
     recorded, in order), the last replayed `replays` more times. workspace_bytes: the size
     of one cuBLAS workspace on the modelled GPU (0: none); workspaces: how many (one per
-    thread that runs matmuls, the first of WORKSPACE_PHASES)."""
+    thread that runs matmuls, the first of WORKSPACE_PHASES). keep_trace: add the events
+    replayed, as allocator/trace.py writes them ("trace")."""
     phases = WORKSPACE_PHASES[:workspaces] if workspace_bytes else ()
+    starts: list[int] = []
     events = allocation_events(steps, replays=replays, workspace_bytes=workspace_bytes,
-                               workspace_phases=phases)
+                               workspace_phases=phases, step_starts=starts)
     report = simulate(events, capacity=capacity, expandable_segments=expandable_segments)
+    kept = {"trace": trace.encode(events, starts)} if keep_trace else {}
     return {
         "source": SOURCE,
         "steps": len(steps) + replays,
@@ -55,22 +59,28 @@ def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspac
         "workspace_bytes": workspace_bytes * len(phases),
         "segments": report.segments,
         "out_of_memory": report.out_of_memory,
+        **kept,
     }
 
 
 def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
                       workspace_bytes: int = 0,
-                      workspace_phases: Sequence[str] = WORKSPACE_PHASES) -> list[tuple]:
+                      workspace_phases: Sequence[str] = WORKSPACE_PHASES,
+                      step_starts: list[int] | None = None) -> list[tuple]:
     """("alloc", id, nbytes) and ("free", id) in the order they happen. Storages alive when
     a step begins (born at tick 0) are the ones the step before left alive, matched by the
     storage's key; before the first step they are allocated first (the model's parameters).
-    The cuBLAS workspaces are taken as the first step enters forward and backward."""
+    The cuBLAS workspaces are taken as the first step enters forward and backward. Sizes are
+    the storages' own (the allocator rounds them); step_starts, if given, gets the index of
+    each step's first event."""
     serial = itertools.count()
     events: list[tuple] = []
     alive: dict[int, int] = {}         # storage key → event id, across a step boundary
     survivors: list[tuple[int, int]] = []  # (nbytes, event id) born in the last step, alive
     for number, step in enumerate(list(steps) + [steps[-1]] * replays if steps else []):
         lives = step.lives
+        if step_starts is not None:
+            step_starts.append(len(events))
         ids: dict[int, int] = {}
         for index, life in enumerate(lives):
             if life.born == 0:
@@ -79,7 +89,7 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
                     ident = _take(survivors, life.nbytes)
                 if ident is None:
                     ident = next(serial)
-                    events.append(("alloc", ident, life.nbytes))
+                    events.append(("alloc", ident, _requested(life)))
                 ids[index] = ident
         timed = []
         if number == 0 and workspace_bytes:
@@ -89,7 +99,7 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
         for index, life in enumerate(lives):
             if life.born != 0:
                 ids[index] = next(serial)
-                timed.append((life.born, 1, ("alloc", ids[index], life.nbytes)))
+                timed.append((life.born, 1, ("alloc", ids[index], _requested(life))))
             if life.died is not None:
                 timed.append((life.died, 0, ("free", ids[index])))
         events += [event for *_, event in sorted(timed, key=lambda t: t[:2])]
@@ -97,6 +107,10 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
         survivors = [(life.nbytes, ids[i]) for i, life in enumerate(lives)
                      if life.died is None and life.born != 0]
     return events
+
+
+def _requested(life: StorageLife) -> int:
+    return life.requested or life.nbytes
 
 
 def _take(survivors: list[tuple[int, int]], nbytes: int) -> int | None:

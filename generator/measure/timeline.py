@@ -23,6 +23,10 @@ class StorageLife:
     key: int = 0
     """Which storage: unique among the storages alive at one moment (its id), so that a
     storage alive across two trackers' steps can be matched (reserved.py)."""
+    requested: int = 0
+    """The storage's own bytes, before `nbytes` rounded them to the allocator's blocks (0:
+    the same as nbytes): the allocator model rounds them itself, and a trace of them can be
+    fitted over sizes (reserved.py, the calculator)."""
 
 
 @dataclass

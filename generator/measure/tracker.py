@@ -192,7 +192,7 @@ class MemoryTracker(TorchDispatchMode):
             life = StorageLife(nbytes=round_up(storage.nbytes(), self.round_bytes),
                                category=category,
                                born=next(self._clock) if born is None else born, module=module,
-                               key=id(storage))
+                               key=id(storage), requested=storage.nbytes())
             key = id(storage)
             ref = weakref.ref(storage, lambda _ref, key=key, life=life: self._on_free(key, life))
             self._live[key] = _Live(life, ref)

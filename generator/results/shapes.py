@@ -95,6 +95,7 @@ class AllocatorPrediction(TypedDict):
     context_bytes: list[int]
     """The CUDA context's size on the modelled GPU, low and high (gpu_overheads.py): what
     nvidia-smi shows on top of reserved memory."""
+    # With allocation_trace, also "trace": the events replayed (generator/allocator/trace.py).
 
 
 class Figures(TypedDict):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from browser_harness import FIXTURE_RESULTS, open_page
@@ -34,6 +35,14 @@ def built_site(tmp_path_factory):
     return root
 
 
+def _template(data: Path, fit: dict) -> dict | None:
+    """The replay template the widget loads: the script's object literal is JSON."""
+    if not fit["replay"]:
+        return None
+    text = (data / "calculator" / f"{fit['replay']}.js").read_text(encoding="utf-8")
+    return json.loads(text.split("] = ", 1)[1].rstrip().rstrip(";"))
+
+
 @pytest.mark.parametrize("page", ["", "en/", "reports/bert-base/", "en/reports/bert-base/"])
 def test_widget_matches_python(page, site, session, built_site):
     lang = "en" if page.startswith("en/") else "zh"
@@ -53,7 +62,9 @@ def test_widget_matches_python(page, site, session, built_site):
     p.keyboard.press("Tab")
     fit = next(f for f in data["fits"] if f["model"] == model and f["precision"] == "amp-bf16"
                and f["levers"] == "ckpt")
-    shown = verdicts.figures(fit, 48, 256)
+    template = _template(built_site / "docs" / lang / "data", fit)
+    assert template is not None, fit["replay_problem"]
+    shown = verdicts.figures(fit, 48, 256, template)
     assert float(p.get_attribute(".calc-allocated", "data-bytes")) == pytest.approx(
         shown["allocated"], rel=1e-12)
     assert float(p.get_attribute(".calc-reserved", "data-bytes")) == pytest.approx(
@@ -65,12 +76,12 @@ def test_widget_matches_python(page, site, session, built_site):
     for i, card in enumerate(data["cards"]):
         row = rows.nth(i)
         assert row.get_attribute("data-card") == card["name"]
-        expected = verdicts.verdict(fit, card, 48, 256)
+        expected = verdicts.verdict(fit, card, 48, 256, template)
         assert row.locator(".calc-verdict").get_attribute("data-verdict") == expected
         if expected == "fits":
             assert row.locator(".calc-verdict").inner_text() == FITS_WORD[lang]
         assert int(row.locator(".calc-largest").get_attribute("data-batch")) == \
-            verdicts.largest_batch(fit, card, 256)
+            verdicts.largest_batch(fit, card, 256, template)
     p.fill(".calc input[name=batch]", "1")  # 256 tokens: below the fitted range
     p.keyboard.press("Tab")
     assert OUTSIDE[lang] in p.inner_text(".calc-outside")

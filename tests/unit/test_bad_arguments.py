@@ -161,3 +161,4 @@ def test_estimate_says_whether_the_step_fits(cli, project: Path) -> None:
     assert fits.startswith("fits in 4.00 GiB: yes"), fits
     _, short = _estimate_budget(cli, project, "1KiB")
     assert short.startswith("fits in 1.00 KiB: no"), short
+

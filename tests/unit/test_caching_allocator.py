@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from generator.measure.allocator_blocks import allocation_size, round_size
-from generator.measure.caching_allocator import CachingAllocator, simulate
+from generator.allocator.blocks import allocation_size, round_size
+from generator.allocator.caching import CachingAllocator, simulate
 
 KiB, MiB = 1 << 10, 1 << 20
 

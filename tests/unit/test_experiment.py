@@ -35,7 +35,8 @@ def test_every_declared_option_is_a_flag_of_estimate(cli, tmp_path: Path) -> Non
     for name, opt in declared.items():
         flag = "--" + name.replace("_", "-")
         assert (flag in flags) == (opt.cli or name == "model"), flag
-        assert opt.help.split(" (")[0][:20] in " ".join(proc.stdout.split()), name
+        if opt.cli:
+            assert opt.help.split(" (")[0][:20] in " ".join(proc.stdout.split()), name
 
 
 def test_choices_hold_their_defaults() -> None:
@@ -112,6 +113,16 @@ def test_validation_reports_every_problem_at_once() -> None:
         Experiment(**TINY, backend="cpu", device="cuda")
     with pytest.raises(ConfigError, match="2⁶³"):
         Experiment(**{**TINY, "batch_size": 2**63})
+    with pytest.raises(ConfigError, match="allocation_trace needs the estimate backend"):
+        Experiment(**TINY, device="cpu", allocation_trace=True)
+    with pytest.raises(ConfigError, match="allocation_trace must be true or false"):
+        Experiment(**TINY, allocation_trace="yes")
+
+
+def test_a_trace_is_its_own_result_but_the_same_step() -> None:
+    plain, traced = Experiment(**TINY), Experiment(**TINY, allocation_trace=True)
+    assert traced.key == plain.key + "-trace"
+    assert traced.step_options() == plain.step_options()
 
 
 def test_from_dict_refuses_unknown_and_missing_fields_and_reads_sizes() -> None:

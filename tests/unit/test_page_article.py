@@ -162,3 +162,16 @@ def test_the_claims_page_gives_binary_units_with_decimal_beside(inputs, lang: st
     for cells in rows:
         ours = cells[2]
         assert len(decimal.findall(ours)) == len(beside.findall(ours)), ours
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_each_cpu_check_on_the_methodology_page_has_its_own_label(lang: str) -> None:
+    """The batch-1 CPU runs differ only in their step options (checkpointing, the optimizer's
+    kernels): each row of the accuracy table names them, so no two rows read alike."""
+    inputs = site_inputs(REPO_ROOT / "results")
+    page = page_markdown(article, article.context(*inputs), lang, "methodology.md")
+    cpu_word = {"en": "measured on the CPU", "zh": "CPU 实测"}[lang]
+    labels = [line.split(" | ")[0] for line in page.splitlines()
+              if line.startswith("| ") and cpu_word in line.split(" | ")[0]]
+    assert len(labels) >= 3
+    assert len(labels) == len(set(labels)), labels

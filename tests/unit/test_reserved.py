@@ -4,6 +4,8 @@ across steps is one allocation, and the cuBLAS workspaces come as forward and ba
 
 from __future__ import annotations
 
+from generator.allocator import trace
+from generator.allocator.caching import simulate
 from generator.measure.reserved import TrackedSteps, allocation_events, predict
 from generator.measure.timeline import StorageLife
 
@@ -89,3 +91,19 @@ def test_a_budget_below_what_the_allocator_needs_is_out_of_memory() -> None:
     assert small["error"] == "out_of_memory" and "out of memory" in small["error_detail"]
     roomy = measure(Experiment(model="tiny", batch_size=2, seq_len=16, gpu_memory=needed + 64 * MIB))
     assert roomy.get("error") is None
+
+
+def test_the_allocator_is_given_the_bytes_asked_for_and_can_keep_its_trace() -> None:
+    """Lives count rounded bytes; the allocator rounds by itself, and a trace keeps the
+    bytes asked for, which are what a size formula gives (the calculator's replay)."""
+    asked = StorageLife(nbytes=1536, category="activations", born=2, died=5, key=3,
+                        requested=1100)
+    step = TrackedSteps([life(MIB, 0, None, key=1, category="parameters"), asked])
+    events = allocation_events([step])
+    assert [e[2] for e in events if e[0] == "alloc"] == [MIB, 1100]
+    kept = predict([step], replays=2, keep_trace=True)
+    assert kept["trace"]["times"] == [1, 2]  # the replays read like the step they repeat
+    again = simulate(trace.as_tuples(trace.decode(kept["trace"])))
+    assert (again.peak_allocated_bytes, again.peak_reserved_bytes) == \
+        (kept["peak_allocated_bytes"], kept["peak_reserved_bytes"])
+    assert "trace" not in predict([step])

@@ -116,7 +116,7 @@ window.CALCULATOR_DATA = {
      "allocated": 4789216768,
      "batch": 4,
      "floor": false,
-     "key": "bert-base-b4-s512-fp32-adamw-estimate",
+     "key": "bert-base-b4-s512-fp32-adamw-estimate-trace",
      "reserved": 4955570176,
      "seq": 512
     },
@@ -124,7 +124,7 @@ window.CALCULATOR_DATA = {
      "allocated": 3598030848,
      "batch": 32,
      "floor": false,
-     "key": "bert-base-b32-s64-fp32-adamw-estimate",
+     "key": "bert-base-b32-s64-fp32-adamw-estimate-trace",
      "reserved": 3755999232,
      "seq": 64
     },
@@ -132,7 +132,7 @@ window.CALCULATOR_DATA = {
      "allocated": 23066285568,
      "batch": 64,
      "floor": false,
-     "key": "bert-base-b64-s256-fp32-adamw-estimate",
+     "key": "bert-base-b64-s256-fp32-adamw-estimate-trace",
      "reserved": 24201134080,
      "seq": 256
     },
@@ -140,7 +140,7 @@ window.CALCULATOR_DATA = {
      "allocated": 39290376704,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s128-fp32-adamw-estimate",
+     "key": "bert-base-b256-s128-fp32-adamw-estimate-trace",
      "reserved": 42513465344,
      "seq": 128
     },
@@ -148,7 +148,7 @@ window.CALCULATOR_DATA = {
      "allocated": 218234854912,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s512-fp32-adamw-estimate",
+     "key": "bert-base-b256-s512-fp32-adamw-estimate-trace",
      "reserved": 233486417920,
      "seq": 512
     },
@@ -156,7 +156,7 @@ window.CALCULATOR_DATA = {
      "allocated": 142132875264,
      "batch": 2048,
      "floor": false,
-     "key": "bert-base-b2048-s64-fp32-adamw-estimate",
+     "key": "bert-base-b2048-s64-fp32-adamw-estimate-trace",
      "reserved": 157284302848,
      "seq": 64
     }
@@ -172,6 +172,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "bert-base-fp32-adamw-none",
+   "replay_problem": null,
    "reserved": {
     "fixed": 1344032412.4429536,
     "floor": 0.0,
@@ -210,7 +212,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2269642752,
      "batch": 4,
      "floor": true,
-     "key": "bert-base-b4-s512-fp32-adamw-estimate-ckpt",
+     "key": "bert-base-b4-s512-fp32-adamw-estimate-ckpt-trace",
      "reserved": 3187671040,
      "seq": 512
     },
@@ -218,7 +220,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2267713536,
      "batch": 32,
      "floor": true,
-     "key": "bert-base-b32-s64-fp32-adamw-estimate-ckpt",
+     "key": "bert-base-b32-s64-fp32-adamw-estimate-ckpt-trace",
      "reserved": 3175088128,
      "seq": 64
     },
@@ -226,7 +228,7 @@ window.CALCULATOR_DATA = {
      "allocated": 8264586752,
      "batch": 64,
      "floor": false,
-     "key": "bert-base-b64-s256-fp32-adamw-estimate-ckpt",
+     "key": "bert-base-b64-s256-fp32-adamw-estimate-ckpt-trace",
      "reserved": 9992929280,
      "seq": 256
     },
@@ -234,7 +236,7 @@ window.CALCULATOR_DATA = {
      "allocated": 15124107776,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s128-fp32-adamw-estimate-ckpt",
+     "key": "bert-base-b256-s128-fp32-adamw-estimate-ckpt-trace",
      "reserved": 19253952512,
      "seq": 128
     },
@@ -242,7 +244,7 @@ window.CALCULATOR_DATA = {
      "allocated": 56343109120,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s512-fp32-adamw-estimate-ckpt",
+     "key": "bert-base-b256-s512-fp32-adamw-estimate-ckpt-trace",
      "reserved": 65959624704,
      "seq": 512
     },
@@ -250,7 +252,7 @@ window.CALCULATOR_DATA = {
      "allocated": 56344238080,
      "batch": 2048,
      "floor": false,
-     "key": "bert-base-b2048-s64-fp32-adamw-estimate-ckpt",
+     "key": "bert-base-b2048-s64-fp32-adamw-estimate-ckpt-trace",
      "reserved": 59215183872,
      "seq": 64
     }
@@ -266,6 +268,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "bert-base-fp32-adamw-ckpt",
+   "replay_problem": null,
    "reserved": {
     "fixed": 2224987249.2137547,
     "floor": 0.0,
@@ -301,7 +305,7 @@ window.CALCULATOR_DATA = {
      "allocated": 4143250432,
      "batch": 4,
      "floor": false,
-     "key": "bert-base-b4-s512-amp-fp16-adamw-estimate",
+     "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-trace",
      "reserved": 4305453056,
      "seq": 512
     },
@@ -309,7 +313,7 @@ window.CALCULATOR_DATA = {
      "allocated": 3243353600,
      "batch": 32,
      "floor": false,
-     "key": "bert-base-b32-s64-amp-fp16-adamw-estimate",
+     "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-trace",
      "reserved": 3399483392,
      "seq": 64
     },
@@ -317,7 +321,7 @@ window.CALCULATOR_DATA = {
      "allocated": 17401596928,
      "batch": 64,
      "floor": false,
-     "key": "bert-base-b64-s256-amp-fp16-adamw-estimate",
+     "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-trace",
      "reserved": 19593691136,
      "seq": 256
     },
@@ -325,7 +329,7 @@ window.CALCULATOR_DATA = {
      "allocated": 28932935680,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s128-amp-fp16-adamw-estimate",
+     "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-trace",
      "reserved": 34233909248,
      "seq": 128
     },
@@ -333,7 +337,7 @@ window.CALCULATOR_DATA = {
      "allocated": 161550099456,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s512-amp-fp16-adamw-estimate",
+     "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-trace",
      "reserved": 187183398912,
      "seq": 512
     },
@@ -341,7 +345,7 @@ window.CALCULATOR_DATA = {
      "allocated": 102361650688,
      "batch": 2048,
      "floor": false,
-     "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate",
+     "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-trace",
      "reserved": 126584094720,
      "seq": 64
     }
@@ -357,6 +361,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "bert-base-amp-fp16-adamw-none",
+   "replay_problem": null,
    "reserved": {
     "fixed": 1452162311.65609,
     "floor": 0.0,
@@ -395,7 +401,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2297947648,
      "batch": 4,
      "floor": true,
-     "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-ckpt",
+     "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 3166699520,
      "seq": 512
     },
@@ -403,7 +409,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2301093376,
      "batch": 32,
      "floor": true,
-     "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-ckpt",
+     "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 3189768192,
      "seq": 64
     },
@@ -411,7 +417,7 @@ window.CALCULATOR_DATA = {
      "allocated": 7232553984,
      "batch": 64,
      "floor": false,
-     "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-ckpt",
+     "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 10169090048,
      "seq": 256
     },
@@ -419,7 +425,7 @@ window.CALCULATOR_DATA = {
      "allocated": 13025523712,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-ckpt",
+     "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 18826133504,
      "seq": 128
     },
@@ -427,7 +433,7 @@ window.CALCULATOR_DATA = {
      "allocated": 47787609088,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-ckpt",
+     "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 66565701632,
      "seq": 512
     },
@@ -435,7 +441,7 @@ window.CALCULATOR_DATA = {
      "allocated": 47787867648,
      "batch": 2048,
      "floor": false,
-     "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-ckpt",
+     "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 57103351808,
      "seq": 64
     }
@@ -451,6 +457,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "bert-base-amp-fp16-adamw-ckpt",
+   "replay_problem": null,
    "reserved": {
     "fixed": 2238738016.546221,
     "floor": 0.0,
@@ -486,7 +494,7 @@ window.CALCULATOR_DATA = {
      "allocated": 4142638080,
      "batch": 4,
      "floor": false,
-     "key": "bert-base-b4-s512-amp-bf16-adamw-estimate",
+     "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-trace",
      "reserved": 4305453056,
      "seq": 512
     },
@@ -494,7 +502,7 @@ window.CALCULATOR_DATA = {
      "allocated": 3239679488,
      "batch": 32,
      "floor": false,
-     "key": "bert-base-b32-s64-amp-bf16-adamw-estimate",
+     "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-trace",
      "reserved": 3391094784,
      "seq": 64
     },
@@ -502,7 +510,7 @@ window.CALCULATOR_DATA = {
      "allocated": 17401592832,
      "batch": 64,
      "floor": false,
-     "key": "bert-base-b64-s256-amp-bf16-adamw-estimate",
+     "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-trace",
      "reserved": 19593691136,
      "seq": 256
     },
@@ -510,7 +518,7 @@ window.CALCULATOR_DATA = {
      "allocated": 28932931584,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s128-amp-bf16-adamw-estimate",
+     "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-trace",
      "reserved": 34233909248,
      "seq": 128
     },
@@ -518,7 +526,7 @@ window.CALCULATOR_DATA = {
      "allocated": 161550095360,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s512-amp-bf16-adamw-estimate",
+     "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-trace",
      "reserved": 187183398912,
      "seq": 512
     },
@@ -526,7 +534,7 @@ window.CALCULATOR_DATA = {
      "allocated": 102361646592,
      "batch": 2048,
      "floor": false,
-     "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate",
+     "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-trace",
      "reserved": 126584094720,
      "seq": 64
     }
@@ -542,6 +550,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "bert-base-amp-bf16-adamw-none",
+   "replay_problem": null,
    "reserved": {
     "fixed": 1446576340.0610545,
     "floor": 0.0,
@@ -580,7 +590,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2302662656,
      "batch": 4,
      "floor": true,
-     "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-ckpt",
+     "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 3166699520,
      "seq": 512
     },
@@ -588,7 +598,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2303008768,
      "batch": 32,
      "floor": true,
-     "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-ckpt",
+     "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 3189768192,
      "seq": 64
     },
@@ -596,7 +606,7 @@ window.CALCULATOR_DATA = {
      "allocated": 7232549888,
      "batch": 64,
      "floor": false,
-     "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-ckpt",
+     "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 10169090048,
      "seq": 256
     },
@@ -604,7 +614,7 @@ window.CALCULATOR_DATA = {
      "allocated": 13024471040,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-ckpt",
+     "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 18826133504,
      "seq": 128
     },
@@ -612,7 +622,7 @@ window.CALCULATOR_DATA = {
      "allocated": 47787604992,
      "batch": 256,
      "floor": false,
-     "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-ckpt",
+     "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 66565701632,
      "seq": 512
     },
@@ -620,7 +630,7 @@ window.CALCULATOR_DATA = {
      "allocated": 47787863552,
      "batch": 2048,
      "floor": false,
-     "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-ckpt",
+     "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 57103351808,
      "seq": 64
     }
@@ -636,6 +646,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "bert-base-amp-bf16-adamw-ckpt",
+   "replay_problem": null,
    "reserved": {
     "fixed": 2238738016.546221,
     "floor": 0.0,
@@ -671,7 +683,7 @@ window.CALCULATOR_DATA = {
      "allocated": 7704147968,
      "batch": 2,
      "floor": false,
-     "key": "gpt2-small-b2-s1024-fp32-adamw-estimate",
+     "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-trace",
      "reserved": 7983857664,
      "seq": 1024
     },
@@ -679,7 +691,7 @@ window.CALCULATOR_DATA = {
      "allocated": 5326443520,
      "batch": 16,
      "floor": false,
-     "key": "gpt2-small-b16-s128-fp32-adamw-estimate",
+     "key": "gpt2-small-b16-s128-fp32-adamw-estimate-trace",
      "reserved": 6002049024,
      "seq": 128
     },
@@ -687,7 +699,7 @@ window.CALCULATOR_DATA = {
      "allocated": 39647099904,
      "batch": 32,
      "floor": false,
-     "key": "gpt2-small-b32-s512-fp32-adamw-estimate",
+     "key": "gpt2-small-b32-s512-fp32-adamw-estimate-trace",
      "reserved": 42024828928,
      "seq": 512
     },
@@ -695,7 +707,7 @@ window.CALCULATOR_DATA = {
      "allocated": 66805718528,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s256-fp32-adamw-estimate",
+     "key": "gpt2-small-b128-s256-fp32-adamw-estimate-trace",
      "reserved": 72550973440,
      "seq": 256
     },
@@ -703,7 +715,7 @@ window.CALCULATOR_DATA = {
      "allocated": 393159276032,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s1024-fp32-adamw-estimate",
+     "key": "gpt2-small-b128-s1024-fp32-adamw-estimate-trace",
      "reserved": 419042426880,
      "seq": 1024
     },
@@ -711,7 +723,7 @@ window.CALCULATOR_DATA = {
      "allocated": 240584514560,
      "batch": 1024,
      "floor": false,
-     "key": "gpt2-small-b1024-s128-fp32-adamw-estimate",
+     "key": "gpt2-small-b1024-s128-fp32-adamw-estimate-trace",
      "reserved": 267074404352,
      "seq": 128
     }
@@ -727,6 +739,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "gpt2-small-fp32-adamw-none",
+   "replay_problem": null,
    "reserved": {
     "fixed": 1763855478.359511,
     "floor": 0.0,
@@ -765,7 +779,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2888431616,
      "batch": 2,
      "floor": false,
-     "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-ckpt",
+     "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-ckpt-trace",
      "reserved": 3900702720,
      "seq": 1024
     },
@@ -773,7 +787,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2884493312,
      "batch": 16,
      "floor": false,
-     "key": "gpt2-small-b16-s128-fp32-adamw-estimate-ckpt",
+     "key": "gpt2-small-b16-s128-fp32-adamw-estimate-ckpt-trace",
      "reserved": 4297064448,
      "seq": 128
     },
@@ -781,7 +795,7 @@ window.CALCULATOR_DATA = {
      "allocated": 12155796480,
      "batch": 32,
      "floor": false,
-     "key": "gpt2-small-b32-s512-fp32-adamw-estimate-ckpt",
+     "key": "gpt2-small-b32-s512-fp32-adamw-estimate-ckpt-trace",
      "reserved": 15934160896,
      "seq": 512
     },
@@ -789,7 +803,7 @@ window.CALCULATOR_DATA = {
      "allocated": 22707765248,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s256-fp32-adamw-estimate-ckpt",
+     "key": "gpt2-small-b128-s256-fp32-adamw-estimate-ckpt-trace",
      "reserved": 30039605248,
      "seq": 256
     },
@@ -797,7 +811,7 @@ window.CALCULATOR_DATA = {
      "allocated": 86298269696,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s1024-fp32-adamw-estimate-ckpt",
+     "key": "gpt2-small-b128-s1024-fp32-adamw-estimate-ckpt-trace",
      "reserved": 134630866944,
      "seq": 1024
     },
@@ -805,7 +819,7 @@ window.CALCULATOR_DATA = {
      "allocated": 85938467840,
      "batch": 1024,
      "floor": false,
-     "key": "gpt2-small-b1024-s128-fp32-adamw-estimate-ckpt",
+     "key": "gpt2-small-b1024-s128-fp32-adamw-estimate-ckpt-trace",
      "reserved": 118973530112,
      "seq": 128
     }
@@ -821,6 +835,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "gpt2-small-fp32-adamw-ckpt",
+   "replay_problem": null,
    "reserved": {
     "fixed": 2179454231.456534,
     "floor": 0.0,
@@ -856,7 +872,7 @@ window.CALCULATOR_DATA = {
      "allocated": 6621848064,
      "batch": 2,
      "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate",
+     "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-trace",
      "reserved": 7107248128,
      "seq": 1024
     },
@@ -864,7 +880,7 @@ window.CALCULATOR_DATA = {
      "allocated": 4758194176,
      "batch": 16,
      "floor": false,
-     "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate",
+     "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-trace",
      "reserved": 5060427776,
      "seq": 128
     },
@@ -872,7 +888,7 @@ window.CALCULATOR_DATA = {
      "allocated": 31580546048,
      "batch": 32,
      "floor": false,
-     "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate",
+     "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-trace",
      "reserved": 37331402752,
      "seq": 512
     },
@@ -880,7 +896,7 @@ window.CALCULATOR_DATA = {
      "allocated": 52851300352,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate",
+     "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-trace",
      "reserved": 65525514240,
      "seq": 256
     },
@@ -888,7 +904,7 @@ window.CALCULATOR_DATA = {
      "allocated": 307560254464,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate",
+     "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-trace",
      "reserved": 362505306112,
      "seq": 1024
     },
@@ -896,7 +912,7 @@ window.CALCULATOR_DATA = {
      "allocated": 188808443904,
      "batch": 1024,
      "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate",
+     "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-trace",
      "reserved": 216048599040,
      "seq": 128
     }
@@ -912,6 +928,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "gpt2-small-amp-fp16-adamw-none",
+   "replay_problem": null,
    "reserved": {
     "fixed": 1539223776.170195,
     "floor": 0.0,
@@ -950,7 +968,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2929707520,
      "batch": 2,
      "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 3701473280,
      "seq": 1024
     },
@@ -958,7 +976,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2927016960,
      "batch": 16,
      "floor": false,
-     "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 3875536896,
      "seq": 128
     },
@@ -966,7 +984,7 @@ window.CALCULATOR_DATA = {
      "allocated": 10738667520,
      "batch": 32,
      "floor": false,
-     "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 14256439296,
      "seq": 512
     },
@@ -974,7 +992,7 @@ window.CALCULATOR_DATA = {
      "allocated": 19620747264,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 33030144000,
      "seq": 256
     },
@@ -982,7 +1000,7 @@ window.CALCULATOR_DATA = {
      "allocated": 73176715776,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 118812049408,
      "seq": 1024
     },
@@ -990,7 +1008,7 @@ window.CALCULATOR_DATA = {
      "allocated": 72818342400,
      "batch": 1024,
      "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-ckpt-trace",
      "reserved": 104589164544,
      "seq": 128
     }
@@ -1006,6 +1024,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "gpt2-small-amp-fp16-adamw-ckpt",
+   "replay_problem": null,
    "reserved": {
     "fixed": 2046003193.4251018,
     "floor": 0.0,
@@ -1041,7 +1061,7 @@ window.CALCULATOR_DATA = {
      "allocated": 6621845504,
      "batch": 2,
      "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate",
+     "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-trace",
      "reserved": 7107248128,
      "seq": 1024
     },
@@ -1049,7 +1069,7 @@ window.CALCULATOR_DATA = {
      "allocated": 4771443200,
      "batch": 16,
      "floor": false,
-     "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate",
+     "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-trace",
      "reserved": 5419040768,
      "seq": 128
     },
@@ -1057,7 +1077,7 @@ window.CALCULATOR_DATA = {
      "allocated": 31580543488,
      "batch": 32,
      "floor": false,
-     "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate",
+     "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-trace",
      "reserved": 37331402752,
      "seq": 512
     },
@@ -1065,7 +1085,7 @@ window.CALCULATOR_DATA = {
      "allocated": 52851297792,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate",
+     "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-trace",
      "reserved": 65525514240,
      "seq": 256
     },
@@ -1073,7 +1093,7 @@ window.CALCULATOR_DATA = {
      "allocated": 307560251904,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate",
+     "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-trace",
      "reserved": 362505306112,
      "seq": 1024
     },
@@ -1081,7 +1101,7 @@ window.CALCULATOR_DATA = {
      "allocated": 188808441344,
      "batch": 1024,
      "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate",
+     "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-trace",
      "reserved": 216048599040,
      "seq": 128
     }
@@ -1097,6 +1117,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "gpt2-small-amp-bf16-adamw-none",
+   "replay_problem": null,
    "reserved": {
     "fixed": 1787366621.9289796,
     "floor": 0.0,
@@ -1135,7 +1157,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2929704960,
      "batch": 2,
      "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 3701473280,
      "seq": 1024
     },
@@ -1143,7 +1165,7 @@ window.CALCULATOR_DATA = {
      "allocated": 2928325120,
      "batch": 16,
      "floor": false,
-     "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 3896508416,
      "seq": 128
     },
@@ -1151,7 +1173,7 @@ window.CALCULATOR_DATA = {
      "allocated": 10738664960,
      "batch": 32,
      "floor": false,
-     "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 14256439296,
      "seq": 512
     },
@@ -1159,7 +1181,7 @@ window.CALCULATOR_DATA = {
      "allocated": 19620744704,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 33030144000,
      "seq": 256
     },
@@ -1167,7 +1189,7 @@ window.CALCULATOR_DATA = {
      "allocated": 73176713216,
      "batch": 128,
      "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 118812049408,
      "seq": 1024
     },
@@ -1175,7 +1197,7 @@ window.CALCULATOR_DATA = {
      "allocated": 72818339840,
      "batch": 1024,
      "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-ckpt",
+     "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-ckpt-trace",
      "reserved": 104589164544,
      "seq": 128
     }
@@ -1191,6 +1213,8 @@ window.CALCULATOR_DATA = {
      131072
     ]
    },
+   "replay": "gpt2-small-amp-bf16-adamw-ckpt",
+   "replay_problem": null,
    "reserved": {
     "fixed": 2055905059.9457202,
     "floor": 0.0,
@@ -1221,7 +1245,7 @@ window.CALCULATOR_DATA = {
   "amp-fp16",
   "amp-bf16"
  ],
- "schema_version": 1,
+ "schema_version": 2,
  "start": {
   "batch": 32,
   "seq": 128

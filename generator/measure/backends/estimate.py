@@ -74,7 +74,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         allocator = reserved.predict(
             [TrackedSteps(warm.lives(), warm.phases()), measured],
             workspace_bytes=gpu.cublas_workspace_bytes, workspaces=gpu.cublas_workspaces,
-            capacity=capacity, expandable_segments=exp.expandable_segments)
+            capacity=capacity, expandable_segments=exp.expandable_segments,
+            keep_trace=exp.allocation_trace)
         allocator["context_bytes"] = [gpu.context_bytes_low, gpu.context_bytes_high]
         notes.append(f"allocated and reserved peaks: the CUDA caching allocator's rules "
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "

@@ -1,10 +1,17 @@
 """The "will it fit?" calculator: a widget on the home page and the model reports that
-predicts a step's allocated and reserved peaks, and what nvidia-smi would show, from planes
-fitted to the estimates of calculator.toml, and lists the common GPUs it fits.
+predicts a step's allocated and reserved peaks, and what nvidia-smi would show, from the
+estimates of calculator.toml, and lists the common GPUs it fits.
+
+Each lever set's estimates keep their allocation traces; replay.py fits every allocation's
+size over them, and the widget replays the fitted trace through the caching allocator at the
+reader's size (exact where the fit is). Planes (planes.py) fitted to the same estimates
+remain for a lever set whose traces cannot be fitted, and give the search for the largest
+batch its first guess.
 
 It has no page of its own: its context is the fits, written as data files (calculator.json,
-and calculator.js, the same data as a script so that the widget also works from file://)
-that docs/assets/calculator.js reads; templates/calculator/ holds the widget's markup.
+and calculator.js, the same data as a script so that the widget also works from file://;
+calculator/<fit>.js, each replay template as a script, loaded when chosen) that
+docs/assets/calculator.js reads; templates/calculator/ holds the widget's markup.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from typing import Any
 
 from generator.experiment import step_options_of
 from generator.results.shapes import StepResult
-from generator.site.pages.calculator import gpus, grid
+from generator.site.pages.calculator import gpus, grid, replay
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane
 from generator.site.pages.sweeps.fits import peak_phase
 from generator.site.style.labels import PRECISION_LABELS
@@ -24,7 +31,7 @@ from generator.site.templating import kind
 
 PAGES = ()
 DATA_NAME = "calculator"
-SCHEMA = 1
+SCHEMA = 2
 #: Fewer points than this cannot both fit three coefficients and say how well they fit.
 MIN_POINTS = 4
 
@@ -42,10 +49,12 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
         if r["key"] in keys and not r.get("error") and r.get("allocator"):
             e = r["experiment"]
             groups[(e["model"], e["precision"], e["optimizer"], levers_of(e))].append(r)
-    fits = [fit_group(group) for _, group in sorted(groups.items())
-            if len(group) >= MIN_POINTS]
-    if not fits:
+    fitted = [fit_group(group) for _, group in sorted(groups.items())
+              if len(group) >= MIN_POINTS]
+    if not fitted:
         return None
+    fits = [fit for fit, _ in fitted]
+    replays = {fit["replay"]: template for fit, template in fitted if template}
     order = list(PRECISION_LABELS)
     # no levers first: the widget opens on the plain step
     fits.sort(key=lambda f: (f["model"], order.index(f["precision"]), f["levers"] != "none",
@@ -63,7 +72,8 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "models": sorted({f["model"] for f in fits}),
             "precisions": [p for p in order if any(f["precision"] == p for f in fits)],
             "levers": list(dict.fromkeys(f["levers"] for f in fits)),
-            "lever_words": {f["levers"]: f["lever_words"] for f in fits}}
+            "lever_words": {f["levers"]: f["lever_words"] for f in fits},
+            "replays": replays}
 
 
 def levers_of(exp: dict[str, Any]) -> str:
@@ -71,8 +81,9 @@ def levers_of(exp: dict[str, Any]) -> str:
     return "+".join(opt.tag(value) for opt, value in step_options_of(exp)) or "none"
 
 
-def fit_group(group: list[StepResult]) -> dict[str, Any]:
-    """One model, precision and lever set: both peaks fitted, with the range and sources."""
+def fit_group(group: list[StepResult]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One model, precision and lever set: both peaks fitted, with the range and sources;
+    and its replay template (None where the traces do not fit, said in "replay_problem")."""
     group = sorted(group, key=lambda r: (r["experiment"]["batch_size"], r["experiment"]["seq_len"]))
     first = group[0]
     e = first["experiment"]
@@ -81,6 +92,8 @@ def fit_group(group: list[StepResult]) -> dict[str, Any]:
     fitted = FitRange.of(allocated.points)
     words = {lang: ", ".join(opt.words(value)[lang] for opt, value in step_options_of(e))
              for lang in ("en", "zh")}
+    name = f"{e['model']}-{e['precision']}-{e['optimizer']}-{levers_of(e)}"
+    template, problem = _template(group)
     return {
         "model": e["model"], "precision": e["precision"], "optimizer": e["optimizer"],
         "levers": levers_of(e), "lever_words": words if any(words.values()) else None,
@@ -95,7 +108,26 @@ def fit_group(group: list[StepResult]) -> dict[str, Any]:
                     "allocated": r["allocator"]["peak_allocated_bytes"],
                     "reserved": r["allocator"]["peak_reserved_bytes"],
                     "floor": peak_phase(r) == "optimizer", "key": r["key"]} for r in group],
-    }
+        "replay": name if template else None, "replay_problem": problem,
+    }, template
+
+
+def _template(group: list[StepResult]) -> tuple[dict[str, Any] | None, str | None]:
+    """The group's traces fitted, checked to give each estimate's own peaks back."""
+    traced = [r for r in group if r["allocator"].get("trace")]
+    if len(traced) < len(group):
+        return None, "estimates without an allocation trace (allocation_trace = true)"
+    try:
+        template = replay.template([(r["experiment"]["batch_size"], r["experiment"]["seq_len"],
+                                     r["allocator"]["trace"]) for r in group])
+    except replay.NotReplayable as problem:
+        return None, str(problem)
+    for r in group:
+        peaks = replay.peaks(template, r["experiment"]["batch_size"], r["experiment"]["seq_len"])
+        truth = (r["allocator"]["peak_allocated_bytes"], r["allocator"]["peak_reserved_bytes"])
+        if peaks != truth:
+            return None, f"the replay gives {peaks} at {r['key']}, the estimate {truth}"
+    return template, None
 
 
 def _point(result: StepResult, field: str) -> Point:
@@ -106,6 +138,13 @@ def _point(result: StepResult, field: str) -> Point:
 
 def data_files(ctx: dict[str, Any]) -> dict[str, str]:
     """What render writes under docs/<lang>/data/: the fits as JSON, and as a script."""
-    text = json.dumps(ctx, ensure_ascii=False, indent=1, sort_keys=True)
-    return {f"{DATA_NAME}.json": text + "\n",
-            f"{DATA_NAME}.js": f"window.CALCULATOR_DATA = {text};\n"}
+    fits = {key: value for key, value in ctx.items() if key != "replays"}
+    text = json.dumps(fits, ensure_ascii=False, indent=1, sort_keys=True)
+    files = {f"{DATA_NAME}.json": text + "\n",
+             f"{DATA_NAME}.js": f"window.CALCULATOR_DATA = {text};\n"}
+    for name, template in ctx["replays"].items():
+        compact = json.dumps(template, separators=(",", ":"), sort_keys=True)
+        files[f"{DATA_NAME}/{name}.js"] = (
+            f"(window.CALCULATOR_REPLAYS = window.CALCULATOR_REPLAYS || {{}})"
+            f"[{json.dumps(name)}] = {compact};\n")
+    return files

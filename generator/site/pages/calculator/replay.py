@@ -1,0 +1,135 @@
+"""Reserved memory at any size: one allocation trace fitted over the sizes of a lever set.
+
+Why not a plane, as for allocated memory: what the caching allocator reserves jumps between
+neighbouring sizes (whether a freed segment happens to fit the next request), so no smooth
+curve follows it. But the step's allocations are the same at every size, in the same order;
+only their sizes change, each a polynomial in batch and sequence length (b·s·hidden·4 for an
+activation, b·heads·s²·4 for eager attention's scores, a constant for a weight). So the
+calculator fits each allocation's size over the grid's estimates and the widget replays the
+whole sequence through the allocator model (docs/assets/caching-allocator.js, the same rules
+as generator/allocator/caching.py) at the size a reader picks: the reserved figure the
+estimate itself would give, not a fit to it.
+
+A template is {"monomials", "sizes": [coefficients per size], "steps", "times"}: the trace
+format of generator/allocator/trace.py, except that an allocation is the index of its size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+from generator.allocator import trace
+from generator.allocator.caching import simulate
+
+#: The terms a size may have: constant, per sample, per position, per token, and the s² of
+#: eager attention (per sample, or once, as a causal mask).
+MONOMIALS: dict[str, Callable[[int, int], int]] = {
+    "1": lambda b, s: 1, "b": lambda b, s: b, "s": lambda b, s: s, "b*s": lambda b, s: b * s,
+    "s*s": lambda b, s: s * s, "b*s*s": lambda b, s: b * s * s,
+}
+#: At most this many terms per size: with six grid points, a fit of three is still checked
+#: by three points it did not need.
+MAX_TERMS = 3
+#: A size that is a whole number of something counted by rounding (masked-LM positions,
+#: round(0.15·b·s) of them, each an int64) is no exact polynomial; the fit may miss it by
+#: this much, far under the allocator's 512-byte blocks.
+ROUNDING_SLACK = 64
+
+
+class NotReplayable(ValueError):
+    """The estimates' traces do not share one sequence, or a size is no polynomial."""
+
+
+def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any]:
+    """(batch, seq, trace) of each estimate of one lever set → the fitted template."""
+    if len(points) <= MAX_TERMS:
+        raise NotReplayable(f"{len(points)} traces cannot check a fit of {MAX_TERMS} terms")
+    texts = [trace.steps(p[2]) for p in points]
+    times = points[0][2]["times"]
+    if any(p[2]["times"] != times or len(t) != len(texts[0]) for p, t in zip(points, texts)):
+        raise NotReplayable("the traces repeat their steps differently")
+    sizes: dict[tuple[Fraction, ...], int] = {}
+    fitted: dict[tuple[int, ...], int] = {}
+    steps = []
+    for i in range(len(texts[0])):
+        numbers = [_numbers(t[i]) for t in texts]
+        if len({len(n) for n in numbers}) != 1:
+            raise NotReplayable(f"step {i + 1} has a different number of events at another size")
+        columns = list(zip(*numbers))
+        ops = []
+        for values in columns:
+            if values[0] < 0:  # a free: the same distance at every size
+                if len(set(values)) != 1:
+                    raise NotReplayable("the frees differ between sizes")
+                ops.append(values[0])
+                continue
+            if values not in fitted:
+                coefficients = fit_size([(b, s) for b, s, _ in points], values)
+                fitted[values] = sizes.setdefault(coefficients, len(sizes))
+            ops.append(fitted[values])
+        steps.append(",".join(map(str, ops)))
+    return {"monomials": list(MONOMIALS),
+            "sizes": [[_number(c) for c in coefficients] for coefficients in sizes],
+            "steps": steps, "times": list(times)}
+
+
+def _numbers(text: str) -> list[int]:
+    return [int(x) for x in text.split(",")] if text else []
+
+
+def _number(c: Fraction) -> int | float:
+    return int(c) if c.denominator == 1 else float(c)
+
+
+def fit_size(sizes: Sequence[tuple[int, int]], values: Sequence[int]) -> tuple[Fraction, ...]:
+    """The fewest terms of MONOMIALS whose exact (rational) combination gives every value;
+    a coefficient per monomial, zero for the unused ones."""
+    names = list(MONOMIALS)
+    for slack in (0, ROUNDING_SLACK):
+        for count in range(1, MAX_TERMS + 1):
+            for subset in itertools.combinations(names, count):
+                solution = _solve(subset, sizes, values, slack)
+                if solution is not None:
+                    return tuple(solution.get(name, Fraction(0)) for name in names)
+    raise NotReplayable(f"no size formula of up to {MAX_TERMS} terms gives {list(values)}")
+
+
+def _solve(subset, sizes, values, slack: int) -> dict[str, Fraction] | None:
+    """Least squares in exact arithmetic, accepted only if it misses no size by more than
+    `slack` bytes."""
+    rows = [[Fraction(MONOMIALS[m](b, s)) for m in subset] for b, s in sizes]
+    k = len(subset)
+    system = [[sum(r[i] * r[j] for r in rows) for j in range(k)]
+              + [sum(r[i] * v for r, v in zip(rows, values))] for i in range(k)]
+    for col in range(k):  # Gauss-Jordan; exact, so any non-zero pivot will do
+        pivot = next((r for r in range(col, k) if system[r][col] != 0), None)
+        if pivot is None:
+            return None
+        system[col], system[pivot] = system[pivot], system[col]
+        for r in range(k):
+            if r != col and system[r][col] != 0:
+                factor = system[r][col] / system[col][col]
+                system[r] = [a - factor * c for a, c in zip(system[r], system[col])]
+    solution = {m: system[i][k] / system[i][i] for i, m in enumerate(subset)}
+    close = all(abs(sum(c * MONOMIALS[m](b, s) for m, c in solution.items()) - v) <= slack
+                for (b, s), v in zip(sizes, values))
+    return solution if close else None
+
+
+def events_at(tmpl: dict[str, Any], batch: int, seq: int) -> list[int]:
+    """The template at one size as absolute events (trace.decode's form); what the widget's
+    calculator.js computes before it replays them."""
+    terms = [MONOMIALS[m](batch, seq) for m in tmpl["monomials"]]
+    nbytes = [max(0, math.floor(sum(c * t for c, t in zip(coefficients, terms)) + 0.5))
+              for coefficients in tmpl["sizes"]]
+    return trace.absolute([[nbytes[v] if v >= 0 else v for v in _numbers(text)]
+                           for text in tmpl["steps"]], tmpl["times"])
+
+
+def peaks(tmpl: dict[str, Any], batch: int, seq: int) -> tuple[int, int]:
+    """(peak allocated, peak reserved) of the template replayed at one size."""
+    report = simulate(trace.as_tuples(events_at(tmpl, batch, seq)))
+    return report.peak_allocated_bytes, report.peak_reserved_bytes
