@@ -1,6 +1,8 @@
-"""Show an estimate on fake tensors the memory of the CPU's fused LSTM kernel.
+"""Show an estimate on fake tensors the memory of the CPU's fused LSTM kernel, and of its
+oneDNN convolutions.
 
-kernel_workspaces.py gives the bytes; this module puts them where the estimate counts:
+kernel_workspaces.py gives the LSTM's bytes, kernel_probes.py measures the convolutions';
+this module puts them where the estimate counts:
 
 - `FakeLSTMWorkspace`, a TorchDispatchMode below the tracker, gives the fake
   `aten::mkldnn_rnn_layer` the workspace the real kernel returns in place of the meta
@@ -31,6 +33,7 @@ from torch.utils._python_dispatch import (
     _get_current_dispatch_mode_stack,
 )
 
+from generator.measure import kernel_probes
 from generator.measure.kernel_workspaces import LSTMLayer
 from generator.measure.tracker import MemoryTracker
 
@@ -71,7 +74,11 @@ def lstm_layer(func, args: tuple, kwargs: dict | None) -> LSTMLayer:
 
 def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
     """Bytes the real kernel of `func` allocates inside itself and frees before returning;
-    [] for every op but the modelled ones."""
+    [] for every op but the modelled ones (the LSTM's, by rule) and the probed ones
+    (oneDNN's convolutions, measured: kernel_probes.py)."""
+    if func in kernel_probes.PROBED:
+        hidden = kernel_probes.hidden_bytes(func, args, kwargs)
+        return [hidden] if hidden else []
     if func not in MODELLED:
         return []
     layer = lstm_layer(func, args, kwargs)
@@ -97,9 +104,11 @@ class FakeLSTMWorkspace(TorchDispatchMode):
     def __init__(self, device: str) -> None:
         super().__init__()
         self.device, self.modelled, self.lstm_calls = device, device == "cpu", 0
+        self.convolutions = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        self.convolutions += func in kernel_probes.PROBED
         if func is FORWARD:
             self.lstm_calls += 1
             if self.modelled and torch.is_grad_enabled() and out[3].numel() == 0:
@@ -110,12 +119,17 @@ class FakeLSTMWorkspace(TorchDispatchMode):
         return out
 
     def notes(self) -> list[str]:
-        """What the estimate says about the fused LSTM kernel, if the step ran one."""
+        """What the estimate says about the kernels it modelled, if the step ran them."""
+        notes = []
+        if self.modelled and self.convolutions:
+            notes.append("convolutions: the buffers oneDNN's kernels hold while they run "
+                         "(reorders, scratchpad) taken from running each shape's kernel once "
+                         "for real on the CPU that made the estimate (kernel_probes.py)")
         if not self.lstm_calls:
-            return []
-        return ["LSTM: oneDNN's workspace saved for backward and the buffers its kernels hold "
-                "while they run are modelled (kernel_workspaces.py); brgemm's per-thread "
-                "buffers (bf16) are not"]
+            return notes
+        return notes + ["LSTM: oneDNN's workspace saved for backward and the buffers its "
+                        "kernels hold while they run are modelled (kernel_workspaces.py); "
+                        "brgemm's per-thread buffers (bf16) are not"]
 
 
 class KernelBufferTracker(MemoryTracker):

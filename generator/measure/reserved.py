@@ -4,9 +4,9 @@
 allocator has taken from the driver, which hold the live tensors and the freed blocks it
 keeps for reuse. The tracker sees each storage's birth and death, which is the allocator's
 input; generator/allocator/caching.py replays that sequence with the allocator's rules. The
-run is the one users and published measurements see: the warm-up step (where the optimizer creates its
-state), the measured step, then the measured step's sequence replayed so that the cache
-settles (five steps in all, as the published H100 runs took).
+run is the one users and published measurements see: the warm-up step (where the optimizer
+creates its state), the measured step, then the measured step's sequence replayed so that
+the cache settles (five steps in all, as the published H100 runs took).
 """
 
 from __future__ import annotations

@@ -43,6 +43,11 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
      r"are not",
      "LSTM：oneDNN 为反向保存的工作区和内核运行时占用的缓冲区已建模（kernel_workspaces.py）；"
      "brgemm 的每线程缓冲区（bf16）没有建模"),
+    (r"convolutions: the buffers oneDNN's kernels hold while they run \(reorders, "
+     r"scratchpad\) taken from running each shape's kernel once for real on the CPU that "
+     r"made the estimate \(kernel_probes\.py\)",
+     "卷积：oneDNN 内核运行时占用的缓冲区（布局转换、scratchpad）"
+     "取自在做估算的那台 CPU 上把每种形状的内核真实运行一次（kernel_probes.py）"),
 )]
 ORIGINAL = {"zh": "（原文）", "en": ""}
 

@@ -29,7 +29,8 @@ def _step_events(batch: int, seq: int, layers: int = 3) -> tuple[list[tuple], li
             starts.append(len(events))
         made = []
         for layer in range(layers):
-            for name, nbytes in (("act", batch * seq * 768 * 4), ("scores", batch * 12 * seq * seq * 4),
+            for name, nbytes in (("act", batch * seq * 768 * 4),
+                                 ("scores", batch * 12 * seq * seq * 4),
                                  ("masked", round(0.15 * batch * seq) * 8), ("pos", seq * 8)):
                 key = (step, layer, name)
                 events.append(("alloc", key, nbytes))

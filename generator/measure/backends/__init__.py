@@ -34,7 +34,7 @@ def _freeze_imports() -> None:
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
-METHOD_VERSION = 9
+METHOD_VERSION = 10
 
 
 def backend_available(name: str) -> str | None:

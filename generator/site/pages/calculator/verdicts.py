@@ -33,9 +33,10 @@ class Predictor:
     def peaks(self, batch: int, seq: int) -> tuple[float, float]:
         """(allocated, reserved)."""
         if (batch, seq) not in self._seen:
+            fit = self.fit
             self._seen[batch, seq] = (
                 replay.peaks(self.template, batch, seq) if self.template else
-                (predict(self.fit["allocated"], batch, seq), predict(self.fit["reserved"], batch, seq)))
+                (predict(fit["allocated"], batch, seq), predict(fit["reserved"], batch, seq)))
         return self._seen[batch, seq]
 
 
