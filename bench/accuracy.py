@@ -66,7 +66,7 @@ def main() -> int:
             print(f"{name:<12} worst {stats['worst']:.2%}  median {stats['median']:.2%}  "
                   f"({stats['count']} runs)")
     for item in ctx["skipped"]:
-        print(f"skipped {item['name']}: {item['reason'].en}")
+        print(f"skipped {item['model']} ({item['count']} runs): {item['reason'].en}")
     if seconds is not None:
         print(f"estimated {len(ctx['rows'])} runs in {seconds:.0f} s")
     return 0

@@ -81,3 +81,22 @@ def accuracy_page_text(context) -> str:
 
 def test_without_estimates_there_is_no_page_context() -> None:
     assert accuracy.context([], []) is None
+
+
+def test_the_bench_script_prints_every_row_and_skip(context, monkeypatch, capsys) -> None:
+    """bench/accuracy.py prints the page's table: each row, the summary, each skipped model."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "bench" / "accuracy.py"
+    spec = importlib.util.spec_from_file_location("bench_accuracy", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(bench, "load_all", lambda _: [])
+    monkeypatch.setattr(bench.accuracy, "context", lambda *_: context)
+    monkeypatch.setattr("sys.argv", ["accuracy.py"])
+    assert bench.main() == 0
+    out = capsys.readouterr().out
+    for row in context["rows"]:
+        assert row["name"] in out
+    for item in context["skipped"]:
+        assert f"skipped {item['model']} ({item['count']} runs)" in out
