@@ -100,3 +100,23 @@ def test_the_bench_script_prints_every_row_and_skip(context, monkeypatch, capsys
         assert row["name"] in out
     for item in context["skipped"]:
         assert f"skipped {item['model']} ({item['count']} runs)" in out
+
+
+def _row(batch: int, seq: int, reserved_ratio: float, real_reserved: int, **kw) -> dict:
+    base = {"family": "gemma_2b", "precision": "MP", "checkpointing": False, "image_size": -1,
+            "batch_size": batch, "seq_len": seq, "real_reserved": real_reserved,
+            "reserved": int(real_reserved * reserved_ratio), "reserved_ratio": reserved_ratio}
+    return {**base, **kw}
+
+
+def test_a_reserved_miss_is_set_beside_its_twin_with_as_many_tokens() -> None:
+    miss = _row(8, 512, 1.08, 1000)
+    twin = _row(2, 2048, 1.01, 1000)
+    other_precision = _row(4, 1024, 1.0, 1000, precision="FP")
+    other_tokens = _row(8, 1024, 1.0, 1000)
+    pairs = accuracy.twins([miss, other_precision, other_tokens, twin])
+    assert len(pairs) == 1 and pairs[0]["miss"] is miss and pairs[0]["twin"] is twin
+    assert pairs[0]["real_gap"] == pytest.approx(0.0)
+    assert pairs[0]["estimate_gap"] == pytest.approx(1080 / 1010 - 1)
+    # A miss whose only same-size neighbour also misses has no twin.
+    assert accuracy.twins([miss, _row(2, 2048, 1.2, 1000)]) == []

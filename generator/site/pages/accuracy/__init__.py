@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.allocator.blocks import ROUND_LARGE
 from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
@@ -52,7 +53,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
                              r["checkpointing"], r["batch_size"], r["seq_len"]))
     notes = list(dict.fromkeys(n for r in rows for n in r["notes"]))
     return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
-            "summary": summary(rows),
+            "summary": summary(rows), "twins": twins(rows), "segment_rounding": ROUND_LARGE,
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
             "transformers": sorted({r["transformers"] or "?" for r in rows}),
@@ -113,6 +114,31 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "reserved_ac_misses": [r for r in checkpointed
                                if abs(r["reserved_ratio"] - 1) > TARGETS["reserved_worst"]],
     }
+
+
+def twins(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each run whose reserved peak misses its target, beside a run of the same model,
+    precision and checkpointing with as many tokens per step whose estimate is within it:
+    how far apart the pair's reserved peaks are on the GPU and in the estimate. A miss
+    without such a twin is left out."""
+    def missed(r: dict[str, Any]) -> bool:
+        return abs(r["reserved_ratio"] - 1) > TARGETS["reserved_worst"]
+
+    def same_step(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        return (a["family"], a["precision"], a["checkpointing"], a["image_size"],
+                a["batch_size"] * a["seq_len"]) == (
+                b["family"], b["precision"], b["checkpointing"], b["image_size"],
+                b["batch_size"] * b["seq_len"])
+
+    pairs = []
+    for miss in filter(missed, rows):
+        twin = next((r for r in rows if r is not miss and not missed(r)
+                     and same_step(r, miss)), None)
+        if twin is not None:
+            pairs.append({"miss": miss, "twin": twin,
+                          "real_gap": miss["real_reserved"] / twin["real_reserved"] - 1,
+                          "estimate_gap": miss["reserved"] / twin["reserved"] - 1})
+    return pairs
 
 
 def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
