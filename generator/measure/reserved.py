@@ -70,13 +70,15 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
     """("alloc", id, nbytes) and ("free", id) in the order they happen. Storages alive when
     a step begins (born at tick 0) are the ones the step before left alive, matched by the
     storage's key; before the first step they are allocated first (the model's parameters).
-    The cuBLAS workspaces are taken as the first step enters forward and backward. Sizes are
-    the storages' own (the allocator rounds them); step_starts, if given, gets the index of
-    each step's first event."""
+    The cuBLAS workspaces are taken as the first step that marks phases enters forward and
+    backward (a leading step without phases, e.g. building the model, runs no matmul). Sizes
+    are the storages' own (the allocator rounds them); step_starts, if given, gets the index
+    of each step's first event."""
     serial = itertools.count()
     events: list[tuple] = []
     alive: dict[int, int] = {}         # storage key → event id, across a step boundary
     survivors: list[tuple[int, int]] = []  # (nbytes, event id) born in the last step, alive
+    placed = False  # the cuBLAS workspaces, taken once
     for number, step in enumerate(list(steps) + [steps[-1]] * replays if steps else []):
         lives = step.lives
         if step_starts is not None:
@@ -92,7 +94,8 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
                     events.append(("alloc", ident, _requested(life)))
                 ids[index] = ident
         timed = []
-        if number == 0 and workspace_bytes:
+        if workspace_bytes and step.phases and not placed:
+            placed = True
             starts = {name: tick for name, tick in reversed(step.phases)}  # the first of each
             timed += [(starts[name], 1, ("alloc", ("cublas workspace", name), workspace_bytes))
                       for name in workspace_phases if name in starts]

@@ -59,6 +59,18 @@ def test_workspaces_are_taken_as_forward_and_backward_begin() -> None:
         [("alloc", 32 * MIB), ("alloc", MIB), ("alloc", 32 * MIB)]
 
 
+def test_workspaces_wait_for_the_first_step_that_runs_forward() -> None:
+    """A leading step without phases (building the model) runs no matmul: no workspace
+    there; the step after it takes them, once."""
+    building = TrackedSteps([life(MIB, 1, None, key=1, category="parameters"),
+                             life(2 * MIB, 2, 3, key=2)])
+    step = TrackedSteps([life(MIB, 0, None, key=1, category="parameters")],
+                        phases=[("forward", 1), ("backward", 5)])
+    events = allocation_events([building, step], replays=2, workspace_bytes=32 * MIB)
+    sizes = [e[2] for e in events if e[0] == "alloc"]
+    assert sizes == [MIB, 2 * MIB, 32 * MIB, 32 * MIB]
+
+
 def test_predict_counts_workspaces_in_allocated_and_reserved() -> None:
     step = TrackedSteps([life(5 * MIB, 3, 8, key=1)], phases=[("forward", 1), ("backward", 5)])
     without = predict([step], replays=0)
