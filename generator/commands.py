@@ -147,6 +147,9 @@ def estimate(args: argparse.Namespace) -> int:
     if args.gpu_memory is not None:
         print(f"fits in {format_bytes(args.gpu_memory)}: "
               f"{fit_verdict(args.gpu_memory, peak, allocator)}")
+    for note in result.get("notes", []):
+        if note.startswith("not modelled"):  # what the figures above leave out
+            print(f"\n{note}")
     return 0
 
 

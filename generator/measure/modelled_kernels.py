@@ -17,7 +17,8 @@ Enter `modelled_kernels(exp.device)` around an estimate's FakeTensorMode, inside
 the CPU only: on CUDA, `nn.LSTM` runs cuDNN's `_cudnn_rnn`, whose reserve space (saved for
 backward like oneDNN's workspace) is sized by cuDNN itself (`cudnnGetRNNTempSpaceSizes`,
 called in aten/src/ATen/native/cudnn/RNN.cpp): closed source, with no size rule to cite, so a
-CUDA estimate of an LSTM leaves it out.
+CUDA estimate of an LSTM leaves it out, and says so (`unmodelled`). GRU and plain RNN layers
+run cuDNN on CUDA too; their estimate counts the tensors the CPU's step-by-step path saves.
 """
 
 from __future__ import annotations
@@ -92,6 +93,21 @@ def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
         "contiguous" if grad.is_contiguous() else "strided",
         grad_hy=a.get("grad_hy") is not None, grad_cy=a.get("grad_cy") is not None,
         shared_states=hx.untyped_storage()._cdata == cx.untyped_storage()._cdata)
+
+
+#: What an estimate modelling CUDA leaves out of a model with recurrent layers. The CLI
+#: prints notes that begin "not modelled".
+CUDNN_RESERVE_NOTE = (
+    "not modelled: cuDNN's reserve space for the recurrent layers (LSTM, GRU, RNN), which "
+    "their CUDA kernel keeps for backward and whose size cuDNN decides; the estimate counts "
+    "what the CPU's kernels save in its place (for an LSTM, nothing)")
+
+
+def unmodelled(model: torch.nn.Module, device: str) -> list[str]:
+    """Notes on memory an estimate of `device` knows it leaves out of `model`."""
+    if device == "cuda" and any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
+        return [CUDNN_RESERVE_NOTE]
+    return []
 
 
 class FakeLSTMWorkspace(TorchDispatchMode):

@@ -48,6 +48,12 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
      r"made the estimate \(kernel_probes\.py\)",
      "卷积：oneDNN 内核运行时占用的缓冲区（布局转换、scratchpad）"
      "取自在做估算的那台 CPU 上把每种形状的内核真实运行一次（kernel_probes.py）"),
+    (r"not modelled: cuDNN's reserve space for the recurrent layers \(LSTM, GRU, RNN\), which "
+     r"their CUDA kernel keeps for backward and whose size cuDNN decides; the estimate counts "
+     r"what the CPU's kernels save in its place \(for an LSTM, nothing\)",
+     "没有建模：循环层（LSTM、GRU、RNN）在 cuDNN 里的保留空间（reserve space）。CUDA 内核"
+     "把它留到反向传播，大小由 cuDNN 自己决定；估算里算的是 CPU 内核在同一位置保存的张量"
+     "（LSTM 的话，什么也没有）"),
 )]
 ORIGINAL = {"zh": "（原文）", "en": ""}
 

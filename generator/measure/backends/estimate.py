@@ -27,7 +27,7 @@ from generator.measure.backends.common import (
     tracked_warm_up,
 )
 from generator.measure.cuda_emulation import CudaKernelPolicy
-from generator.measure.modelled_kernels import modelled_kernels
+from generator.measure.modelled_kernels import modelled_kernels, unmodelled
 from generator.measure.precision import AUTOCAST_DTYPE
 from generator.measure.reserved import TrackedSteps
 from generator.measure.step import Trainer
@@ -64,7 +64,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
         parameters = count_parameters(workload.model)
-    notes += kernels.notes()
+    notes += kernels.notes() + unmodelled(workload.model, exp.device)
     allocator = None
     if cuda:
         gpu = MODELLED_GPU
