@@ -26,8 +26,11 @@ from typing import Any, Callable, Iterator
 
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.profiler import ProfilerActivity, profile, record_function
 from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_map
+
+from generator.measure.allocator_alignment import allocator_blocks, peak_bytes
 
 aten = torch.ops.aten
 #: The ops probed: the CPU kernels behind nn.Conv1d/2d/3d and their backward.
@@ -35,6 +38,8 @@ PROBED = (aten.convolution.default, aten.convolution_backward.default)
 #: One measurement per distinct call for the whole process: the kernel's buffers depend on
 #: nothing else (not on the values, which oneDNN's convolutions never branch on).
 _measured: dict[tuple, int] = {}
+#: The profiler range each probed call runs in.
+PROBE = "generator::kernel_probe"
 
 
 def hidden_bytes(func, args: tuple, kwargs: dict | None) -> int:
@@ -70,27 +75,15 @@ def _zeros_like(x: Any) -> Any:
 
 def peak_beyond_outputs(call: Callable[[], Any]) -> int:
     """Run `call` under the profiler: the CPU allocator's highest total of the blocks the
-    call allocated, less those still held when it returns (its outputs); never negative."""
-    from torch._C._profiler import _EventType
-    from torch.profiler import ProfilerActivity, profile
-
+    call allocated, less those still held when it returns (its outputs); never negative.
+    The profile is read as the cpu backend reads a step's (allocator_alignment.py)."""
     with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        outputs = call()
+        with record_function(PROBE):
+            outputs = call()
     del outputs
-    events = []
-    stack = list(prof.profiler.kineto_results.experimental_event_tree())
-    while stack:
-        event = stack.pop()
-        if event.tag == _EventType.Allocation:
-            if event.extra_fields.device.type == "cpu":
-                events.append((event.start_time_ns, event.extra_fields.alloc_size))
-            continue
-        stack.extend(event.children)
-    live = peak = 0
-    for _, size in sorted(events, key=lambda e: e[0]):
-        live += size
-        peak = max(peak, live)
-    return max(0, peak - live)
+    blocks, window = allocator_blocks(prof, PROBE)
+    held = sum(block.nbytes for block in blocks if block.freed is None)
+    return max(0, peak_bytes(blocks, window) - held)
 
 
 @contextlib.contextmanager
