@@ -74,11 +74,15 @@ def _relative(events: Sequence[tuple]) -> list[int]:
     return numbers
 
 
+def numbers(text: str) -> list[int]:
+    """One step's events, from its text."""
+    return [int(x) for x in text.split(",")] if text else []
+
+
 def decode(trace: dict[str, Any]) -> list[int]:
     """The whole trace as absolute events, for the allocator: v >= 0 allocates v bytes,
     v < 0 frees allocation number -v - 1 (numbered from 0 in order)."""
-    return absolute([[int(x) for x in text.split(",")] if text else [] for text in steps(trace)],
-                     trace["times"])
+    return absolute([numbers(text) for text in steps(trace)], trace["times"])
 
 
 def absolute(step_events: Sequence[Sequence[int]], times: Sequence[int]) -> list[int]:

@@ -79,7 +79,7 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
     alive: dict[int, int] = {}         # storage key → event id, across a step boundary
     survivors: list[tuple[int, int]] = []  # (nbytes, event id) born in the last step, alive
     placed = False  # the cuBLAS workspaces, taken once
-    for number, step in enumerate(list(steps) + [steps[-1]] * replays if steps else []):
+    for step in list(steps) + [steps[-1]] * replays if steps else []:
         lives = step.lives
         if step_starts is not None:
             step_starts.append(len(events))

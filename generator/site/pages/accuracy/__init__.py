@@ -109,11 +109,14 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "memtracker": stats([r["memtracker_ratio"] for r in rows if r["memtracker_ratio"]]),
         "active_misses": [r for r in rows
                           if abs(r["active_ratio"] - 1) > TARGETS["active_worst"]],
-        "reserved_misses": [r for r in plain
-                            if abs(r["reserved_ratio"] - 1) > TARGETS["reserved_worst"]],
-        "reserved_ac_misses": [r for r in checkpointed
-                               if abs(r["reserved_ratio"] - 1) > TARGETS["reserved_worst"]],
+        "reserved_misses": [r for r in plain if misses_reserved(r)],
+        "reserved_ac_misses": [r for r in checkpointed if misses_reserved(r)],
     }
+
+
+def misses_reserved(row: dict[str, Any]) -> bool:
+    """Whether a run's reserved estimate is beyond the target for every run."""
+    return abs(row["reserved_ratio"] - 1) > TARGETS["reserved_worst"]
 
 
 def twins(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -121,19 +124,14 @@ def twins(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     precision and checkpointing with as many tokens per step whose estimate is within it:
     how far apart the pair's reserved peaks are on the GPU and in the estimate. A miss
     without such a twin is left out."""
-    def missed(r: dict[str, Any]) -> bool:
-        return abs(r["reserved_ratio"] - 1) > TARGETS["reserved_worst"]
-
-    def same_step(a: dict[str, Any], b: dict[str, Any]) -> bool:
-        return (a["family"], a["precision"], a["checkpointing"], a["image_size"],
-                a["batch_size"] * a["seq_len"]) == (
-                b["family"], b["precision"], b["checkpointing"], b["image_size"],
-                b["batch_size"] * b["seq_len"])
+    def step(r: dict[str, Any]) -> tuple:
+        return (r["family"], r["precision"], r["checkpointing"], r["image_size"],
+                r["batch_size"] * r["seq_len"])
 
     pairs = []
-    for miss in filter(missed, rows):
-        twin = next((r for r in rows if r is not miss and not missed(r)
-                     and same_step(r, miss)), None)
+    for miss in filter(misses_reserved, rows):
+        twin = next((r for r in rows if r is not miss and not misses_reserved(r)
+                     and step(r) == step(miss)), None)
         if twin is not None:
             pairs.append({"miss": miss, "twin": twin,
                           "real_gap": miss["real_reserved"] / twin["real_reserved"] - 1,

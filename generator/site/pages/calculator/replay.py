@@ -55,7 +55,7 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
     fitted: dict[tuple[int, ...], int] = {}
     steps = []
     for i in range(len(texts[0])):
-        numbers = [_numbers(t[i]) for t in texts]
+        numbers = [trace.numbers(t[i]) for t in texts]
         if len({len(n) for n in numbers}) != 1:
             raise NotReplayable(f"step {i + 1} has a different number of events at another size")
         columns = list(zip(*numbers))
@@ -74,10 +74,6 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
     return {"monomials": list(MONOMIALS),
             "sizes": [[_number(c) for c in coefficients] for coefficients in sizes],
             "steps": steps, "times": list(times)}
-
-
-def _numbers(text: str) -> list[int]:
-    return [int(x) for x in text.split(",")] if text else []
 
 
 def _number(c: Fraction) -> int | float:
@@ -125,7 +121,7 @@ def events_at(tmpl: dict[str, Any], batch: int, seq: int) -> list[int]:
     terms = [MONOMIALS[m](batch, seq) for m in tmpl["monomials"]]
     nbytes = [max(0, math.floor(sum(c * t for c, t in zip(coefficients, terms)) + 0.5))
               for coefficients in tmpl["sizes"]]
-    return trace.absolute([[nbytes[v] if v >= 0 else v for v in _numbers(text)]
+    return trace.absolute([[nbytes[v] if v >= 0 else v for v in trace.numbers(text)]
                            for text in tmpl["steps"]], tmpl["times"])
 
 
