@@ -9,7 +9,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from generator.errors import GeneratorError
-from generator.experiment import Experiment, options
+from generator.experiment import BACKENDS, Experiment, options
 from generator.options import Option
 
 
@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--config", type=Path, default=None,
                          help="an experiments.toml (default: the built-in suite)")
         sub.add_argument("--force", action="store_true", help="measure again even if stored")
+        sub.add_argument("--backend", choices=BACKENDS, default=None,
+                         help="measure only the suite's jobs on this backend (default: all); "
+                              "e.g. cuda on a GPU machine, leaving stored estimates as they are")
 
     build = commands.add_parser("build", help="measure the suite, render pages, build the site")
     suite(build)

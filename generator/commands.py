@@ -29,6 +29,11 @@ def _measure_suite(args: argparse.Namespace) -> int:
     from generator.jobs.suite import load_suite
 
     jobs = load_suite(args.config)
+    if args.backend is not None:
+        jobs = [job for job in jobs if job.backend == args.backend]
+        if not jobs:
+            where = args.config or "the built-in suite"
+            raise ConfigError(f"{where} has no jobs on backend {args.backend!r}")
     outcomes = run_all(jobs, args.results, force=args.force)
     counts = {}
     for outcome in outcomes:

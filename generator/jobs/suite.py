@@ -88,18 +88,26 @@ def _load_file(path: Path) -> list[Job]:
 
 def _reference_tables(tables: Any) -> list[dict[str, Any]]:
     """[[reference]] dataset = "…": one experiment per configuration of a published dataset
-    of real GPU runs (results/reference_runs.py), so that their figures live in one file."""
+    of real GPU runs (results/reference_runs.py), so that their figures live in one file.
+    `backend` (default "estimate"; a list for several) runs the same steps there instead:
+    "cuda" measures them on this machine's GPU."""
     from generator.results import reference_runs
 
     experiments = []
     for table in tables:
-        if not isinstance(table, dict) or set(table) != {"dataset"}:
-            raise ConfigError('[[reference]] takes one field: dataset = "<name>"')
+        if not isinstance(table, dict) or "dataset" not in table or \
+                not set(table) <= {"dataset", "backend"}:
+            raise ConfigError('[[reference]] takes dataset = "<name>" and, optionally, '
+                              'backend = "<backend>" or a list of them')
         if table["dataset"] != reference_runs.DATASET:
             raise ConfigError(f"unknown reference dataset {table['dataset']!r}; "
                               f"known: {reference_runs.DATASET}")
-        # values that are lists would expand into combinations: wrap them
-        experiments += [{name: [value] if isinstance(value, list) else value
-                         for name, value in run.experiment().items()}
-                        for run in reference_runs.runs()]
+        # values that are lists would expand into combinations: wrap them (the backend's
+        # list is meant to expand)
+        experiments += [{**{name: [value] if isinstance(value, list) else value
+                            for name, value in run.experiment().items()},
+                         **({"backend": table["backend"]} if "backend" in table else {})}
+                        # the runs this project can build first: a GPU's time goes to them
+                        for run in sorted(reference_runs.runs(),
+                                          key=lambda run: run.skipped is not None)]
     return experiments

@@ -75,6 +75,13 @@ class GroundTruth(TypedDict, total=False):
     memory_stats: dict[str, Any]
     tracker_peak_bytes: int
     """cpu: the tracker's own peak, before the allocator's blocks are labelled with it."""
+    before_steps: dict[str, int]
+    """cuda: allocated_bytes and reserved_bytes once the model is built, before step 1."""
+    steps_peak_bytes: int
+    """cuda: the allocated peak over all five steps the run takes (warm-up, measured, three
+    timed), as the allocator simulation and the published H100 runs count it."""
+    steps_max_reserved_bytes: int
+    """cuda: the reserved peak over the same five steps."""
 
 
 class AllocatorPrediction(TypedDict):

@@ -27,3 +27,15 @@ def test_fp16_with_grad_scaler_trains_on_cuda() -> None:
     fp16 = next(r for r in data["runs"] if r["precision"] == "amp-fp16")
     assert fp16["skipped_steps"] is not None and fp16["final_scale"] > 0
     assert fp16["loss"][-1] < fp16["loss"][0]
+
+
+def test_cuda_run_reports_all_five_steps_and_what_building_left() -> None:
+    """The accuracy page compares the estimate with the peaks over all five steps (as the
+    allocator simulation counts them), and the start state tells which start is real."""
+    truth = measure(Experiment(model="tiny", batch_size=4, seq_len=32,
+                               backend="cuda"))["ground_truth"]
+    assert truth["steps_peak_bytes"] >= truth["peak_bytes"]
+    assert truth["steps_max_reserved_bytes"] >= truth["max_reserved_bytes"]
+    start = truth["before_steps"]
+    assert 0 < start["allocated_bytes"] <= start["reserved_bytes"] <= \
+        truth["steps_max_reserved_bytes"]

@@ -113,3 +113,25 @@ def test_bad_studies_are_reported_with_the_experiments(cli, seeded: Path) -> Non
     line = assert_refused(cli, seeded, ["measure", "--config", name], name, "experiment 1:",
                           "study 1:", "no_such_kind")
     assert "batch_size" in line
+
+
+def test_a_backend_the_suite_does_not_use(cli, seeded: Path) -> None:
+    name = suite(seeded, table())
+    assert_refused(cli, seeded, ["measure", "--config", name, "--backend", "cuda"], name,
+                   "no jobs on backend 'cuda'")
+
+
+def test_an_unknown_backend_to_measure_on(cli, seeded: Path) -> None:
+    name = suite(seeded, table())
+    assert_refused(cli, seeded, ["measure", "--config", name, "--backend", "gpu"],
+                   "invalid choice: 'gpu'")
+
+
+@pytest.mark.parametrize("fields, needle", [
+    ('dataset = "mem-run-estimator-H100"\nmodels = ["gemma_2b"]', "[[reference]] takes"),
+    ('backend = "cuda"', "[[reference]] takes"),
+    ('dataset = "mem-run-estimator-H100"\nbackend = "tpu"', "unknown backend 'tpu'"),
+])
+def test_bad_reference_tables(cli, seeded: Path, fields: str, needle: str) -> None:
+    name = suite(seeded, "[[reference]]\n" + fields + "\n")
+    assert_refused(cli, seeded, ["measure", "--config", name], name, needle)

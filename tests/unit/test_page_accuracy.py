@@ -120,3 +120,77 @@ def test_a_reserved_miss_is_set_beside_its_twin_with_as_many_tokens() -> None:
     assert pairs[0]["estimate_gap"] == pytest.approx(1080 / 1010 - 1)
     # A miss whose only same-size neighbour also misses has no twin.
     assert accuracy.twins([miss, _row(2, 2048, 1.2, 1000)]) == []
+
+
+def _measured_on_gpu(run: reference_runs.ReferenceRun, active: int, reserved: int,
+                     error: str | None = None) -> dict:
+    """A stored cuda result of `run`'s step: the five steps' peaks given, the measured
+    step's own peaks deliberately different (the page must read the five steps')."""
+    from generator.site.pages.accuracy import own_gpu
+
+    result = hand_made_result(error=error, model="tiny")
+    result["key"] = own_gpu.cuda_key(run)
+    result["experiment"] = {**run.experiment(), "backend": "cuda"}
+    result["environment"].update(machine_id="nvidia-h200", device_name="NVIDIA H200",
+                                 torch="2.11.0+cu130", transformers="4.46.0")
+    if error is None:
+        result["ground_truth"] = {"source": "test", "peak_bytes": 1, "max_reserved_bytes": 1,
+                                  "steps_peak_bytes": active,
+                                  "steps_max_reserved_bytes": reserved}
+    return result
+
+
+@pytest.fixture(scope="module")
+def own_context() -> dict:
+    runs = [r for r in reference_runs.runs() if not r.skipped]
+    plain = [r for r in runs if not r.checkpointing]
+    checkpointed = [r for r in runs if r.checkpointing][0]
+    estimates = [_estimate_of(plain[0], 1.0, 1.0), _estimate_of(checkpointed, 1.0, 1.0)]
+    measured = [
+        # the estimate's allocated peak is 2 % over, its reserved 4 % under this GPU's
+        _measured_on_gpu(plain[0], int(plain[0].active_peak_bytes / 1.02),
+                         int(plain[0].reserved_peak_bytes / 0.96)),
+        _measured_on_gpu(checkpointed, checkpointed.active_peak_bytes,
+                         int(checkpointed.reserved_peak_bytes / 1.5)),
+        _measured_on_gpu(plain[1], 0, 0, error="out_of_memory"),  # no estimate either
+    ]
+    return accuracy.context(estimates + measured, [])
+
+
+def test_own_gpu_runs_are_held_against_their_estimates(own_context) -> None:
+    own = own_context["own"]
+    first, checkpointed, out_of_memory = (
+        next(r for r in own["rows"] if r["checkpointing"] == ckpt and r["out_of_memory"] == oom)
+        for ckpt, oom in ((False, False), (True, False), (False, True)))
+    assert first["active_ratio"] == pytest.approx(1.02, rel=1e-6)
+    assert first["reserved_ratio"] == pytest.approx(0.96, rel=1e-6)
+    assert first["h100_active_ratio"] == pytest.approx(1 / 1.02, rel=1e-6)
+    assert checkpointed["reserved_ratio"] == pytest.approx(1.5, rel=1e-6)
+    assert out_of_memory["active_ratio"] is None and out_of_memory["active"] is None
+    summary = own["summary"]
+    assert summary["active"]["worst"] == pytest.approx(0.02, abs=1e-6)
+    # reserved counts the runs without checkpointing only, as the published runs' summary
+    assert summary["reserved"]["worst"] == pytest.approx(0.04, abs=1e-6)
+    assert summary["reserved"]["count"] == 1
+    assert summary["gpus"] == ["NVIDIA H200"] and len(summary["out_of_memory"]) == 1
+    assert summary["estimate_torch"] == ["0.0-test"]
+    # the page lists the GPU runs' files beside the estimates'
+    assert {r["key"] for r in own_context["sources"]} >= {r["result"]["key"]
+                                                          for r in own["rows"]}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_page_prints_the_own_gpu_runs(own_context, lang: str) -> None:
+    text = prose(page_markdown(accuracy, own_context, lang))
+    summary = own_context["own"]["summary"]
+    assert "NVIDIA H200" in text and "2.11.0+cu130" in text
+    assert pct(summary["reserved"]["worst"], 1) in text
+    assert ("out of memory" if lang == "en" else "显存不足") in text
+    assert "1.020" in text and "0.960" in text and "1.500" in text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_without_own_gpu_runs_the_page_says_how_to_make_them(context, lang: str) -> None:
+    assert context["own"] is None
+    text = prose(page_markdown(accuracy, context, lang))
+    assert "validation-cuda.toml" in text

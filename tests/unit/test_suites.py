@@ -3,6 +3,9 @@ needs, cheaply enough for `python -m generator build` on a small machine."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 from generator.experiment import Experiment
 from generator.jobs.suite import DEFAULT_SUITE, load_suite
 from generator.measure.studies import Study, sharding
@@ -81,3 +84,33 @@ def test_the_sharding_study_runs_cheaply() -> None:
     assert len(gpt2) <= 6 and {1, 64} <= {n for _, n in gpt2}
     optional = DEFAULT_SUITE / "optional" / "sharding-llama-7b-sweep.toml"
     assert [j.name for j in load_suite(optional)] == ["sharding-llama-7b-sweep"]
+
+
+def test_measure_runs_only_the_backend_asked_for(cli, tmp_path, monkeypatch) -> None:
+    """`measure --backend cuda` on a suite of estimates and real runs hands the runner the
+    cuda jobs alone (a GPU machine measures them without estimating everything again)."""
+    from generator.jobs import runner
+
+    (tmp_path / "suite.toml").write_text(
+        '[[experiment]]\nmodel = "tiny"\nbatch_size = 2\nseq_len = 16\n'
+        'backend = ["estimate", "cpu", "cuda"]\n', encoding="utf-8")
+    handed = []
+    monkeypatch.setattr(runner, "run_all", lambda jobs, *a, **k: handed.extend(jobs) or [])
+    assert cli(["measure", "--config", "suite.toml", "--backend", "cuda"], tmp_path) \
+        .returncode == 0
+    assert [job.backend for job in handed] == ["cuda"]
+
+
+def test_reference_runs_on_another_backend() -> None:
+    """The validation-cuda suite is the built-in validation suite's steps on the GPU: the same
+    experiments but for the backend, and the runs this project can build come first."""
+    from generator.jobs.suite import load_suite
+    from generator.results import reference_runs
+
+    folder = Path(__file__).resolve().parents[2] / "generator" / "jobs" / "suites"
+    estimates = load_suite(folder / "validation.toml")
+    on_gpu = load_suite(folder / "optional" / "validation-cuda.toml")
+    assert {job.backend for job in on_gpu} == {"cuda"}
+    assert [dataclasses.replace(job, backend="estimate") for job in on_gpu] == estimates
+    skipped = [run.skipped is not None for run in reference_runs.runs()]
+    assert sorted(skipped) == [job.model.startswith("timm:") for job in estimates]

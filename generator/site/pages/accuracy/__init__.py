@@ -8,7 +8,6 @@ its estimate by experiment key and computes every ratio, error and summary it pr
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from markupsafe import Markup
@@ -18,6 +17,8 @@ from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
+from generator.site.pages.accuracy import own_gpu
+from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.words import LANGS
 
@@ -48,17 +49,26 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             missing.append(run.name)
     if not rows:
         return None
-    order = list(reference_runs.DISPLAY_NAMES)
-    rows.sort(key=lambda r: (order.index(r["family"]), ("FP", "MP", "HP").index(r["precision"]),
-                             r["checkpointing"], r["batch_size"], r["seq_len"]))
+    rows.sort(key=run_order)
     notes = list(dict.fromkeys(n for r in rows for n in r["notes"]))
+    own_rows = sorted(own_gpu.rows(results, best), key=run_order)
+    own = {"rows": own_rows, "summary": own_gpu.summary(own_rows)} if own_rows else None
     return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
             "summary": summary(rows), "twins": twins(rows), "segment_rounding": ROUND_LARGE,
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
             "transformers": sorted({r["transformers"] or "?" for r in rows}),
-            # The estimates' results, for the page's list of data files (site/sources.py).
-            "sources": estimates}
+            "own": own,
+            # The results behind the numbers, for the page's list of data files
+            # (site/sources.py): the estimates, and this project's own GPU runs.
+            "sources": estimates + [r["result"] for r in own_rows]}
+
+
+def run_order(row: dict[str, Any]) -> tuple:
+    """Rows by model (the dataset's order), precision, checkpointing, batch, length."""
+    return (list(reference_runs.DISPLAY_NAMES).index(row["family"]),
+            ("FP", "MP", "HP").index(row["precision"]), row["checkpointing"],
+            row["batch_size"], row["seq_len"])
 
 
 def skipped_by_model(runs: list[reference_runs.ReferenceRun]) -> list[dict[str, Any]]:
@@ -95,11 +105,6 @@ def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Worst and median errors (|ratio − 1|), and which rows miss their target."""
-    def stats(ratios: list[float]) -> dict[str, float] | None:
-        errors = [abs(r - 1) for r in ratios]
-        return {"worst": max(errors), "median": statistics.median(errors),
-                "count": len(errors)} if errors else None
-
     plain = [r for r in rows if not r["checkpointing"]]
     checkpointed = [r for r in rows if r["checkpointing"]]
     return {
@@ -146,4 +151,6 @@ def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
 def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
     return {"accuracy-rows": accuracy_tables.rows_table(ctx["rows"], lang),
             "accuracy-summary": accuracy_tables.summary_table(ctx["summary"], ctx["targets"],
-                                                              lang)}
+                                                              lang),
+            **({"accuracy-own-gpu": own_gpu.table(ctx["own"]["rows"], lang)}
+               if ctx["own"] else {})}

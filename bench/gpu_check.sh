@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Everything this project wants from a GPU, in one run that fits a short lease:
+#
+#   bash bench/gpu_check.sh OUT_DIR [SECONDS]      (default 500 s in all)
+#
+# run from the repository root on a machine with a CUDA GPU. In order, each stage given what
+# is left of the time:
+#   1. cuDNN's RNN reserve space over a grid of shapes   -> OUT_DIR/cudnn_rnn_reserve.csv
+#      and the CUDA tests (tests/slow/test_cuda.py), which no CI machine can run
+#   2. memory snapshots of the Gemma 2B pair whose reserved peaks the estimate sets apart
+#                                                         -> OUT_DIR/snapshots/*.json
+#   3. the accuracy page's steps measured on this GPU (validation-cuda.toml), the runs this
+#      project can build first; stopped when 150 s are left
+#   4. the built-in suite's cuda jobs (`measure --backend cuda`): the levers, models and
+#      article pages' steps measured on a GPU
+#   then every result written under results/ in one archive -> OUT_DIR/results.tgz
+# A stage that fails or runs out of time leaves what it finished; the next one runs anyway.
+#
+# The estimates these runs are held against used transformers 4.46.0. A GPU machine that
+# cannot reach a package index gets it as wheels in .whl/ (ignored by git), downloaded
+# beforehand on a machine that can:
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+#     -d .whl transformers==4.46.0 tokenizers==0.20.3 huggingface-hub==0.26.2
+# This script installs .whl/*.whl, when there are any, into a folder of its own.
+set -u
+out=${1:?usage: bash bench/gpu_check.sh OUT_DIR [SECONDS]}
+budget=${2:-500}
+start=$SECONDS
+mkdir -p "$out/snapshots"
+left() { echo $(( budget - (SECONDS - start) )); }
+say() { echo "[gpu_check $(( SECONDS - start )) s] $*"; }
+stage() {  # stage SECONDS_TO_KEEP_FOR_LATER COMMAND...: run with what is left beyond that
+    local keep=$1; shift
+    local give=$(( $(left) - keep ))
+    if (( give < 20 )); then say "skipped (no time left): $*"; return; fi
+    say "start ($give s): $*"
+    timeout --signal=TERM --kill-after=15 "$give" "$@"
+    say "end, status $?: $1 $2"
+}
+
+if compgen -G ".whl/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/gpu_check_site .whl/*.whl && export PYTHONPATH=/tmp/gpu_check_site
+fi
+export PYTHONUNBUFFERED=1
+python3 - <<'EOF'
+import torch
+print("torch", torch.__version__, "| cuda", torch.version.cuda, "| cudnn",
+      torch.backends.cudnn.version(), "|", torch.cuda.get_device_name())
+try:
+    import transformers
+    print("transformers", transformers.__version__)
+except Exception as error:
+    print("transformers: not importable:", error)
+EOF
+before=$(mktemp)
+find results -type f | sort >"$before"
+
+stage $(( budget - 60 )) python3 bench/gpu_cudnn_rnn_reserve.py "$out/cudnn_rnn_reserve.csv"
+stage $(( budget - 100 )) python3 -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
+stage 290 python3 bench/gpu_memory_snapshot.py "$out/snapshots"
+stage 150 python3 -m generator measure \
+    --config generator/jobs/suites/optional/validation-cuda.toml --results results
+stage 10 python3 -m generator measure --backend cuda --results results
+
+find results -type f | sort | comm -13 "$before" - >"$out/new_results.txt"
+tar czf "$out/results.tgz" -T "$out/new_results.txt"
+say "$(wc -l <"$out/new_results.txt") new result files in $out/results.tgz"

@@ -1,0 +1,12 @@
+"""How far a set of estimates lands from the truth: the accuracy page's one error measure."""
+
+from __future__ import annotations
+
+import statistics
+
+
+def errors(ratios: list[float]) -> dict[str, float] | None:
+    """Worst and median |estimate ÷ real − 1| and how many ratios, or None for no ratios."""
+    found = [abs(r - 1) for r in ratios]
+    return {"worst": max(found), "median": statistics.median(found),
+            "count": len(found)} if found else None

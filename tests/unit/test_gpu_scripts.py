@@ -1,0 +1,63 @@
+"""The GPU session's scripts (bench/gpu_*.py), in what a machine without a GPU can check:
+the memory snapshot's summary on a hand-made snapshot, the cuDNN reserve table's rows, and
+one clear line with exit status 2 where there is no GPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+MIB = 1 << 20
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _entry(action: str, addr: int, size: int) -> dict:
+    return {"action": action, "addr": addr, "size": size, "stream": 0}
+
+
+def test_the_snapshot_summary_places_each_large_request_in_its_segment() -> None:
+    snapshot = _script("gpu_memory_snapshot")
+    a, b = 1 << 40, 1 << 41  # two segments' addresses
+    trace = [
+        _entry("segment_alloc", a, 40 * MIB), _entry("alloc", a, 30 * MIB),
+        _entry("alloc", a + 30 * MIB, 512), _entry("alloc", a + 31 * MIB, 4 * MIB),
+        _entry("free_requested", a, 30 * MIB), _entry("free_completed", a, 30 * MIB),
+        _entry("segment_alloc", b, 64 * MIB), _entry("alloc", b, 64 * MIB),
+        _entry("free_completed", b, 64 * MIB), _entry("segment_free", b, 64 * MIB),
+        # the freed range taken again: a new segment at the same address
+        _entry("segment_alloc", b, 20 * MIB), _entry("alloc", b + 2 * MIB, 2 * MIB),
+    ]
+    summary = snapshot.summarise({"segments": [], "device_traces": [trace]}, max_entries=100)
+    assert summary["segments"] == [{"bytes": 40 * MIB, "made_by": 1},
+                                   {"bytes": 64 * MIB, "made_by": 4},
+                                   {"bytes": 20 * MIB, "made_by": 5}]
+    assert summary["allocations"] == 5 and not summary["truncated"]
+    assert summary["events"] == [
+        ["segment_alloc", 40 * MIB, 0, 0], ["alloc", 30 * MIB, 0, 0],
+        ["alloc", 4 * MIB, 0, 31 * MIB], ["free_completed", 30 * MIB, 0, 0],
+        ["segment_alloc", 64 * MIB, 1, 0], ["alloc", 64 * MIB, 1, 0],
+        ["free_completed", 64 * MIB, 1, 0], ["segment_free", 64 * MIB, 1, 0],
+        ["segment_alloc", 20 * MIB, 2, 0], ["alloc", 2 * MIB, 2, 2 * MIB]]
+    # a history as long as its limit may have lost its oldest entries
+    assert snapshot.summarise({"device_traces": [trace]}, max_entries=len(trace))["truncated"]
+
+
+@pytest.mark.parametrize("name, args", [("gpu_memory_snapshot", ["out"]),
+                                        ("gpu_cudnn_rnn_reserve", ["out.csv"])])
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine "
+                    "without a GPU, and this one has one")
+def test_without_a_gpu_the_scripts_say_so(name: str, args: list, capsys) -> None:
+    assert _script(name).main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs a CUDA GPU" in err[0]
