@@ -3,7 +3,7 @@
     python bench/estimate.py [--runs 5]
 
 Prints the median wall time of `python -m generator estimate bert-base --batch-size 32
---seq-len 128` (target: ≤ 10 s on a 2-core machine, import of torch included), and the
+--seq-len 128` (target: under 3 s on a 2-core machine, import of torch included), and the
 estimate's error against the CPU allocator's peak on the validation configuration (bert-base,
 batch 4, sequence 128, fp32 and amp-bf16), measured now in fresh processes.
 """
@@ -54,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     times = time_cli(args.runs)
     print(f"estimate bert-base batch 32 seq 128: median {statistics.median(times):.2f} s "
-          f"over {len(times)} runs (min {min(times):.2f}, max {max(times):.2f}); target ≤ 10 s")
+          f"over {len(times)} runs (min {min(times):.2f}, max {max(times):.2f}); target under 3 s")
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:

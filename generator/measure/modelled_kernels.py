@@ -4,10 +4,10 @@ oneDNN convolutions.
 kernel_workspaces.py gives the LSTM's bytes, kernel_probes.py measures the convolutions';
 this module puts them where the estimate counts:
 
-- `FakeLSTMWorkspace`, a TorchDispatchMode below the tracker, gives the fake
+- `ModelledKernelsMode`, a TorchDispatchMode below the tracker, gives the fake
   `aten::mkldnn_rnn_layer` the workspace the real kernel returns in place of the meta
   kernel's empty one. Autograd saves it for backward, so the tracker labels it an activation,
-  as on a real run.
+  as on a real run. It also counts the LSTM and probed convolution calls, for the notes.
 - `KernelBufferTracker`, the tracker an estimate uses while that mode is on
   (`tracker_class`), holds the buffers the real kernel allocates inside itself (forward and
   backward) as temporaries, from just before the op's outputs until just after them, as
@@ -110,7 +110,7 @@ def unmodelled(model: torch.nn.Module, device: str) -> list[str]:
     return []
 
 
-class FakeLSTMWorkspace(TorchDispatchMode):
+class ModelledKernelsMode(TorchDispatchMode):
     """Replaces the empty workspace of a fake `mkldnn_rnn_layer` (the meta kernel's
     `torch.empty(0, dtype=torch.uint8)`) with one of the real kernel's size: in an estimate
     of the CPU (`modelled`), the only one modelled_kernels enters it in. The real kernel
@@ -168,19 +168,19 @@ class KernelBufferTracker(MemoryTracker):
 
 def tracker_class() -> type[MemoryTracker]:
     """The tracker a step should use now: KernelBufferTracker inside `modelled_kernels("cpu")`
-    (a modelling FakeLSTMWorkspace on the dispatch mode stack), else the plain MemoryTracker."""
-    modelled = any(isinstance(m, FakeLSTMWorkspace) and m.modelled
+    (a modelling ModelledKernelsMode on the dispatch mode stack), else the plain MemoryTracker."""
+    modelled = any(isinstance(m, ModelledKernelsMode) and m.modelled
                    for m in _get_current_dispatch_mode_stack())
     return KernelBufferTracker if modelled else MemoryTracker
 
 
 @contextlib.contextmanager
-def modelled_kernels(device: str) -> Iterator[FakeLSTMWorkspace]:
+def modelled_kernels(device: str) -> Iterator[ModelledKernelsMode]:
     """Model the fused LSTM kernel's memory in an estimate of `device` ("cpu" only; CUDA's
     is left out, see the module's docstring). Enter inside FakeTensorMode, before the
     tracker: `with FakeTensorMode(), modelled_kernels(exp.device) as kernels: ...`; then
     `kernels.notes()` says what was modelled. For CUDA nothing is entered: the estimate
     runs exactly as without it."""
-    mode = FakeLSTMWorkspace(device)
+    mode = ModelledKernelsMode(device)
     with mode if mode.modelled else contextlib.nullcontext():
         yield mode
