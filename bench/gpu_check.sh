@@ -3,17 +3,18 @@
 #
 #   bash bench/gpu_check.sh OUT_DIR [SECONDS]      (default 500 s in all)
 #
-# run from the repository root on a machine with a CUDA GPU. In order, each stage given what
-# is left of the time:
+# run from the repository root on a machine with a CUDA GPU. In order, each stage until a
+# share of the time has passed (12, 20, 40, 80 and 97 %):
 #   1. cuDNN's RNN reserve space over a grid of shapes   -> OUT_DIR/cudnn_rnn_reserve.csv
 #      and the CUDA tests (tests/slow/test_cuda.py), which no CI machine can run
 #   2. memory snapshots of the Gemma 2B pair whose reserved peaks the estimate sets apart
 #                                                         -> OUT_DIR/snapshots/*.json
 #   3. the accuracy page's steps measured on this GPU (validation-cuda.toml), the runs this
-#      project can build first; stopped when 150 s are left
+#      project can build first
 #   4. the built-in suite's cuda jobs (`measure --backend cuda`): the levers, models and
 #      article pages' steps measured on a GPU
 #   then every result written under results/ in one archive -> OUT_DIR/results.tgz
+#   (and the whole log -> OUT_DIR/log.txt)
 # A stage that fails or runs out of time leaves what it finished; the next one runs anyway.
 #
 # The estimates these runs are held against used transformers 4.46.0. A GPU machine that
@@ -28,12 +29,11 @@ out=${1:?usage: bash bench/gpu_check.sh OUT_DIR [SECONDS]}
 budget=${2:-500}
 start=$SECONDS
 mkdir -p "$out/snapshots"
-left() { echo $(( budget - (SECONDS - start) )); }
+exec > >(tee "$out/log.txt") 2>&1  # the whole log comes back, not only its tail
 say() { echo "[gpu_check $(( SECONDS - start )) s] $*"; }
-stage() {  # stage SECONDS_TO_KEEP_FOR_LATER COMMAND...: run with what is left beyond that
-    local keep=$1; shift
-    local give=$(( $(left) - keep ))
-    if (( give < 20 )); then say "skipped (no time left): $*"; return; fi
+stage() {  # stage PERCENT COMMAND...: run until PERCENT of the budget has passed
+    local give=$(( budget * $1 / 100 - (SECONDS - start) )); shift
+    if (( give < 15 )); then say "skipped (no time left): $*"; return; fi
     say "start ($give s): $*"
     timeout --signal=TERM --kill-after=15 "$give" "$@"
     say "end, status $?: $1 $2"
@@ -57,12 +57,12 @@ EOF
 before=$(mktemp)
 find results -type f | sort >"$before"
 
-stage $(( budget - 60 )) python3 bench/gpu_cudnn_rnn_reserve.py "$out/cudnn_rnn_reserve.csv"
-stage $(( budget - 100 )) python3 -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
-stage 290 python3 bench/gpu_memory_snapshot.py "$out/snapshots"
-stage 150 python3 -m generator measure \
+stage 12 python3 bench/gpu_cudnn_rnn_reserve.py "$out/cudnn_rnn_reserve.csv"
+stage 20 python3 -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
+stage 40 python3 bench/gpu_memory_snapshot.py "$out/snapshots"
+stage 80 python3 -m generator measure \
     --config generator/jobs/suites/optional/validation-cuda.toml --results results
-stage 10 python3 -m generator measure --backend cuda --results results
+stage 97 python3 -m generator measure --backend cuda --results results
 
 find results -type f | sort | comm -13 "$before" - >"$out/new_results.txt"
 tar czf "$out/results.tgz" -T "$out/new_results.txt"

@@ -61,3 +61,12 @@ def test_without_a_gpu_the_scripts_say_so(name: str, args: list, capsys) -> None
     assert _script(name).main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs a CUDA GPU" in err[0]
+
+
+def test_the_reserve_finder_walks_the_graph_and_finds_none_on_the_cpu() -> None:
+    """On the CPU an LSTM runs oneDNN, so the walk from its output over the whole graph finds
+    no cuDNN node; the table's rows then say None rather than a wrong size."""
+    reserve = _script("gpu_cudnn_rnn_reserve")
+    lstm = torch.nn.LSTM(8, 8, num_layers=2)
+    output, _ = lstm(torch.randn(5, 3, 8, requires_grad=True))
+    assert reserve.saved_reserve((output * 2).sum()) is None
