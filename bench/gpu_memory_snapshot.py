@@ -10,14 +10,13 @@ backend (building, warm-up, measured step, three timed steps) with PyTorch's mem
 recording, and writes OUT_DIR/<run>.json:
 
 - `ground_truth`: what the cuda backend reports (peaks, what building left reserved);
-- `segments`: each segment the allocator took, in the order it took them: its size, and the
-  ordinal of the allocation that made it take it;
+- `segments`: each segment the allocator took, in the order it took them: its size, the
+  ordinal of the allocation that made it take it, and that allocation's size;
 - `events`: every allocation and free of at least `MIN_BYTES`, in order, as
   [action, bytes, segment, offset in the segment]: which block served each large request.
 
-The allocator simulation's placement of the same requests (generator/allocator/caching.py,
-fed by the estimate's allocation trace) can be set beside `events` to find the first request
-the two place differently.
+bench/compare_snapshot.py sets these segments beside the ones the estimate's allocator
+simulation takes for the same step, and shows where the two part.
 """
 
 from __future__ import annotations
@@ -55,6 +54,8 @@ def summarise(snapshot: dict[str, Any], *, min_bytes: int = MIN_BYTES,
         action, address, nbytes = entry["action"], entry["addr"], entry["size"]
         if action == "alloc":
             allocations += 1
+            if segments and segments[-1]["made_by"] == allocations:
+                segments[-1]["for_bytes"] = nbytes
         elif action == "segment_alloc":
             # taken for the allocation that comes next in the trace
             segments.append({"address": address, "bytes": nbytes, "made_by": allocations + 1})
@@ -66,7 +67,8 @@ def summarise(snapshot: dict[str, Any], *, min_bytes: int = MIN_BYTES,
         events.append([action, nbytes, index, offset])
         if action == "segment_free" and index is not None:
             live.remove((segments[index]["address"], index))
-    return {"segments": [{"bytes": s["bytes"], "made_by": s["made_by"]} for s in segments],
+    return {"segments": [{key: s[key] for key in ("bytes", "for_bytes", "made_by") if key in s}
+                         for s in segments],
             "events": events, "allocations": allocations,
             "truncated": max_entries is not None and len(trace) >= max_entries}
 

@@ -39,9 +39,9 @@ def test_the_snapshot_summary_places_each_large_request_in_its_segment() -> None
         _entry("segment_alloc", b, 20 * MIB), _entry("alloc", b + 2 * MIB, 2 * MIB),
     ]
     summary = snapshot.summarise({"segments": [], "device_traces": [trace]}, max_entries=100)
-    assert summary["segments"] == [{"bytes": 40 * MIB, "made_by": 1},
-                                   {"bytes": 64 * MIB, "made_by": 4},
-                                   {"bytes": 20 * MIB, "made_by": 5}]
+    assert summary["segments"] == [{"bytes": 40 * MIB, "for_bytes": 30 * MIB, "made_by": 1},
+                                   {"bytes": 64 * MIB, "for_bytes": 64 * MIB, "made_by": 4},
+                                   {"bytes": 20 * MIB, "for_bytes": 2 * MIB, "made_by": 5}]
     assert summary["allocations"] == 5 and not summary["truncated"]
     assert summary["events"] == [
         ["segment_alloc", 40 * MIB, 0, 0], ["alloc", 30 * MIB, 0, 0],
@@ -70,3 +70,30 @@ def test_the_reserve_finder_walks_the_graph_and_finds_none_on_the_cpu() -> None:
     lstm = torch.nn.LSTM(8, 8, num_layers=2)
     output, _ = lstm(torch.randn(5, 3, 8, requires_grad=True))
     assert reserve.saved_reserve((output * 2).sum()) is None
+
+
+def test_the_simulation_notes_each_segment_it_takes_and_for_which_request() -> None:
+    compare = _script("compare_snapshot")
+    events = [("alloc", 0, 30 * MIB), ("alloc", 1, 512), ("free", 0),
+              ("alloc", 2, 29 * MIB),  # fits in the freed 30 MiB block: no segment
+              ("alloc", 3, 100 * MIB)]
+    assert compare.simulated_segments(events) == [
+        {"bytes": 30 * MIB, "for_bytes": 30 * MIB, "made_by": 1},
+        {"bytes": 2 * MIB, "for_bytes": 512, "made_by": 2},
+        {"bytes": 100 * MIB, "for_bytes": 100 * MIB, "made_by": 4}]
+
+
+def test_real_and_simulated_segments_are_set_side_by_side_after_building() -> None:
+    compare = _script("compare_snapshot")
+    simulated = [{"bytes": s * MIB, "for_bytes": s * MIB, "made_by": n}
+                 for n, s in enumerate((100, 200, 300, 400), start=1)]
+    building = {"bytes": 500 * MIB, "for_bytes": 500 * MIB, "made_by": 1}
+    real = [building] + simulated[:2] + simulated[3:]  # the real run reused a block for 300
+    snapshot = {"run": "r", "segments": real,
+                "ground_truth": {"before_steps": {"reserved_bytes": 500 * MIB}}}
+    lines = compare.compare(snapshot, simulated, 64 * MIB)
+    assert "(1 of them, 0.49 GiB, taken while building)" in lines[0]
+    assert lines[2:] == ["  = 2 segments alike (0.29 GiB)",
+                         f"  i {'':<40}300 MiB for 300.0 MiB",
+                         "  = 1 segment alike (0.39 GiB)"]
+    assert compare.building_segments(real, 499 * MIB) == 0
