@@ -18,8 +18,8 @@ from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
 from generator.site.pages.accuracy import own_gpu
-from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.pages.accuracy import tables as accuracy_tables
+from generator.site.pages.accuracy.stats import errors as stats
 from generator.words import LANGS
 
 PAGES = (Page("accuracy.md", "accuracy/accuracy", nav=70),)
