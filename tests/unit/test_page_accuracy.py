@@ -123,7 +123,7 @@ def test_a_reserved_miss_is_set_beside_its_twin_with_as_many_tokens() -> None:
 
 
 def _measured_on_gpu(run: reference_runs.ReferenceRun, active: int, reserved: int,
-                     error: str | None = None) -> dict:
+                     error: str | None = None, transformers: str = "4.46.0") -> dict:
     """A stored cuda result of `run`'s step: the five steps' peaks given, the measured
     step's own peaks deliberately different (the page must read the five steps')."""
     from generator.site.pages.accuracy import own_gpu
@@ -132,7 +132,7 @@ def _measured_on_gpu(run: reference_runs.ReferenceRun, active: int, reserved: in
     result["key"] = own_gpu.cuda_key(run)
     result["experiment"] = {**run.experiment(), "backend": "cuda"}
     result["environment"].update(machine_id="nvidia-h200", device_name="NVIDIA H200",
-                                 torch="2.11.0+cu130", transformers="4.46.0")
+                                 torch="2.11.0+cu130", transformers=transformers)
     if error is None:
         result["ground_truth"] = {"source": "test", "peak_bytes": 1, "max_reserved_bytes": 1,
                                   "steps_peak_bytes": active,
@@ -153,15 +153,19 @@ def own_context() -> dict:
         _measured_on_gpu(checkpointed, checkpointed.active_peak_bytes,
                          int(checkpointed.reserved_peak_bytes / 1.5)),
         _measured_on_gpu(plain[1], 0, 0, error="out_of_memory"),  # no estimate either
+        # run with another transformers than its estimate: another step, not compared
+        _measured_on_gpu(plain[2], plain[2].active_peak_bytes, plain[2].reserved_peak_bytes,
+                         transformers="5.17.0"),
     ]
-    return accuracy.context(estimates + measured, [])
+    estimates.append(_estimate_of(plain[2], 1.1, 1.1))
+    return {**accuracy.context(estimates + measured, []), "measured": measured}
 
 
 def test_own_gpu_runs_are_held_against_their_estimates(own_context) -> None:
     own = own_context["own"]
-    first, checkpointed, out_of_memory = (
-        next(r for r in own["rows"] if r["checkpointing"] == ckpt and r["out_of_memory"] == oom)
-        for ckpt, oom in ((False, False), (True, False), (False, True)))
+    first, checkpointed, out_of_memory, _ = (
+        next(r for r in own["rows"] if r["result"]["key"] == measured["key"])
+        for measured in own_context["measured"])
     assert first["active_ratio"] == pytest.approx(1.02, rel=1e-6)
     assert first["reserved_ratio"] == pytest.approx(0.96, rel=1e-6)
     assert first["h100_active_ratio"] == pytest.approx(1 / 1.02, rel=1e-6)
@@ -174,6 +178,8 @@ def test_own_gpu_runs_are_held_against_their_estimates(own_context) -> None:
     assert summary["reserved"]["count"] == 1
     assert summary["gpus"] == ["NVIDIA H200"] and len(summary["out_of_memory"]) == 1
     assert summary["estimate_torch"] == ["0.0-test"]
+    other = summary["other_transformers"]
+    assert len(other) == 1 and other[0]["active_ratio"] is None and other[0]["active"]
     # the page lists the GPU runs' files beside the estimates'
     assert {r["key"] for r in own_context["sources"]} >= {r["result"]["key"]
                                                           for r in own["rows"]}
@@ -187,6 +193,8 @@ def test_the_page_prints_the_own_gpu_runs(own_context, lang: str) -> None:
     assert pct(summary["reserved"]["worst"], 1) in text
     assert ("out of memory" if lang == "en" else "显存不足") in text
     assert "1.020" in text and "0.960" in text and "1.500" in text
+    section = text[text.index("{ #own-gpu }"):text.index("{ #modelled }")]
+    assert "5.17.0" in section and "1.100" not in section
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -55,8 +55,9 @@ def row(run: reference_runs.ReferenceRun, result: StepResult,
         "torch": environment.get("torch"), "transformers": environment.get("transformers"),
         "out_of_memory": result.get("error") == "out_of_memory",
         "active": None, "reserved": None, "estimate_active": None, "estimate_reserved": None,
-        "estimate_torch": None, "active_ratio": None, "reserved_ratio": None, "h100_active_ratio": None,
-        "h100_reserved_ratio": None, "result": result,
+        "estimate_torch": None, "estimate_transformers": None, "active_ratio": None,
+        "reserved_ratio": None, "h100_active_ratio": None, "h100_reserved_ratio": None,
+        "result": result,
     }
     truth = result.get("ground_truth")
     if truth and not result.get("error"):
@@ -67,6 +68,10 @@ def row(run: reference_runs.ReferenceRun, result: StepResult,
         found["h100_reserved_ratio"] = found["reserved"] / run.reserved_peak_bytes
         allocator = (estimate or {}).get("allocator")
         if allocator:
+            found["estimate_transformers"] = estimate["environment"].get("transformers")
+        if allocator and found["estimate_transformers"] == found["transformers"]:
+            # (another transformers runs another step: 4.46 copies the logits for the loss,
+            # 5.x does not; such a pair gets no ratio)
             found["estimate_torch"] = estimate["environment"].get("torch")
             found["estimate_active"] = allocator["peak_allocated_bytes"]
             found["estimate_reserved"] = allocator["peak_reserved_bytes"]
@@ -88,6 +93,8 @@ def summary(found: list[dict[str, Any]]) -> dict[str, Any]:
         "transformers": sorted({r["transformers"] or "?" for r in found}),
         "estimate_torch": sorted({r["estimate_torch"] for r in compared}),
         "out_of_memory": [r for r in found if r["out_of_memory"]],
+        "other_transformers": [r for r in found if r["estimate_transformers"]
+                               and r["estimate_transformers"] != r["transformers"]],
     }
 
 
