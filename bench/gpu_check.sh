@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything this project wants from a GPU, in one run that fits a short lease:
 #
-#   bash bench/gpu_check.sh OUT_DIR [SECONDS]      (default 500 s in all)
+#   bash bench/gpu_check.sh OUT_DIR [SECONDS]      (default 500 s in all; PYTHON=… to choose
+#                                                   the interpreter, default python3)
 #
 # run from the repository root on a machine with a CUDA GPU. In order, each stage until a
 # share of the time has passed (12, 20, 40, 80 and 97 %):
@@ -25,6 +26,7 @@
 #     -d .whl transformers==4.46.0 tokenizers==0.20.3 huggingface-hub==0.26.2
 # This script installs .whl/*.whl, when there are any, into a folder of its own.
 set -u
+python=${PYTHON:-python3}  # the Python with PyTorch (a GPU machine's python3)
 out=${1:?usage: bash bench/gpu_check.sh OUT_DIR [SECONDS]}
 budget=${2:-500}
 start=$SECONDS
@@ -40,14 +42,15 @@ stage() {  # stage PERCENT COMMAND...: run until PERCENT of the budget has passe
 }
 
 if compgen -G ".whl/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/gpu_check_site .whl/*.whl && export PYTHONPATH=/tmp/gpu_check_site
 fi
 export PYTHONUNBUFFERED=1
-python3 - <<'EOF'
+"$python" - <<'EOF'
 import torch
 print("torch", torch.__version__, "| cuda", torch.version.cuda, "| cudnn",
-      torch.backends.cudnn.version(), "|", torch.cuda.get_device_name())
+      torch.backends.cudnn.version(), "|",
+      torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA GPU")
 try:
     import transformers
     print("transformers", transformers.__version__)
@@ -57,12 +60,12 @@ EOF
 before=$(mktemp)
 find results -type f | sort >"$before"
 
-stage 12 python3 bench/gpu_cudnn_rnn_reserve.py "$out/cudnn_rnn_reserve.csv"
-stage 20 python3 -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
-stage 40 python3 bench/gpu_memory_snapshot.py "$out/snapshots"
-stage 80 python3 -m generator measure \
+stage 12 "$python" bench/gpu_cudnn_rnn_reserve.py "$out/cudnn_rnn_reserve.csv"
+stage 20 "$python" -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
+stage 40 "$python" bench/gpu_memory_snapshot.py "$out/snapshots"
+stage 80 "$python" -m generator measure \
     --config generator/jobs/suites/optional/validation-cuda.toml --results results
-stage 97 python3 -m generator measure --backend cuda --results results
+stage 97 "$python" -m generator measure --backend cuda --results results
 
 find results -type f | sort | comm -13 "$before" - >"$out/new_results.txt"
 tar czf "$out/results.tgz" -T "$out/new_results.txt"

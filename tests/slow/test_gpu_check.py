@@ -1,0 +1,36 @@
+"""bench/gpu_check.sh, the one command a GPU lease runs, on a machine without a GPU: every
+stage starts within its share of the time, the GPU-only scripts refuse with their one line,
+the suites skip their cuda jobs, and the archive and the log come back even so. (On a GPU the
+stages measure; that can only be seen there.)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import REPO_ROOT, cli_env
+
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a run without a "
+                                "GPU, and this machine has one (there the stages measure)")
+
+
+def test_every_stage_runs_and_what_it_made_comes_back(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", "bench/gpu_check.sh", str(out), "300"], cwd=REPO_ROOT,
+                          env={**cli_env(), "PYTHON": sys.executable}, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    log = (out / "log.txt").read_text(encoding="utf-8")
+    stages = [line for line in log.splitlines() if "[gpu_check" in line and "] start" in line]
+    assert [s.split(": ", 1)[1].split()[1] for s in stages] == [
+        "bench/gpu_cudnn_rnn_reserve.py", "-m", "bench/gpu_memory_snapshot.py", "-m", "-m"]
+    assert "Traceback" not in log
+    refusals = [line for line in log.splitlines() if line.startswith("needs a CUDA GPU:")]
+    assert len(refusals) == 2  # the two scripts that need one say so
+    assert "44 jobs: 44 skipped" in log and "21 jobs: 21 skipped" in log
+    with tarfile.open(out / "results.tgz") as archive:
+        assert archive.getnames() == []  # no GPU, no results; nothing else written
+    assert (out / "new_results.txt").read_text(encoding="utf-8") == ""
