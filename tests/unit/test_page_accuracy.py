@@ -126,10 +126,8 @@ def _measured_on_gpu(run: reference_runs.ReferenceRun, active: int, reserved: in
                      error: str | None = None, transformers: str = "4.46.0") -> dict:
     """A stored cuda result of `run`'s step: the five steps' peaks given, the measured
     step's own peaks deliberately different (the page must read the five steps')."""
-    from generator.site.pages.accuracy import own_gpu
-
     result = hand_made_result(error=error, model="tiny")
-    result["key"] = own_gpu.cuda_key(run)
+    result["key"] = run.key_on("cuda")
     result["experiment"] = {**run.experiment(), "backend": "cuda"}
     result["environment"].update(machine_id="nvidia-h200", device_name="NVIDIA H200",
                                  torch="2.11.0+cu130", transformers=transformers)
@@ -202,3 +200,11 @@ def test_without_own_gpu_runs_the_page_says_how_to_make_them(context, lang: str)
     assert context["own"] is None
     text = prose(page_markdown(accuracy, context, lang))
     assert "validation-cuda.toml" in text
+
+
+def test_the_published_runs_steps_stay_off_the_reports(own_context) -> None:
+    """Their estimates and their GPU runs belong to the accuracy page: no report lists them."""
+    from generator.site.pages import reports
+
+    other = hand_made_result()
+    assert reports.context(own_context["measured"] + [other], []) == {"tiny": [other]}

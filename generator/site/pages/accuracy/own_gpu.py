@@ -13,7 +13,6 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.experiment import Experiment
 from generator.results import reference_runs
 from generator.results.shapes import StepResult
 from generator.site.pages.accuracy import tables as accuracy_tables
@@ -21,11 +20,6 @@ from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.style.tables import markdown_table
 from generator.units import gib
 from generator.words import LANGS, Words
-
-
-def cuda_key(run: reference_runs.ReferenceRun) -> str:
-    """The key of `run`'s step measured on a CUDA GPU (the estimate's key, backend cuda)."""
-    return Experiment.from_dict({**run.experiment(), "backend": "cuda"}).key
 
 
 def rows(results: list[StepResult],
@@ -38,7 +32,7 @@ def rows(results: list[StepResult],
             measured.setdefault(result["key"], result)
     found = []
     for run in reference_runs.runs():
-        result = measured.get(cuda_key(run))
+        result = measured.get(run.key_on("cuda"))
         if result is not None:
             found.append(row(run, result, estimates.get(run.key)))
     return found
