@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.experiment import is_plain_step, step_options_of
+from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
 from generator.site.style.labels import PRECISION_LABELS
 
@@ -101,7 +102,10 @@ def best_by_precision(results: list[Result], *, model: str, batch_size: int, seq
 
 def estimate_accuracy(results: list[Result]) -> list[dict[str, Any]]:
     """Each real run beside the estimate of the same configuration for the same device:
-    the ground-truth peak, the tracker's peak in the real run, the estimate's peak."""
+    the ground-truth peak, the tracker's peak in the real run, the estimate's peak. The
+    published H100 runs' steps are left to the accuracy page."""
+    published = experiment_keys()
+    results = [r for r in results if r["key"] not in published]
     estimates = {}
     for result in usable(results):
         exp = result["experiment"]

@@ -175,3 +175,35 @@ def test_each_cpu_check_on_the_methodology_page_has_its_own_label(lang: str) -> 
               if line.startswith("| ") and cpu_word in line.split(" | ")[0]]
     assert len(labels) >= 3
     assert len(labels) == len(set(labels)), labels
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_real_runs_beside_their_estimates_on_the_cpu_and_on_a_gpu(lang: str) -> None:
+    """The methodology page's checks: a CPU run under the CPU allocator, a GPU run of the
+    built-in suite under its own heading, and a published H100 run's step measured on a GPU
+    on neither (the accuracy page holds it)."""
+    from made_results import hand_made_result
+
+    from generator.results.reference_runs import runs
+
+    def real(backend: str, batch: int, **fields) -> list[dict[str, Any]]:
+        estimate = hand_made_result(batch_size=batch, device=backend, **fields)
+        measured = hand_made_result(batch_size=batch, backend=backend, device=backend,
+                                    **fields)
+        measured["ground_truth"] = {"source": "test", "peak_bytes": 6 * 2**20}
+        estimate["environment"]["machine_id"] = "estimate"
+        measured["environment"].update(device_name="NVIDIA H200", machine_id=backend)
+        return [estimate, measured]
+
+    published = hand_made_result(batch_size=7, backend="cuda", device="cuda")
+    published["key"] = runs()[0].key_on("cuda")
+    published["ground_truth"] = {"source": "test", "peak_bytes": 2**20}
+    published["environment"]["machine_id"] = "cuda"
+    results = real("cpu", 3) + real("cuda", 5) + [published]
+    page = page_markdown(article, article.context(results, []), lang, "methodology.md")
+    gpu_word, cpu_word = {"en": ("measured on a GPU", "measured on the CPU"),
+                          "zh": ("GPU 实测", "CPU 实测")}[lang]
+    rows = [line for line in page.splitlines() if line.startswith("| tiny ")]
+    assert len(rows) == 2
+    assert "b5" in rows[0] and gpu_word in rows[0] and "NVIDIA H200" in rows[0]
+    assert "b3" in rows[1] and cpu_word in rows[1]

@@ -26,6 +26,7 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
     article = analysis.best_by_precision(all_results, **ARTICLE)
     facts = analysis.torch_facts(studies)
     lever_rows = levers.context(all_results, studies) or {}
+    checks = analysis.estimate_accuracy(all_results)
     return {
         "article": ARTICLE,
         "article_results": article,
@@ -33,7 +34,9 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "headline": headline(article),
         "small_batch": small_batch(all_results),
         "formula": {p: analysis.formula_check(r) for p, r in article.items()},
-        "accuracy": analysis.estimate_accuracy(all_results),
+        # real runs beside their estimates: on the CPU, and on a GPU
+        "accuracy": [r for r in checks if r["result"]["backend"] == "cpu"],
+        "accuracy_gpu": [r for r in checks if r["result"]["backend"] == "cuda"],
         "cuda_overhead": cuda_overhead(all_results),
         "hf_parity": analysis.hf_parity(all_results),
         "claims": check_claims(article, facts, parameter_underflow(studies)),
