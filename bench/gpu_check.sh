@@ -62,7 +62,7 @@ find results -type f | sort >"$before"
 
 stage 12 "$python" bench/gpu_cudnn_rnn_reserve.py "$out/cudnn_rnn_reserve.csv"
 stage 20 "$python" -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
-stage 40 "$python" bench/gpu_memory_snapshot.py "$out/snapshots"
+stage 40 "$python" bench/gpu_memory_snapshot.py --results results "$out/snapshots"
 stage 80 "$python" -m generator measure \
     --config generator/jobs/suites/optional/validation-cuda.toml --results results
 stage 97 "$python" -m generator measure --backend cuda --results results

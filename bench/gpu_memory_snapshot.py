@@ -1,6 +1,6 @@
 """What the real CUDA caching allocator did over a published H100 run's step, on this GPU.
 
-    python bench/gpu_memory_snapshot.py OUT_DIR [text a run's name contains ...]
+    python bench/gpu_memory_snapshot.py [--results DIR] OUT_DIR [text a run's name contains ...]
 
 Needs a CUDA GPU and the transformers version the estimates used (4.46.0; see
 generator/results/reference_data/SOURCE.md). For each matching run of the `[[reference]]`
@@ -14,6 +14,9 @@ recording, and writes OUT_DIR/<run>.json:
   ordinal of the allocation that made it take it, and that allocation's size;
 - `events`: every allocation and free of at least `MIN_BYTES`, in order, as
   [action, bytes, segment, offset in the segment]: which block served each large request.
+
+With --results DIR each run's result is stored there too, as `measure` stores it (the
+validation-cuda suite then reuses it instead of running the step again).
 
 bench/compare_snapshot.py sets these segments beside the ones the estimate's allocator
 simulation takes for the same step, and shows where the two part.
@@ -83,11 +86,15 @@ def _segment_of(segments: list[dict[str, int]], live: list[tuple[int, int]],
     return index if address < start + segments[index]["bytes"] else None
 
 
-def snapshot_run(name_part: str, out_dir: Path) -> Path:
+def snapshot_run(name_part: str, out_dir: Path, results_dir: Path | None = None) -> Path:
+    """Run the step, write its summary into `out_dir`, and, with `results_dir`, store its
+    result there as `measure` would (so that validation-cuda.toml reuses it)."""
     import torch
 
+    from generator import results
     from generator.experiment import Experiment
-    from generator.measure.backends import measure
+    from generator.jobs.runner import job_path
+    from generator.jobs.worker import measure_to_result
     from generator.results.reference_runs import runs
 
     run = next(r for r in runs() if name_part in r.name and not r.skipped)
@@ -95,10 +102,12 @@ def snapshot_run(name_part: str, out_dir: Path) -> Path:
     torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
                                              max_entries=MAX_ENTRIES)
     try:
-        result = measure(experiment)
+        result = measure_to_result(experiment)
         summary = summarise(torch.cuda.memory._snapshot(), max_entries=MAX_ENTRIES)
     finally:
         torch.cuda.memory._record_memory_history(enabled=None)
+    if results_dir is not None:
+        results.save(job_path(results_dir, experiment), result)
     summary.update(run=run.name, key=experiment.key, error=result.get("error"),
                    ground_truth=result.get("ground_truth"), torch=torch.__version__,
                    h100_reserved_bytes=run.reserved_peak_bytes,
@@ -109,6 +118,9 @@ def snapshot_run(name_part: str, out_dir: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
+    results_dir = None
+    if argv[:1] == ["--results"] and len(argv) > 1:
+        results_dir, argv = Path(argv[1]), argv[2:]
     if not argv:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
@@ -120,7 +132,7 @@ def main(argv: list[str]) -> int:
     out_dir = Path(argv[0])
     out_dir.mkdir(parents=True, exist_ok=True)
     for part in argv[1:] or DEFAULT_RUNS:
-        path = snapshot_run(part, out_dir)
+        path = snapshot_run(part, out_dir, results_dir)
         summary = json.loads(path.read_text(encoding="utf-8"))
         truth = summary["ground_truth"] or {}
         reserved = truth.get("steps_max_reserved_bytes")

@@ -97,3 +97,33 @@ def test_real_and_simulated_segments_are_set_side_by_side_after_building() -> No
                          f"  i {'':<40}300 MiB for 300.0 MiB",
                          "  = 1 segment alike (0.39 GiB)"]
     assert compare.building_segments(real, 499 * MIB) == 0
+
+
+def test_a_snapshot_run_writes_its_summary_and_stores_its_result(tmp_path, monkeypatch) -> None:
+    """The GPU parts replaced (the step's result, the memory history, the GPU's name): what
+    is left is this script's own work, which no CPU run would otherwise reach."""
+    from made_results import hand_made_result
+
+    from generator import results
+    from generator.jobs import runner, worker
+    from generator.results.reference_runs import runs
+
+    snapshot = _script("gpu_memory_snapshot")
+    run = next(r for r in runs() if r.name == "gemma_2b b8 s512 MP")
+    made = hand_made_result(backend="cuda", device="cuda")
+    made["ground_truth"] = {"source": "test", "peak_bytes": 8 * MIB,
+                            "steps_max_reserved_bytes": 20 * MIB}
+    monkeypatch.setattr(worker, "measure_to_result", lambda exp: {**made, "key": exp.key})
+    monkeypatch.setattr(runner, "machine_id", lambda backend: "nvidia-test")
+    monkeypatch.setattr(torch.cuda.memory, "_record_memory_history", lambda *a, **k: None)
+    monkeypatch.setattr(torch.cuda.memory, "_snapshot", lambda: {"device_traces": [[
+        _entry("segment_alloc", 0, 20 * MIB), _entry("alloc", 0, 8 * MIB)]]})
+    (tmp_path / "out").mkdir()
+    path = snapshot.snapshot_run("gemma_2b b8 s512 MP", tmp_path / "out", tmp_path / "results")
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    assert path.name == "gemma_2b_b8_s512_MP.json" and summary["run"] == run.name
+    assert summary["key"] == run.key_on("cuda")
+    assert summary["segments"] == [{"bytes": 20 * MIB, "for_bytes": 8 * MIB, "made_by": 1}]
+    assert summary["h100_reserved_bytes"] == run.reserved_peak_bytes
+    stored = results.load(tmp_path / "results" / "nvidia-test" / f"{run.key_on('cuda')}.json")
+    assert stored["ground_truth"]["steps_max_reserved_bytes"] == 20 * MIB
