@@ -1,0 +1,80 @@
+"""The cuda backend's bookkeeping, on a machine without a GPU: torch.cuda's statistics are
+replaced by a script of known values and the step runs on the CPU, so what is checked is
+which statistic lands in which field (what building left, the warm-up's peaks, the
+measured step's, the five steps'), not a GPU's numbers (tests/slow/test_cuda.py, on a GPU)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+
+from generator.experiment import Experiment
+from generator.measure.backends import cuda as cuda_backend
+from generator.measure.models import resolve_model
+
+
+class ScriptedCuda:
+    """torch.cuda's statistics as a script: what is allocated and reserved after building,
+    then each peak by phase (reset_peak_memory_stats starts the next phase)."""
+
+    OutOfMemoryError = torch.cuda.OutOfMemoryError
+
+    def __init__(self) -> None:
+        self.phase = 0
+        # phase 1: the warm-up; phase 2: the measured step, then the timed steps
+        self.allocated_peaks = {1: [1000], 2: [900, 950]}
+        self.reserved_peaks = {1: [2000], 2: [2100, 2200]}
+
+    def reset_peak_memory_stats(self) -> None:
+        self.phase += 1
+
+    def max_memory_allocated(self) -> int:
+        return self.allocated_peaks[self.phase].pop(0)
+
+    def max_memory_reserved(self) -> int:
+        return self.reserved_peaks[self.phase].pop(0)
+
+    def memory_allocated(self) -> int:
+        return 100
+
+    def memory_reserved(self) -> int:
+        return 200 if self.phase == 0 else 2100
+
+    def init(self) -> None: ...
+
+    def synchronize(self) -> None: ...
+
+    def memory_stats(self) -> dict:
+        return {}
+
+    def mem_get_info(self) -> tuple[int, int]:
+        return 10_000, 13_000
+
+    def get_device_properties(self, device) -> SimpleNamespace:
+        return SimpleNamespace(name="Scripted GPU", total_memory=13_000)
+
+
+class TorchOnTheCpu:
+    """torch, but `torch.device(...)` is the CPU and torch.cuda is the script."""
+
+    def __init__(self, cuda: ScriptedCuda) -> None:
+        self.cuda = cuda
+
+    def device(self, *args, **kwargs) -> torch.device:
+        return torch.device("cpu")
+
+    def __getattr__(self, name: str):
+        return getattr(torch, name)
+
+
+def test_each_statistic_lands_in_its_field(monkeypatch) -> None:
+    monkeypatch.setattr(cuda_backend, "torch", TorchOnTheCpu(ScriptedCuda()))
+    exp = Experiment(model="tiny", batch_size=2, seq_len=16, backend="cuda")
+    truth = cuda_backend.run(exp, resolve_model("tiny"))["ground_truth"]
+    assert truth["before_steps"] == {"allocated_bytes": 100, "reserved_bytes": 200}
+    assert (truth["peak_bytes"], truth["max_reserved_bytes"]) == (900, 2100)
+    # the five steps: the warm-up's allocated peak, the timed steps' reserved one
+    assert (truth["steps_peak_bytes"], truth["steps_max_reserved_bytes"]) == (1000, 2200)
+    assert truth["allocator_overhead_bytes"] == 1200
+    assert truth["context_bytes"] == 13_000 - 10_000 - 2100
