@@ -48,15 +48,15 @@ def saved_reserve(output) -> int | None:
 
 
 def measure_one(torch, mode: str, dtype: str, hidden: int, layers: int, bidirectional: bool,
-                batch: int, seq_len: int) -> dict:
+                batch: int, seq_len: int, device: str = "cuda") -> dict:
     row = {"mode": mode, "dtype": dtype, "input_size": hidden, "hidden_size": hidden,
            "num_layers": layers, "bidirectional": bidirectional, "batch": batch,
            "seq_len": seq_len}
     module_class = getattr(torch.nn, mode)
     try:
         rnn = module_class(hidden, hidden, num_layers=layers, bidirectional=bidirectional)
-        rnn = rnn.to(device="cuda", dtype=getattr(torch, dtype)).train()
-        x = torch.randn(seq_len, batch, hidden, device="cuda", dtype=rnn.weight_ih_l0.dtype,
+        rnn = rnn.to(device=device, dtype=getattr(torch, dtype)).train()
+        x = torch.randn(seq_len, batch, hidden, device=device, dtype=rnn.weight_ih_l0.dtype,
                         requires_grad=True)
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()

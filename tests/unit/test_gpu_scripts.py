@@ -127,3 +127,30 @@ def test_a_snapshot_run_writes_its_summary_and_stores_its_result(tmp_path, monke
     assert summary["h100_reserved_bytes"] == run.reserved_peak_bytes
     stored = results.load(tmp_path / "results" / "nvidia-test" / f"{run.key_on('cuda')}.json")
     assert stored["ground_truth"]["steps_max_reserved_bytes"] == 20 * MIB
+
+
+def test_a_reserve_row_from_scripted_statistics_and_a_refused_shape() -> None:
+    """measure_one on the CPU with torch.cuda's statistics scripted: the row's arithmetic
+    (bytes kept beyond the outputs, the transient peak) and a shape the library refuses
+    written as a row with its error, not raised."""
+    reserve = _script("gpu_cudnn_rnn_reserve")
+    calls = iter([1000, 1000 + 4 * 5 * 3 * 8 + 2 * 4 * 3 * 8 + 640])  # before, after
+
+    class Scripted:
+        def __getattr__(self, name):
+            return getattr(torch, name)
+
+    scripted = Scripted()
+    scripted.cuda = type("Cuda", (), {
+        "synchronize": staticmethod(lambda: None),
+        "reset_peak_memory_stats": staticmethod(lambda: None),
+        "memory_allocated": staticmethod(lambda: next(calls)),
+        "max_memory_allocated": staticmethod(lambda: 5000)})()
+    row = reserve.measure_one(scripted, "LSTM", "float32", 8, 1, False, 3, 5, device="cpu")
+    assert row["error"] == "" and row["reserve_bytes"] is None  # no cuDNN on the CPU
+    # output 5×3×8 floats, h and c 1×3×8 each: what is kept beyond them is the 640 B
+    assert row["kept_beyond_outputs_bytes"] == 640
+    assert row["transient_bytes"] == 5000 - (1000 + 480 + 192 + 640)
+    refused = reserve.measure_one(scripted, "LSTM", "no_such_dtype", 8, 1, False, 3, 5,
+                                  device="cpu")
+    assert refused["reserve_bytes"] is None and refused["error"].startswith("AttributeError")
