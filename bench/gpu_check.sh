@@ -43,7 +43,8 @@ stage() {  # stage PERCENT COMMAND...: run until PERCENT of the budget has passe
 
 if compgen -G ".whl/*.whl" >/dev/null; then
     "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/gpu_check_site .whl/*.whl && export PYTHONPATH=/tmp/gpu_check_site
+        --target /tmp/gpu_check_site .whl/*.whl &&
+        export PYTHONPATH=/tmp/gpu_check_site${PYTHONPATH:+:$PYTHONPATH}
 fi
 export PYTHONUNBUFFERED=1
 "$python" - <<'EOF'
