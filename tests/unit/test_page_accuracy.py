@@ -208,3 +208,19 @@ def test_the_published_runs_steps_stay_off_the_reports(own_context) -> None:
 
     other = hand_made_result()
     assert reports.context(own_context["measured"] + [other], []) == {"tiny": [other]}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_methodology_cites_the_own_gpu_errors(own_context, lang: str) -> None:
+    """Once this project's own GPU runs exist, the methodology page's "against a GPU" cites
+    their worst and median errors beside the published runs'; computed, not typed."""
+    from generator.site.pages import article, pages_of
+    from generator.site.render import render_page
+
+    ctx = article.context([], [])
+    page = next(p for p in pages_of(article, ctx) if p.path == "methodology.md")
+    text = render_page(page, lang, context=ctx, tables={}, figures={},
+                       site={"accuracy": own_context, "article": ctx})
+    own = own_context["own"]["summary"]
+    assert "NVIDIA H200" in text
+    assert pct(own["active"]["worst"], 2) in text and pct(own["reserved"]["worst"], 1) in text
