@@ -224,3 +224,15 @@ def test_the_methodology_cites_the_own_gpu_errors(own_context, lang: str) -> Non
     own = own_context["own"]["summary"]
     assert "NVIDIA H200" in text
     assert pct(own["active"]["worst"], 2) in text and pct(own["reserved"]["worst"], 1) in text
+
+
+def test_the_gpu_column_appears_when_runs_of_several_gpus_share_the_table(own_context) -> None:
+    from generator.site.pages.accuracy import own_gpu
+
+    rows = own_context["own"]["rows"]
+    header = str(own_gpu.table(rows, "en")).splitlines()[0]
+    assert "| GPU |" not in header and "NVIDIA H200" not in str(own_gpu.table(rows, "en"))
+    mixed = rows + [{**rows[0], "gpu": "NVIDIA H100 80GB HBM3"}]
+    table = str(own_gpu.table(mixed, "en"))
+    assert "| GPU |" in table.splitlines()[0]
+    assert "NVIDIA H200" in table and "NVIDIA H100 80GB HBM3" in table

@@ -72,6 +72,9 @@ def row(run: reference_runs.ReferenceRun, result: StepResult,
             found["active_ratio"] = found["estimate_active"] / found["active"]
             found["reserved_ratio"] = found["estimate_reserved"] / found["reserved"]
     found["label"] = {lang: accuracy_tables.run_label(found, lang) for lang in LANGS}
+    # the table's: "Gemma 2B b8 s512 AMP" (the rows above it carry the long form)
+    found["short_label"] = {lang: accuracy_tables.run_label(found, lang, short=True)
+                            for lang in LANGS}
     return found
 
 
@@ -94,28 +97,30 @@ def summary(found: list[dict[str, Any]]) -> dict[str, Any]:
 
 _TEXT: dict[str, Words] = {
     "run": Words("Run", "运行"), "gpu": Words("GPU", "GPU"),
-    "active": Words("Allocated, measured on a GPU (GiB)", "已分配，GPU 实测 (GiB)"),
-    "reserved": Words("Reserved, measured on a GPU (GiB)", "已预留，GPU 实测 (GiB)"),
-    "ratio": Words("Estimate ÷ GPU", "估算 ÷ GPU 实测"),
-    "h100": Words("GPU ÷ H100", "GPU 实测 ÷ H100"),
+    "active": Words("GPU allocated (GiB)", "GPU 已分配 (GiB)"),
+    "reserved": Words("GPU reserved (GiB)", "GPU 已预留 (GiB)"),
+    "ratio": Words("Estimate ÷ GPU", "估算 ÷ GPU"),
+    "h100": Words("GPU ÷ H100", "GPU ÷ H100"),
     "oom": Words("out of memory", "显存不足"),
 }
 
 
 def table(found: list[dict[str, Any]], lang: str) -> Markup:
-    """Every run measured here: the GPU, its peaks, the estimate's ratio to each, and each
-    measured peak's ratio to the published H100 run's."""
+    """Every run measured here: its peaks, the estimate's ratio to each, and each measured
+    peak's ratio to the published H100 run's; the GPU's name too where runs of several GPUs
+    stand in one table (the page's prose names a single one)."""
     text = {key: words[lang] for key, words in _TEXT.items()}
+    several = len({r["gpu"] for r in found}) > 1
     headers = [text[k] for k in ("run", "gpu", "active", "ratio", "h100", "reserved", "ratio",
-                                 "h100")]
+                                 "h100") if several or k != "gpu"]
     ratio = accuracy_tables.ratio
     body = []
     for r in found:
+        cells = [escape(r["short_label"][lang])] + ([escape(r["gpu"])] if several else [])
         if r["out_of_memory"]:
-            body.append([escape(r["label"][lang]), escape(r["gpu"]), text["oom"]] + ["–"] * 5)
+            body.append(cells + [text["oom"]] + ["–"] * 5)
             continue
-        body.append([escape(r["label"][lang]), escape(r["gpu"]), gib(r["active"]),
-                     ratio(r["active_ratio"]), ratio(r["h100_active_ratio"]),
-                     gib(r["reserved"]), ratio(r["reserved_ratio"]),
-                     ratio(r["h100_reserved_ratio"])])
+        body.append(cells + [gib(r["active"]), ratio(r["active_ratio"]),
+                             ratio(r["h100_active_ratio"]), gib(r["reserved"]),
+                             ratio(r["reserved_ratio"]), ratio(r["h100_reserved_ratio"])])
     return markdown_table(headers, body)
