@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator.allocator import trace as allocation_trace  # noqa: E402
-from generator.allocator.caching import CachingAllocator  # noqa: E402
+from generator.allocator.caching import CachingAllocator, replay  # noqa: E402
 
 MIB = 1 << 20
 
@@ -57,11 +57,7 @@ class RecordingAllocator(CachingAllocator):
 def simulated_segments(events: list[tuple]) -> list[dict[str, int]]:
     """The segments the simulation takes over ("alloc", key, n) / ("free", key) events."""
     allocator = RecordingAllocator()
-    for event in events:
-        if event[0] == "alloc":
-            allocator.allocate(event[1], event[2])
-        else:
-            allocator.free(event[1])
+    replay(allocator, events)
     return allocator.taken
 
 

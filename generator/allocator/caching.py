@@ -258,6 +258,12 @@ def simulate(events: Iterable[tuple], *, capacity: int | None = None,
     allocator = CachingAllocator(capacity=capacity, expandable_segments=expandable_segments,
                                  max_split_size=max_split_size,
                                  roundup_power2_divisions=roundup_power2_divisions)
+    replay(allocator, events)
+    return allocator.report()
+
+
+def replay(allocator: CachingAllocator, events: Iterable[tuple]) -> None:
+    """Send the events to `allocator` in order, up to its first out-of-memory error."""
     for event in events:
         if event[0] == "alloc":
             if not allocator.allocate(event[1], event[2]):
@@ -268,4 +274,3 @@ def simulate(events: Iterable[tuple], *, capacity: int | None = None,
             allocator.empty_cache()
         else:
             raise ValueError(f"unknown allocator event {event!r}")
-    return allocator.report()
