@@ -20,7 +20,6 @@ from generator.site.pages.accuracy import charts as accuracy_charts
 from generator.site.pages.accuracy import own_gpu
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.pages.accuracy.stats import errors as stats
-from generator.words import LANGS
 
 PAGES = (Page("accuracy.md", "accuracy/accuracy", nav=70),)
 #: The targets the estimates are held to (issue "Accuracy against real GPUs"): every row's
@@ -84,10 +83,8 @@ def skipped_by_model(runs: list[reference_runs.ReferenceRun]) -> list[dict[str, 
 def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
     """One run beside its estimate: real and estimated peaks, and their ratios."""
     allocator = result["allocator"]
-    found = {
-        "name": run.name, "model": reference_runs.DISPLAY_NAMES[run.model],
-        "batch_size": run.batch_size, "seq_len": run.seq_len, "image_size": run.image_size,
-        "precision": run.precision, "checkpointing": run.checkpointing, "family": run.model,
+    return {
+        **accuracy_tables.run_fields(run),
         "real_active": run.active_peak_bytes, "real_reserved": run.reserved_peak_bytes,
         "active": allocator["peak_allocated_bytes"],
         "reserved": allocator["peak_reserved_bytes"],
@@ -99,8 +96,6 @@ def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
         "key": result["key"], "notes": result.get("notes", []),
         "transformers": result["environment"].get("transformers"),
     }
-    found["label"] = {lang: accuracy_tables.run_label(found, lang) for lang in LANGS}
-    return found
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:

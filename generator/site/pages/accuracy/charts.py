@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.site.pages.accuracy.tables import run_label
 from generator.site.style import charts
 from generator.site.style.palette import INK
 from generator.site.style.svgtools import finalize
@@ -29,7 +28,7 @@ _WORDS: dict[str, Words] = {
 def ratios(ctx: dict[str, Any], lang: str) -> str:
     rows = ctx["rows"]
     band = ctx["targets"]["active_worst"]
-    names = [run_label(r, lang, short=True) for r in rows]
+    names = [r["short_label"][lang] for r in rows]
     values = [r[field] for r in rows for field, *_ in SERIES if r[field] is not None]
     low, high = min(values + [1 - 2 * band]), max(values + [1 + 2 * band])
     margin = (high - low) * 0.05

@@ -19,7 +19,7 @@ from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.style.tables import markdown_table
 from generator.units import gib
-from generator.words import LANGS, Words
+from generator.words import Words
 
 
 def rows(results: list[StepResult],
@@ -42,9 +42,7 @@ def row(run: reference_runs.ReferenceRun, result: StepResult,
         estimate: StepResult | None) -> dict[str, Any]:
     environment = result["environment"]
     found: dict[str, Any] = {
-        "model": reference_runs.DISPLAY_NAMES[run.model], "family": run.model,
-        "batch_size": run.batch_size, "seq_len": run.seq_len, "image_size": run.image_size,
-        "precision": run.precision, "checkpointing": run.checkpointing,
+        **accuracy_tables.run_fields(run),
         "gpu": environment.get("device_name") or environment.get("machine_id", "?"),
         "torch": environment.get("torch"), "transformers": environment.get("transformers"),
         "out_of_memory": result.get("error") == "out_of_memory",
@@ -71,10 +69,6 @@ def row(run: reference_runs.ReferenceRun, result: StepResult,
             found["estimate_reserved"] = allocator["peak_reserved_bytes"]
             found["active_ratio"] = found["estimate_active"] / found["active"]
             found["reserved_ratio"] = found["estimate_reserved"] / found["reserved"]
-    found["label"] = {lang: accuracy_tables.run_label(found, lang) for lang in LANGS}
-    # the table's: "Gemma 2B b8 s512 AMP" (the rows above it carry the long form)
-    found["short_label"] = {lang: accuracy_tables.run_label(found, lang, short=True)
-                            for lang in LANGS}
     return found
 
 

@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from generator.site.style.tables import markdown_table
 from generator.units import gib, pct
-from generator.words import Words
+from generator.words import LANGS, Words
 
 _TEXT: dict[str, Words] = {
     "run": Words("Run", "运行"),
@@ -42,6 +42,20 @@ def _t(key: str, lang: str) -> str:
     return _TEXT[key][lang]
 
 
+def run_fields(run: Any) -> dict[str, Any]:
+    """What a page row says of a published run (a reference_runs.ReferenceRun) whatever it is
+    held against: the fields run_label and the rows' order read, and its label in each
+    language, long and short."""
+    from generator.results.reference_runs import DISPLAY_NAMES
+
+    fields = {"name": run.name, "model": DISPLAY_NAMES[run.model], "family": run.model,
+              "batch_size": run.batch_size, "seq_len": run.seq_len,
+              "image_size": run.image_size, "precision": run.precision,
+              "checkpointing": run.checkpointing}
+    return {**fields, "label": {lang: run_label(fields, lang) for lang in LANGS},
+            "short_label": {lang: run_label(fields, lang, short=True) for lang in LANGS}}
+
+
 def run_label(row: dict[str, Any], lang: str, short: bool = False) -> str:
     """'Llama 3.2 1B Instruct · batch 4 · sequence 1024 · FP32 · checkpointing', or for a
     chart's axis 'Llama 3.2 1B Instruct b4 s1024 FP32 ckpt'."""
@@ -68,7 +82,7 @@ def ratio(value: float | None) -> str:
 def rows_table(rows: list[dict[str, Any]], lang: str) -> Markup:
     headers = [_t(k, lang) for k in ("run", "real_active", "active", "ratio", "real_reserved",
                                      "reserved", "ratio", "memtracker")]
-    body = [[escape(run_label(r, lang)), gib(r["real_active"]), gib(r["active"]),
+    body = [[escape(r["label"][lang]), gib(r["real_active"]), gib(r["active"]),
              ratio(r["active_ratio"]), gib(r["real_reserved"]), gib(r["reserved"]),
              ratio(r["reserved_ratio"]), ratio(r["memtracker_ratio"])] for r in rows]
     return markdown_table(headers, body)
