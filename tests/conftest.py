@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -34,6 +36,15 @@ SLOW_DIR = REPO_ROOT / "tests" / "slow"
 LANGS = ("zh", "en")
 #: Markup where a name should be: results and model names come from other people's files.
 HOSTILE = '<script>alert("x")</script>\''
+
+
+def bench_script(name: str) -> ModuleType:
+    """bench/<name>.py imported as a module (bench/ is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}",
+                                                  REPO_ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

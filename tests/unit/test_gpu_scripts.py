@@ -4,22 +4,13 @@ one clear line with exit status 2 where there is no GPU."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import bench_script
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 MIB = 1 << 20
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _entry(action: str, addr: int, size: int) -> dict:
@@ -27,7 +18,7 @@ def _entry(action: str, addr: int, size: int) -> dict:
 
 
 def test_the_snapshot_summary_places_each_large_request_in_its_segment() -> None:
-    snapshot = _script("gpu_memory_snapshot")
+    snapshot = bench_script("gpu_memory_snapshot")
     a, b = 1 << 40, 1 << 41  # two segments' addresses
     trace = [
         _entry("segment_alloc", a, 40 * MIB), _entry("alloc", a, 30 * MIB),
@@ -58,7 +49,7 @@ def test_the_snapshot_summary_places_each_large_request_in_its_segment() -> None
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine "
                     "without a GPU, and this one has one")
 def test_without_a_gpu_the_scripts_say_so(name: str, args: list, capsys) -> None:
-    assert _script(name).main(args) == 2
+    assert bench_script(name).main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs a CUDA GPU" in err[0]
 
@@ -66,14 +57,14 @@ def test_without_a_gpu_the_scripts_say_so(name: str, args: list, capsys) -> None
 def test_the_reserve_finder_walks_the_graph_and_finds_none_on_the_cpu() -> None:
     """On the CPU an LSTM runs oneDNN, so the walk from its output over the whole graph finds
     no cuDNN node; the table's rows then say None rather than a wrong size."""
-    reserve = _script("gpu_cudnn_rnn_reserve")
+    reserve = bench_script("gpu_cudnn_rnn_reserve")
     lstm = torch.nn.LSTM(8, 8, num_layers=2)
     output, _ = lstm(torch.randn(5, 3, 8, requires_grad=True))
     assert reserve.saved_reserve((output * 2).sum()) is None
 
 
 def test_the_simulation_notes_each_segment_it_takes_and_for_which_request() -> None:
-    compare = _script("compare_snapshot")
+    compare = bench_script("compare_snapshot")
     events = [("alloc", 0, 30 * MIB), ("alloc", 1, 512), ("free", 0),
               ("alloc", 2, 29 * MIB),  # fits in the freed 30 MiB block: no segment
               ("alloc", 3, 100 * MIB)]
@@ -84,7 +75,7 @@ def test_the_simulation_notes_each_segment_it_takes_and_for_which_request() -> N
 
 
 def test_real_and_simulated_segments_are_set_side_by_side_after_building() -> None:
-    compare = _script("compare_snapshot")
+    compare = bench_script("compare_snapshot")
     simulated = [{"bytes": s * MIB, "for_bytes": s * MIB, "made_by": n}
                  for n, s in enumerate((100, 200, 300, 400), start=1)]
     building = {"bytes": 500 * MIB, "for_bytes": 500 * MIB, "made_by": 1}
@@ -108,7 +99,7 @@ def test_a_snapshot_run_writes_its_summary_and_stores_its_result(tmp_path, monke
     from generator.jobs import runner, worker
     from generator.results.reference_runs import runs
 
-    snapshot = _script("gpu_memory_snapshot")
+    snapshot = bench_script("gpu_memory_snapshot")
     run = next(r for r in runs() if r.name == "gemma_2b b8 s512 MP")
     made = hand_made_result(backend="cuda", device="cuda")
     made["ground_truth"] = {"source": "test", "peak_bytes": 8 * MIB,
@@ -133,7 +124,7 @@ def test_a_reserve_row_from_scripted_statistics_and_a_refused_shape() -> None:
     """measure_one on the CPU with torch.cuda's statistics scripted: the row's arithmetic
     (bytes kept beyond the outputs, the transient peak) and a shape the library refuses
     written as a row with its error, not raised."""
-    reserve = _script("gpu_cudnn_rnn_reserve")
+    reserve = bench_script("gpu_cudnn_rnn_reserve")
     calls = iter([1000, 1000 + 4 * 5 * 3 * 8 + 2 * 4 * 3 * 8 + 640])  # before, after
 
     class Scripted:

@@ -5,7 +5,7 @@ listed with the reason; both languages render every figure and the chart."""
 from __future__ import annotations
 
 import pytest
-from conftest import LANGS
+from conftest import LANGS, bench_script
 from made_results import hand_made_result
 from page_checks import check_svg, page_figures, page_markdown, prose
 
@@ -85,12 +85,7 @@ def test_without_estimates_there_is_no_page_context() -> None:
 
 def test_the_bench_script_prints_every_row_and_skip(context, monkeypatch, capsys) -> None:
     """bench/accuracy.py prints the page's table: each row, the summary, each skipped model."""
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[2] / "bench" / "accuracy.py"
-    spec = importlib.util.spec_from_file_location("bench_accuracy", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("accuracy")
     monkeypatch.setattr(bench, "load_all", lambda _: [])
     monkeypatch.setattr(bench.accuracy, "context", lambda *_: context)
     monkeypatch.setattr("sys.argv", ["accuracy.py"])
