@@ -81,6 +81,13 @@ def usable(results: list[Result]) -> list[Result]:
     return [r for r in results if not r.get("error")]
 
 
+def beside_published(results: list[Result]) -> list[Result]:
+    """The results that are not a published H100 run's step (estimated or measured on a
+    GPU): those belong to the accuracy page alone."""
+    published = experiment_keys()
+    return [r for r in results if r["key"] not in published]
+
+
 def best_by_precision(results: list[Result], *, model: str, batch_size: int, seq_len: int,
                       optimizer: str = "adamw") -> dict[str, Result]:
     """For one configuration, the result of each precision closest to a GPU (shapes.trust)."""
@@ -104,8 +111,7 @@ def estimate_accuracy(results: list[Result]) -> list[dict[str, Any]]:
     """Each real run beside the estimate of the same configuration for the same device:
     the ground-truth peak, the tracker's peak in the real run, the estimate's peak. The
     published H100 runs' steps are left to the accuracy page."""
-    published = experiment_keys()
-    results = [r for r in results if r["key"] not in published]
+    results = beside_published(results)
     estimates = {}
     for result in usable(results):
         exp = result["experiment"]

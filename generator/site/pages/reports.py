@@ -15,9 +15,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import StepResult
-from generator.site.analysis import result_id
+from generator.site.analysis import beside_published, result_id
 from generator.site.pages import Page
 from generator.site.style import step_charts
 from generator.site.style import tables as step_tables
@@ -36,10 +35,7 @@ def context(results: list[Result], studies: list[dict[str, Any]]) -> dict[str, l
     """Results grouped per model (one report page each), in a stable order. The estimates
     of the published H100 runs belong to the accuracy page, not here."""
     groups: dict[str, list[Result]] = defaultdict(list)
-    validation = experiment_keys()
-    for result in results:
-        if result["key"] in validation:
-            continue
+    for result in beside_published(results):
         groups[result["experiment"]["model"]].append(result)
     return {model: sorted(group, key=lambda r: (
         r["experiment"]["batch_size"], r["experiment"]["seq_len"], r["backend"],

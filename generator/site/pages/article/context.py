@@ -12,7 +12,6 @@ from markupsafe import Markup
 
 from generator.experiment import is_plain_step
 from generator.gpu_overheads import nvidia_smi_bytes
-from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
@@ -179,11 +178,9 @@ def cuda_overhead(all_results: list[Result]) -> list[dict[str, Any]]:
     """What only a CUDA run sees: the allocator's cached-but-unused bytes and the context.
     The published runs' steps measured on a GPU are the accuracy page's."""
     rows = []
-    published = experiment_keys()
-    for result in analysis.usable(all_results):
+    for result in analysis.usable(analysis.beside_published(all_results)):
         truth = result.get("ground_truth") or {}
-        if result["backend"] == "cuda" and "context_bytes" in truth and \
-                result["key"] not in published:
+        if result["backend"] == "cuda" and "context_bytes" in truth:
             rows.append({"result": result, "allocated": truth["peak_bytes"],
                          "reserved": truth["max_reserved_bytes"],
                          "overhead": truth["allocator_overhead_bytes"],
