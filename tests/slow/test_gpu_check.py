@@ -21,7 +21,8 @@ pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a run 
 def test_every_stage_runs_and_what_it_made_comes_back(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(["bash", "bench/gpu_check.sh", str(out), "300"], cwd=REPO_ROOT,
-                          env={**cli_env(), "PYTHON": sys.executable}, capture_output=True, text=True, timeout=900)
+                          env={**cli_env(), "PYTHON": sys.executable}, capture_output=True,
+                          text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     log = (out / "log.txt").read_text(encoding="utf-8")
     stages = [line for line in log.splitlines() if "[gpu_check" in line and "] start" in line]
