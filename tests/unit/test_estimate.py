@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import gc
 import resource
 from typing import Any
 
@@ -133,3 +134,23 @@ def test_a_budget_smaller_than_the_peak_is_out_of_memory() -> None:
     tight = _estimate(gpu_memory=fits["peak_bytes"] - 1)
     assert tight["error"] == "out_of_memory" and "budget" in tight["error_detail"]
     assert tight["peak_bytes"] == fits["peak_bytes"]  # the figures are kept
+
+
+def test_imports_run_with_the_collector_paused_and_stay_frozen() -> None:
+    from generator.measure import imports_frozen
+
+    was_enabled = gc.isenabled()
+    try:
+        gc.enable()
+        before = gc.get_freeze_count()
+        with imports_frozen():
+            assert not gc.isenabled()
+            made = [[n] for n in range(1000)]  # tracked objects, as a module's would be
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= before + len(made)
+        gc.disable()
+        with imports_frozen():
+            pass
+        assert not gc.isenabled()  # a collector paused by the caller stays paused
+    finally:
+        (gc.enable if was_enabled else gc.disable)()

@@ -9,28 +9,12 @@
 
 from __future__ import annotations
 
-import gc
 from typing import Any, Callable
 
 from generator.errors import BackendUnavailable, ConfigError, GeneratorError, ModelError
 from generator.experiment import Experiment
 from generator.measure import optimizer_8bit
 from generator.measure.models import MODELS, check_model, resolve_model
-
-_frozen = False
-
-
-def _freeze_imports() -> None:
-    """Once per process: what exists when the first experiment starts (torch and this
-    package, imported) lives as long as the process, so the garbage collector stops walking
-    it (gc.freeze). Its full collections, triggered again and again by the many small objects
-    of building a model and running a step, then scan only those: the estimate of BERT-base
-    takes about 2.5 s instead of 3.1. Later experiments' garbage is collected as before."""
-    global _frozen
-    if not _frozen:
-        gc.freeze()
-        _frozen = True
-
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
@@ -49,7 +33,6 @@ def backend_available(name: str) -> str | None:
 
 def measure(exp: Experiment) -> dict[str, Any]:
     """Run one experiment in this process and return its figures (see results.py)."""
-    _freeze_imports()
     reason = backend_available(exp.backend)
     if reason:
         raise BackendUnavailable(f"cannot run backend {exp.backend!r}: {reason}")

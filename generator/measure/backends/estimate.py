@@ -18,7 +18,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator import gpu_overheads
 from generator.experiment import Experiment
-from generator.measure import cuda_emulation, reserved, step
+from generator.measure import cuda_emulation, imports_frozen, reserved, step
 from generator.measure.backends.common import (
     build_workload,
     count_parameters,
@@ -33,6 +33,9 @@ from generator.measure.reserved import TrackedSteps
 from generator.measure.step import Trainer
 from generator.measure.timeline import the_next_step
 from generator.measure.tracker import CUDA_BLOCK_BYTES
+
+with imports_frozen():  # FakeTensorMode imports torch._dynamo at its first use: 1 s of imports
+    import torch._dynamo
 
 #: The GPU whose allocator-side figures (cuBLAS workspaces) an estimate models: a Hopper GPU,
 #: the generation of the published H100 runs the accuracy page compares against.

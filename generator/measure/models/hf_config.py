@@ -18,10 +18,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from generator.errors import ModelError
+from generator.measure import imports_frozen
 
 SHIPPED = Path(__file__).with_name("hf_configs")
 #: Hub ids that moved under an organisation; both names find the shipped file.
@@ -39,11 +41,17 @@ def transformers_installed() -> bool:
 
 def transformers_module():
     """`transformers`, or a one-line ModelError saying how to install it."""
-    try:
-        import transformers
-    except ImportError:
-        raise ModelError(f"hf: models need the transformers package, which is not installed: "
-                         f"{INSTALL}") from None
+    if sys.modules.get("transformers") is not None:  # imported already (None: blocked)
+        return sys.modules["transformers"]
+    # Its modules live as long as the process, as torch's do; modeling_utils is the bulk of
+    # what any model class imports (about 2 s here with the garbage collector running).
+    with imports_frozen():
+        try:
+            import transformers
+        except ImportError:
+            raise ModelError(f"hf: models need the transformers package, which is not "
+                             f"installed: {INSTALL}") from None
+        import transformers.modeling_utils
     return transformers
 
 
