@@ -38,7 +38,7 @@ TERMS: dict[str, list[tuple[str, str]]] = {
         (r"激活检查点", "activation-checkpointing"),
         (r"SDPA", "sdpa"),
         (r"\bforeach\b", "optimizer-kernels"),
-        (r"已预留|预留的显存|保留（reserved）", "reserved-vs-allocated"),
+        (r"已预留|预留的显存|预留（reserved）", "reserved-vs-allocated"),
         (r"CUDA 上下文", "cuda-context"),
         (r"cuBLAS 工作区", "cublas-workspace"),
         (r"\beps\b", "eps"),

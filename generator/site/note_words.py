@@ -32,7 +32,7 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
      "归一化和 loss 用 fp32；cat、stack 不转换）"),
     (r"allocated and reserved peaks: the CUDA caching allocator's rules replayed over (\d+) "
      r"steps, with the cuBLAS workspaces of an? (.+) GPU",
-     "已分配与已保留峰值：按 CUDA 缓存分配器的规则重放 {1} 步，含 {2} GPU 的 cuBLAS 工作区"),
+     "已分配与已预留峰值：按 CUDA 缓存分配器的规则重放 {1} 步，含 {2} GPU 的 cuBLAS 工作区"),
     (r"real run on the CPU with (\d+) threads?",
      "CPU 上的真实运行，{1} 个线程"),
     (r"figures: the allocator's blocks labelled by the tracker; kernels' internal buffers "

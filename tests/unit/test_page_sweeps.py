@@ -69,7 +69,7 @@ def test_largest_batch_agrees_with_direct_checks(fixture_results, precision) -> 
     series = _series(fixture_results, precision, seq_len=32)
     fit = fits.fit_batch_sweep(series)
     measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in series}
-    overhead = fits.Overhead(context_bytes=3 * MIB, slack=0.05, measured=False)
+    overhead = fits.Overhead(context_bytes=3 * MIB, slack=0.05, kind="allowance")
     totals = sorted((overhead.total(p), b) for b, p in measured.items())
     # Budgets halfway between two measured totals: the answer lies between their batches.
     for (low, b_low), (high, b_high) in zip(totals, totals[1:]):
@@ -103,9 +103,39 @@ def test_overhead_comes_from_the_closest_cuda_result(fixture_results) -> None:
         fake.append(r)
     found = fits.overhead_for(fixture_results + fake, model="tiny", precision="amp-bf16",
                               batch_size=16, seq_len=32)
-    assert found.measured and found.context_bytes == 400 * MIB
+    assert found.kind == "measured" and found.context_bytes == 400 * MIB
     assert found.slack == pytest.approx(0.25, rel=1e-3)
     assert found.total(1000) == pytest.approx(400 * MIB + 1250, rel=1e-3)
+
+
+def test_overhead_from_the_simulated_allocator_checks_each_point_with_its_own(
+        fixture_results) -> None:
+    """Without a GPU run, an estimate that simulated the caching allocator gives the reserve
+    (its reserved peak over its tensors' peak at the closest batch) and the top of its
+    context range; each point of its sweep is then checked with its own reserved peak."""
+    series = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32))
+    for r in series:  # a reserve that is not one share of the peak: 10 % at batch 8, 50 % at 2
+        share = 1.5 if r["experiment"]["batch_size"] == 2 else 1.1
+        r["allocator"] = {"peak_reserved_bytes": int(r["peak_bytes"] * share),
+                          "context_bytes": [100 * MIB, 300 * MIB]}
+    found = fits.overhead_for(series, model="tiny", precision="fp32", batch_size=8, seq_len=32)
+    assert found.kind == "simulated" and found.context_bytes == 300 * MIB
+    assert found.source["experiment"]["batch_size"] == 8
+    assert found.slack == pytest.approx(0.1, rel=1e-3)
+    assert set(found.reserved_at) == {r["experiment"]["batch_size"] for r in series}
+    fit = fits.fit_batch_sweep(series)
+    measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in series}
+    # A budget that batch 2 meets by the scaled share but not by its own simulated reserve.
+    two = measured[2]
+    budget = int(300 * MIB + two * 1.3)
+    answer = fits.largest_batch(fit, budget, found, measured)
+    assert found.total(two) <= budget < found.total_at(2, two)
+    assert answer.batch >= 2 and 2 in answer.disagreements  # the share says yes, batch 2 no
+    # Estimates for the CPU, or without a simulation, give the allowance as before.
+    for r in series:
+        r["experiment"]["device"] = "cpu"
+    assert fits.overhead_for(series, model="tiny", precision="fp32", batch_size=8,
+                             seq_len=32) is fits.ALLOWANCE
 
 
 def test_formula_variants_and_their_quadratic_term() -> None:
@@ -239,3 +269,17 @@ def test_page_numbers_follow_changed_files(tmp_path) -> None:
     fit = fits.fit_batch_sweep(_series(changed, "fp32", seq_len=32))
     assert f"**{fit.line.slope / MIB:,.1f} MiB per sample**" in second
     assert f"**{fit.line.slope / MIB:,.1f} MiB per sample**" not in first
+
+
+def test_a_default_option_stored_as_a_json_list_is_not_named(fixture_results) -> None:
+    """JSON gives checkpoint_classes back as a list; the default is an empty tuple. Only a
+    class list that is set names the sweep, in the words the reports use."""
+    result = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32)[0])
+    result["experiment"]["checkpoint_classes"] = []
+    plain = sweeps._describe(result, "batch_size")
+    assert plain["options"] == {"en": [], "zh": []} and "ckpt" not in plain["id"]
+    result["experiment"]["checkpoint_classes"] = ["TinyBlock"]
+    named = sweeps._describe(result, "batch_size")
+    assert named["options"]["en"] == ["checkpointing TinyBlock"]
+    assert named["options"]["zh"] == ["激活检查点（TinyBlock）"]
+    assert named["id"].endswith("ckpt-tinyblock") and named["id"] != plain["id"]

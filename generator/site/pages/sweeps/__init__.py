@@ -13,13 +13,14 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.experiment import STEP_DEFAULTS
+from generator.experiment import step_options_of
 from generator.results.shapes import StepResult, trust
 from generator.site.pages import Page
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits
 from generator.site.pages.sweeps import tables as sweep_tables
 from generator.site.style.step_charts import PRECISION_ORDER
+from generator.words import LANGS
 
 Result = StepResult
 #: Fewest distinct values of the swept field that make a sweep.
@@ -103,11 +104,11 @@ def _describe(result: Result, vary: str) -> dict[str, Any]:
     """What a group is, for headings and ids: model, backend, modelled device, machine, and
     any option that is not the default."""
     e, env = result["experiment"], result["environment"]
-    options = [f"{k}={e[k]}" for k, default in STEP_DEFAULTS.items()
-               if e.get(k, default) != default]
+    changed = step_options_of(e)  # named as the reports name them; stored lists read as tuples
+    options = {lang: [opt.words(value)[lang] for opt, value in changed] for lang in LANGS}
     fixed = "seq_len" if vary == "batch_size" else "batch_size"
     ident = "-".join([e["model"], f"{fixed[0]}{e[fixed]}", e["optimizer"], e["backend"],
-                      e["device"], env["machine_id"]] + [o.replace("=", "-") for o in options])
+                      e["device"], env["machine_id"]] + [opt.tag(value) for opt, value in changed])
     return {"id": "".join(c if c.isalnum() or c in ".-" else "-" for c in ident.lower()),
             "model": e["model"], "backend": e["backend"], "device": e["device"],
             "optimizer": e["optimizer"], "attention": e.get("attention", "eager"),

@@ -11,7 +11,7 @@ phase lie on the line, and only they are fitted.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.results.shapes import CATEGORIES, StepResult
@@ -123,41 +123,71 @@ def fit_batch_sweep(results: list[Result]) -> BatchFit:
 
 @dataclass(frozen=True)
 class Overhead:
-    """What a GPU needs beyond the step's peak: a fixed context and a slack on the peak."""
+    """What a GPU needs beyond the step's tensors: the CUDA context, and what the caching
+    allocator reserves beyond the tensors, as a share of the peak (slack). `kind` says where
+    both come from: "measured" (a real GPU run), "simulated" (an estimate's simulation of the
+    allocator, with the top of its GPU generation's context range) or "allowance" (round
+    figures, for lack of either)."""
 
     context_bytes: int
     slack: float
-    measured: bool
-    #: The cuda result it was taken from, when measured.
+    kind: str
+    #: The result they were taken from, unless an allowance.
     source: Result | None = None
+    #: Simulated: each batch of the source's sweep with its own reserved peak, so that the
+    #: sweep's points are checked against what the simulation reserved for them.
+    reserved_at: dict[int, int] = field(default_factory=dict)
 
     def total(self, peak_bytes: float) -> float:
         return self.context_bytes + peak_bytes * (1 + self.slack)
 
+    def total_at(self, batch: int, peak_bytes: float) -> float:
+        """What a point of the sweep needs: its own simulated reserve where there is one."""
+        if batch in self.reserved_at:
+            return self.context_bytes + self.reserved_at[batch]
+        return self.total(peak_bytes)
 
-ALLOWANCE = Overhead(CONTEXT_ALLOWANCE_BYTES, ALLOCATOR_SLACK, measured=False)
+
+ALLOWANCE = Overhead(CONTEXT_ALLOWANCE_BYTES, ALLOCATOR_SLACK, "allowance")
 
 
 def overhead_for(results: list[Result], *, model: str, precision: str, batch_size: int,
                  seq_len: int) -> Overhead:
-    """The CUDA context and allocator slack (reserved − allocated, as a share of allocated)
-    of the closest `cuda` result of the same model; the allowance where there is none."""
-    candidates = [r for r in results if not r.get("error") and r["backend"] == "cuda"
-                  and r["experiment"]["model"] == model
-                  and "context_bytes" in (r.get("ground_truth") or {})
-                  and r["ground_truth"].get("peak_bytes")]
-    if not candidates:
-        return ALLOWANCE
-
+    """From the closest `cuda` result of the same model: its CUDA context and its reserved
+    − allocated as a share of allocated. Else from the closest estimate of the same model
+    that simulated the caching allocator: its reserved peak over its tensors' peak, and the
+    top of its context range. Else the allowance."""
     def distance(r: Result) -> tuple:
         e = r["experiment"]
         return (e["precision"] != precision, abs(math.log2(e["seq_len"] / seq_len)),
                 abs(math.log2(e["batch_size"] / batch_size)), r["key"])
 
-    best = min(candidates, key=distance)
-    truth = best["ground_truth"]
-    return Overhead(truth["context_bytes"], truth["allocator_overhead_bytes"] / truth["peak_bytes"],
-                    measured=True, source=best)
+    usable = [r for r in results if not r.get("error") and r["experiment"]["model"] == model]
+    measured = [r for r in usable if r["backend"] == "cuda"
+                and "context_bytes" in (r.get("ground_truth") or {})
+                and r["ground_truth"].get("peak_bytes")]
+    if measured:
+        best = min(measured, key=distance)
+        truth = best["ground_truth"]
+        return Overhead(truth["context_bytes"],
+                        truth["allocator_overhead_bytes"] / truth["peak_bytes"],
+                        "measured", best)
+    simulated = [r for r in usable if r["backend"] == "estimate"
+                 and r["experiment"]["device"] == "cuda" and r["peak_bytes"]
+                 and (r.get("allocator") or {}).get("peak_reserved_bytes")]
+    if not simulated:
+        return ALLOWANCE
+    best = min(simulated, key=distance)
+    e, allocator = best["experiment"], best["allocator"]
+    sweep = {r["experiment"]["batch_size"]: r["allocator"]["peak_reserved_bytes"]
+             for r in simulated if _same_but_batch(r["experiment"], e)}
+    return Overhead(allocator["context_bytes"][-1],
+                    allocator["peak_reserved_bytes"] / best["peak_bytes"] - 1,
+                    "simulated", best, sweep)
+
+
+def _same_but_batch(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(a.get(k) == v for k, v in b.items() if k != "batch_size")
 
 
 @dataclass(frozen=True)
@@ -196,12 +226,13 @@ def largest_batch(fit: BatchFit, budget_bytes: int, overhead: Overhead = ALLOWAN
     while batch > 0 and not fits(batch):
         batch -= 1
     wrong = tuple(b for b, peak in sorted(measured.items())
-                  if (overhead.total(peak) <= budget_bytes) != (b <= batch))
+                  if (overhead.total_at(b, peak) <= budget_bytes) != (b <= batch))
     at = measured.get(batch)
     return LargestBatch(
         budget_bytes=budget_bytes, batch=batch,
         predicted_peak=fit.peak(batch) if batch else 0.0,
-        measured_peak=at, measured_fits=None if at is None else overhead.total(at) <= budget_bytes,
+        measured_peak=at,
+        measured_fits=None if at is None else overhead.total_at(batch, at) <= budget_bytes,
         disagreements=wrong, checked=len(measured),
         extrapolated=bool(measured) and batch > max(measured))
 
