@@ -67,6 +67,8 @@ class Trainer:
                 checkpoint_layers(workload.model)
         if exp.checkpoint_classes:
             checkpoint_classes(workload.model, exp.checkpoint_classes)
+            if workload.before_class_checkpointing is not None:
+                workload.before_class_checkpointing(exp.checkpoint_classes)
         opt = make_optimizer(exp.optimizer, workload.model.parameters(),
                              impl=exp.optimizer_impl, modelled_device=exp.device,
                              weight_decay=exp.weight_decay)

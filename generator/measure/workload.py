@@ -28,3 +28,6 @@ class Workload:
     enable_checkpointing: Callable[[], None] | None = None
     """The model's own way to recompute activations in backward; None: the step wraps the
     blocks of `model.layers` (step.checkpoint_layers)."""
+    before_class_checkpointing: Callable[[tuple[str, ...]], None] | None = None
+    """What the model needs once modules of these classes are recomputed in backward
+    (step.checkpoint_classes); None: nothing."""

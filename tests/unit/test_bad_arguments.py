@@ -8,6 +8,7 @@ experiments.toml: test_bad_suites.py; in a subprocess that measures: slow/test_c
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -112,6 +113,40 @@ def test_bad_user_make_batch(cli, seeded: Path, user_package) -> None:
     user_package(seeded)
     assert_refused(cli, seeded, ["estimate", "userpkg.mod:batch_is_42", "--batch-size", "2",
                                  "--seq-len", "4"], "userpkg.mod:batch_is_42")
+
+
+BREAKS_IN_THE_STEP = """
+import torch
+from torch import nn
+
+
+def build():
+    model = nn.Linear(8, 8)
+
+    def make_batch(batch_size, seq_len, device):
+        return (torch.randn(batch_size, seq_len, 8, device=device),), None
+
+    return model, make_batch, lambda output, _target: (output + torch.ones(3, 5)).sum()
+"""
+
+
+def test_a_model_that_breaks_in_the_step_is_one_line_without_a_logged_traceback(
+        cli, seeded: Path, user_package) -> None:
+    """On fake tensors the op that fails is logged with its traceback by FakeTensorMode
+    before the error reaches the command, which prints it as one line: the log is held back."""
+    user_package(seeded, BREAKS_IN_THE_STEP)
+    logged: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = logged.append  # type: ignore[method-assign]
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    logger.addHandler(handler)
+    try:
+        assert_refused(cli, seeded, ["estimate", "userpkg.mod:build", "--batch-size", "2",
+                                     "--seq-len", "4"], "failed in the training step",
+                       "RuntimeError")
+    finally:
+        logger.removeHandler(handler)
+    assert not logged, [record.getMessage() for record in logged]
 
 
 @pytest.mark.parametrize("form", [["userpkg.mod:build"], ["--model", "userpkg.mod:build"]],

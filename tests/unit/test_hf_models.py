@@ -250,6 +250,15 @@ def test_checkpointing_lowers_the_activations() -> None:
     assert checkpointed < 0.5 * plain  # one block input kept per block, not its insides
 
 
+def test_checkpointing_attention_blocks_by_class_runs_without_the_cache() -> None:
+    """A GPT-2 block recomputed in backward would add its keys and values to transformers 5's
+    cache a second time (attention then sees twice the sequence): it runs without the cache,
+    as under Hugging Face's own checkpointing, and keeps less than the plain step."""
+    plain = estimate("hf:gpt2")["category_max_bytes"]["activations"]
+    by_class = estimate("hf:gpt2", checkpoint_classes=("GPT2Block",))
+    assert by_class["category_max_bytes"]["activations"] < 0.5 * plain
+
+
 def test_sdpa_runs_and_keeps_no_attention_matrix() -> None:
     eager = estimate("hf:gpt2")["category_max_bytes"]["activations"]
     sdpa = estimate("hf:gpt2", attention="sdpa")["category_max_bytes"]["activations"]

@@ -11,6 +11,7 @@ peaks a GPU would report.
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import Any
 
 import torch
@@ -37,6 +38,10 @@ from generator.measure.tracker import CUDA_BLOCK_BYTES
 with imports_frozen():  # FakeTensorMode imports torch._dynamo at its first use: 1 s of imports
     import torch._dynamo
 
+#: FakeTensorMode logs a model's own error with its traceback before re-raising it; the
+#: command reports that error as one line (generator/errors.py), which the log would bury.
+FAKE_TENSOR_LOG = logging.getLogger("torch._subclasses.fake_tensor")
+
 #: The GPU whose allocator-side figures (cuBLAS workspaces) an estimate models: a Hopper GPU,
 #: the generation of the published H100 runs the accuracy page compares against.
 MODELLED_GPU = gpu_overheads.for_device_name("NVIDIA H100")
@@ -51,7 +56,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                      "kernels")
         notes += cuda_emulation.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
-    with FakeTensorMode(), policy, modelled_kernels(exp.device) as kernels:
+    with _quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
+            modelled_kernels(exp.device) as kernels:
         workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
         round_bytes = CUDA_BLOCK_BYTES if cuda else 1
@@ -90,3 +96,14 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         "allocator": allocator,
         "notes": notes,
     }
+
+
+@contextlib.contextmanager
+def _quiet(logger: logging.Logger):
+    """Only critical records from `logger` while the step runs."""
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

@@ -174,8 +174,24 @@ def build(config, name: str, *, task: str, attention: str):
         else:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
+    def before_class_checkpointing(names: tuple[str, ...]) -> None:
+        # Hugging Face's own checkpointing runs each layer it wraps (GradientCheckpointingLayer,
+        # transformers 5: modeling_layers.py) without the key/value cache: recomputed in
+        # backward, the layer would add its keys and values to the cache a second time and
+        # attention would see twice the sequence. Checkpointing such a layer by class gets the
+        # same; the classes of the published runs (MLPs, norms) are no such layers.
+        try:
+            from transformers.modeling_layers import GradientCheckpointingLayer
+        except ImportError:  # transformers 4.46 has no such layers
+            return
+        if getattr(model.config, "use_cache", False) and any(
+                isinstance(m, GradientCheckpointingLayer) and type(m).__name__ in names
+                for m in model.modules()):
+            model.config.use_cache = False
+
     return Workload(model, make_batch, lambda output, _target: output.loss,
-                    blocks=blocks(model, nn), enable_checkpointing=enable_checkpointing)
+                    blocks=blocks(model, nn), enable_checkpointing=enable_checkpointing,
+                    before_class_checkpointing=before_class_checkpointing)
 
 
 def _dtype_argument() -> str:
