@@ -250,13 +250,17 @@ def test_checkpointing_lowers_the_activations() -> None:
     assert checkpointed < 0.5 * plain  # one block input kept per block, not its insides
 
 
-def test_checkpointing_attention_blocks_by_class_runs_without_the_cache() -> None:
-    """A GPT-2 block recomputed in backward would add its keys and values to transformers 5's
-    cache a second time (attention then sees twice the sequence): it runs without the cache,
-    as under Hugging Face's own checkpointing, and keeps less than the plain step."""
-    plain = estimate("hf:gpt2")["category_max_bytes"]["activations"]
-    by_class = estimate("hf:gpt2", checkpoint_classes=("GPT2Block",))
-    assert by_class["category_max_bytes"]["activations"] < 0.5 * plain
+@pytest.mark.parametrize(("model", "classes", "share"),
+                         [("hf:gpt2", ("GPT2Block",), 0.5), ("hf:gpt2", ("GPT2Attention",), 1),
+                          ("hf:t5-base", ("T5Block",), 0.5)])
+def test_checkpointing_attention_by_class_runs_without_the_cache(model, classes, share) -> None:
+    """An attention layer recomputed in backward would add its keys and values to the cache a
+    second time (attention then sees twice the sequence): the model runs without the cache,
+    as under Hugging Face's own checkpointing, T5's decoder stack (a config of its own) too,
+    and keeps less than the plain step."""
+    plain = estimate(model)["category_max_bytes"]["activations"]
+    by_class = estimate(model, checkpoint_classes=classes)
+    assert by_class["category_max_bytes"]["activations"] < share * plain
 
 
 def test_sdpa_runs_and_keeps_no_attention_matrix() -> None:

@@ -175,19 +175,17 @@ def build(config, name: str, *, task: str, attention: str):
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
     def before_class_checkpointing(names: tuple[str, ...]) -> None:
-        # Hugging Face's own checkpointing runs each layer it wraps (GradientCheckpointingLayer,
-        # transformers 5: modeling_layers.py) without the key/value cache: recomputed in
-        # backward, the layer would add its keys and values to the cache a second time and
-        # attention would see twice the sequence. Checkpointing such a layer by class gets the
-        # same; the classes of the published runs (MLPs, norms) are no such layers.
-        try:
-            from transformers.modeling_layers import GradientCheckpointingLayer
-        except ImportError:  # transformers 4.46 has no such layers
-            return
-        if getattr(model.config, "use_cache", False) and any(
-                isinstance(m, GradientCheckpointingLayer) and type(m).__name__ in names
-                for m in model.modules()):
-            model.config.use_cache = False
+        # A checkpointed module that holds an attention layer of the key/value cache (its
+        # `layer_idx` is its slot there) would add its keys and values a second time when
+        # backward recomputes it, and attention would then see twice the sequence. Hugging
+        # Face's own checkpointing turns the cache off for the layers it wraps
+        # (transformers 5: modeling_layers.GradientCheckpointingLayer); so does this. MLPs
+        # and norms, the classes of the published runs, hold no such layer.
+        if any(getattr(inner, "layer_idx", None) is not None
+               for m in model.modules() if type(m).__name__ in names for inner in m.modules()):
+            for module in model.modules():  # a decoder stack may have a config of its own (T5)
+                if getattr(getattr(module, "config", None), "use_cache", False):
+                    module.config.use_cache = False
 
     return Workload(model, make_batch, lambda output, _target: output.loss,
                     blocks=blocks(model, nn), enable_checkpointing=enable_checkpointing,
