@@ -1,12 +1,15 @@
 """Run a suite's jobs in fresh subprocesses, reusing results already stored.
 
-Real measurements (cpu, cuda) get a process each: one run's allocator state or out-of-memory
-error must not touch the next. Consecutive estimates share one process, since fake tensors
-allocate nothing and a fresh Python with PyTorch costs seconds.
+Real measurements (cpu, cuda) get a process each, one at a time: one run's allocator state or
+out-of-memory error must not touch the next, and its step time must not share the machine.
+Estimates share worker processes, since fake tensors allocate nothing and a fresh Python with
+PyTorch costs seconds; they are dealt out to as many workers as the machine has cores (up to
+ESTIMATE_WORKERS), which run at once: each keeps one core busy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -28,6 +31,8 @@ from generator.measure.models import experiment_unavailable
 from generator.measure.studies import Study
 
 Job = Union[Experiment, Study]
+#: Most worker processes measuring estimates at once (fewer on a machine with fewer cores).
+ESTIMATE_WORKERS = 4
 
 
 @dataclass
@@ -72,7 +77,7 @@ def reusable(path: Path, job: Job) -> dict[str, Any] | None:
 def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
             progress: Progress | None = None) -> list[Outcome]:
     """Measure what is missing; a crash of one job does not stop the others. Stored and
-    skipped jobs are reported first, then the estimates (in one process), then real runs.
+    skipped jobs are reported first, then the estimates (in parallel workers), then real runs.
     Outcomes come back in the order of `jobs`."""
     results.ensure_writable(results_dir)
     results.remove_stale_temps(results_dir)
@@ -85,18 +90,21 @@ def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
         path = None if reason else job_path(results_dir, job)
         stored = None if reason or force else reusable(path, job)
         if reason or stored:
-            progress.start(job.label)
             outcomes[index] = Outcome(job, "skipped", reason) if reason else \
                 Outcome(job, "reused", result=stored)
-            progress.finish(outcomes[index])
+            progress.finish(progress.start(job.label), outcomes[index])
         else:
             todo.append((index, job, path))
     estimates = [item for item in todo if _shareable(item[1])]
-    groups = [estimates] + [[item] for item in todo if not _shareable(item[1])]
-    for group in groups:
-        for (index, _, _), outcome in zip(group, _measure([(j, p) for _, j, p in group],
-                                                          progress)):
-            outcomes[index] = outcome
+    workers = max(1, min(ESTIMATE_WORKERS, os.cpu_count() or 1, len(estimates)))
+    rounds = [[estimates[i::workers] for i in range(workers)]]  # dealt out: each gets big and small
+    rounds += [[[item]] for item in todo if not _shareable(item[1])]
+    for groups in rounds:
+        measured = _measure_at_once([[(job, path) for _, job, path in g] for g in groups],
+                                    progress)
+        for group, group_outcomes in zip(groups, measured):
+            for (index, _, _), outcome in zip(group, group_outcomes):
+                outcomes[index] = outcome
     return [outcomes[i] for i in range(len(jobs))]
 
 
@@ -104,46 +112,83 @@ def _shareable(job: Job) -> bool:
     return isinstance(job, Experiment) and job.backend == "estimate"
 
 
-def _measure(group: list[tuple[Job, Path]], progress: Progress) -> list[Outcome]:
-    """Run a group of jobs in one worker process, reporting each as it finishes."""
-    if not group:
-        return []
-    outcomes: list[Outcome] = []
-    with tempfile.TemporaryDirectory(prefix="generator-") as scratch:
-        source, out_dir = Path(scratch) / "jobs.json", Path(scratch) / "out"
-        out_dir.mkdir()
-        source.write_text(json.dumps([_payload(job) for job, _ in group]), encoding="utf-8")
-        log = open(Path(scratch) / "worker.log", "w+", encoding="utf-8")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "generator.jobs.worker", str(source), str(out_dir)],
-            stdout=log, stderr=subprocess.STDOUT,
+def _measure_at_once(groups: list[list[tuple[Job, Path]]], progress: Progress
+                     ) -> list[list[Outcome]]:
+    """Run each group of jobs in a worker process of its own, the workers at the same time,
+    reporting each job as it finishes; the outcomes, group by group in job order."""
+    with contextlib.ExitStack() as stack:
+        workers = [stack.enter_context(_Worker(group, progress)) for group in groups if group]
+        while not all(worker.finished for worker in workers):
+            for worker in workers:
+                worker.poll()
+            progress.tick()
+            time.sleep(0.1)
+        return [worker.outcomes for worker in workers]
+
+
+class _Worker:
+    """One worker process measuring a group of jobs in order, each written to its own file
+    (worker.py); `poll` stores what is done and moves on to the next job."""
+
+    def __init__(self, group: list[tuple[Job, Path]], progress: Progress) -> None:
+        self.group, self.progress = group, progress
+        self.outcomes: list[Outcome] = []
+
+    @property
+    def finished(self) -> bool:
+        return len(self.outcomes) == len(self.group)
+
+    def __enter__(self) -> _Worker:
+        self._scratch = tempfile.TemporaryDirectory(prefix="generator-")
+        scratch = Path(self._scratch.name)
+        source, self._out = scratch / "jobs.json", scratch / "out"
+        self._out.mkdir()
+        source.write_text(json.dumps([_payload(job) for job, _ in self.group]),
+                          encoding="utf-8")
+        self._log = open(scratch / "worker.log", "w+", encoding="utf-8")
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "generator.jobs.worker", str(source), str(self._out)],
+            stdout=self._log, stderr=subprocess.STDOUT,
             preexec_fn=functools.partial(_die_with_parent, os.getpid()))
+        self._begin()
+        return self
+
+    def _begin(self) -> None:
+        if not self.finished:
+            self._token = self.progress.start(self.group[len(self.outcomes)][0].label)
+            self._started = time.perf_counter()
+
+    def poll(self) -> None:
+        """Store every job the worker has finished, or fail the rest once it has ended."""
+        while not self.finished:
+            job, path = self.group[len(self.outcomes)]
+            done = self._out / f"{len(self.outcomes)}.json"
+            # Asked before looking for the file: a worker that writes its last file and exits
+            # in between is not taken for one that died.
+            ended = self._process.poll() is not None
+            seconds = time.perf_counter() - self._started
+            if done.exists():
+                outcome = _store(job, path, json.loads(done.read_text(encoding="utf-8")),
+                                 seconds)
+            elif ended:
+                self._log.seek(0)
+                outcome = Outcome(job, "failed",
+                                  _failure(self._process.returncode, self._log.read()),
+                                  seconds=seconds)
+            else:
+                return
+            self.progress.finish(self._token, outcome)
+            self.outcomes.append(outcome)
+            self._begin()
+
+    def __exit__(self, kind, *_) -> None:
         try:
-            for index, (job, path) in enumerate(group):
-                progress.start(job.label)
-                started = time.perf_counter()
-                done = out_dir / f"{index}.json"
-                while not done.exists() and process.poll() is None:
-                    progress.tick(time.perf_counter() - started)
-                    time.sleep(0.1)
-                seconds = time.perf_counter() - started
-                if not done.exists():
-                    log.seek(0)
-                    outcome = Outcome(job, "failed", _failure(process.returncode, log.read()),
-                                      seconds=seconds)
-                else:
-                    outcome = _store(job, path, json.loads(done.read_text(encoding="utf-8")),
-                                     seconds)
-                progress.finish(outcome)
-                outcomes.append(outcome)
-            process.wait()
-        except BaseException:  # Ctrl-C or an error here: leave no orphan and no file behind
-            process.kill()
-            process.wait()
-            raise
+            if kind is not None:  # Ctrl-C or an error here: leave no orphan and no file behind
+                self._process.kill()
+            self._process.wait()
         finally:
-            log.close()
-    return outcomes
+            self._log.close()
+            self._scratch.cleanup()
 
 
 def _payload(job: Job) -> dict[str, Any]:
