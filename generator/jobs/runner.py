@@ -146,10 +146,15 @@ class _Worker:
         source.write_text(json.dumps([_payload(job) for job, _ in self.group]),
                           encoding="utf-8")
         self._log = open(scratch / "worker.log", "w+", encoding="utf-8")
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "generator.jobs.worker", str(source), str(self._out)],
-            stdout=self._log, stderr=subprocess.STDOUT,
-            preexec_fn=functools.partial(_die_with_parent, os.getpid()))
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "generator.jobs.worker", str(source), str(self._out)],
+                stdout=self._log, stderr=subprocess.STDOUT,
+                preexec_fn=functools.partial(_die_with_parent, os.getpid()))
+        except BaseException:  # no process: __exit__ will not run, so clean up here
+            self._log.close()
+            self._scratch.cleanup()
+            raise
         self._begin()
         return self
 
