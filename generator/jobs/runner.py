@@ -96,7 +96,7 @@ def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
         else:
             todo.append((index, job, path))
     estimates = [item for item in todo if _shareable(item[1])]
-    workers = max(1, min(ESTIMATE_WORKERS, os.cpu_count() or 1, len(estimates)))
+    workers = max(1, min(ESTIMATE_WORKERS, _cores(), len(estimates)))
     rounds = [[estimates[i::workers] for i in range(workers)]]  # dealt out: each gets big and small
     rounds += [[[item]] for item in todo if not _shareable(item[1])]
     for groups in rounds:
@@ -106,6 +106,14 @@ def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
             for (index, _, _), outcome in zip(group, group_outcomes):
                 outcomes[index] = outcome
     return [outcomes[i] for i in range(len(jobs))]
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity, where the OS has one, which a
+    container or `taskset` narrows; os.cpu_count() counts the whole machine)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _shareable(job: Job) -> bool:
