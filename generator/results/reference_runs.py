@@ -21,6 +21,10 @@ DATA = Path(__file__).with_name("reference_data")
 DATASET = "mem-run-estimator-H100"
 SOURCE = ("sanketpurandare/mem-run-estimator", "e2955a1c4e2d369a140d9d337be5011e7b08e41f")
 GPU = "NVIDIA H100"
+#: The transformers release the runs used: not recorded in the dataset, but the one current
+#: when they were made (Oct–Nov 2024; SOURCE.md). It changes the step: 4.46 copies the logits
+#: for its loss's shift, 5.x does not.
+TRANSFORMERS = "4.46"
 
 #: Their model names → ours: the Hugging Face configs they built (their `model_cards`).
 MODELS = {

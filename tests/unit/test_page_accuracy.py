@@ -75,6 +75,22 @@ def test_the_page_prints_what_the_context_computed(context, lang: str) -> None:
         assert "torchvision" in text and "软件包仓库" in text
 
 
+@pytest.mark.parametrize(("lang", "same", "other"),
+                         [("en", "the version current when the H100 runs were made;",
+                           "not 4.46"), ("zh", "当时的版本一致", "不是 H100 上的 GPU 实测当时的 4.46")])
+def test_estimates_of_another_transformers_are_said_to_compare_another_step(
+        lang: str, same: str, other: str) -> None:
+    """The H100 runs used transformers 4.46, whose loss copies the logits; estimates made
+    with 5.x are another step, and the page must not call their version the runs' own."""
+    run = next(r for r in reference_runs.runs() if not r.skipped)
+    matching = _estimate_of(run, 1.0, 1.0)
+    assert same in prose(page_markdown(accuracy, accuracy.context([matching], []), lang))
+    newer = _estimate_of(run, 1.0, 1.0)
+    newer["environment"]["transformers"] = "5.23.0"
+    text = prose(page_markdown(accuracy, accuracy.context([newer], []), lang))
+    assert other in text and same not in text and "5.23.0" in text
+
+
 def accuracy_page_text(context) -> str:
     return prose(page_markdown(accuracy, context, "en"))
 

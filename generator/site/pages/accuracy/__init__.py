@@ -57,6 +57,10 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
             "transformers": sorted({r["transformers"] or "?" for r in rows}),
+            "their_transformers": reference_runs.TRANSFORMERS,
+            # Estimated with the release the runs used: else the rows compare another step.
+            "same_transformers": all((r["transformers"] or "").startswith(
+                reference_runs.TRANSFORMERS + ".") for r in rows),
             "own": own,
             # The results behind the numbers, for the page's list of data files
             # (site/sources.py): the estimates, and this project's own GPU runs.
