@@ -92,8 +92,8 @@ def test_largest_batch_agrees_with_direct_checks(fixture_results, precision) -> 
 
 
 def test_overhead_comes_from_the_closest_cuda_result(fixture_results) -> None:
-    assert fits.overhead_for(fixture_results, model="tiny", precision="fp32", batch_size=8,
-                             seq_len=32) is fits.ALLOWANCE
+    assert fits.overhead_for(fixture_results, fixture_results, model="tiny", precision="fp32",
+                             batch_size=8, seq_len=32) is fits.ALLOWANCE
     fake = []
     for batch, context in ((2, 300 * MIB), (8, 400 * MIB)):
         r = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32, batch_size=batch)[0])
@@ -101,8 +101,8 @@ def test_overhead_comes_from_the_closest_cuda_result(fixture_results) -> None:
         r["ground_truth"] = {"peak_bytes": r["peak_bytes"], "context_bytes": context,
                              "allocator_overhead_bytes": r["peak_bytes"] // 4}
         fake.append(r)
-    found = fits.overhead_for(fixture_results + fake, model="tiny", precision="amp-bf16",
-                              batch_size=16, seq_len=32)
+    found = fits.overhead_for(fixture_results + fake, fixture_results, model="tiny",
+                              precision="amp-bf16", batch_size=16, seq_len=32)
     assert found.kind == "measured" and found.context_bytes == 400 * MIB
     assert found.slack == pytest.approx(0.25, rel=1e-3)
     assert found.total(1000) == pytest.approx(400 * MIB + 1250, rel=1e-3)
@@ -111,14 +111,15 @@ def test_overhead_comes_from_the_closest_cuda_result(fixture_results) -> None:
 def test_overhead_from_the_simulated_allocator_checks_each_point_with_its_own(
         fixture_results) -> None:
     """Without a GPU run, an estimate that simulated the caching allocator gives the reserve
-    (its reserved peak over its tensors' peak at the closest batch) and the top of its
+    (its reserved peak over its tensors' peak at its largest batch) and the top of its
     context range; each point of its sweep is then checked with its own reserved peak."""
     series = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32))
     for r in series:  # a reserve that is not one share of the peak: 10 % at batch 8, 50 % at 2
         share = 1.5 if r["experiment"]["batch_size"] == 2 else 1.1
         r["allocator"] = {"peak_reserved_bytes": int(r["peak_bytes"] * share),
                           "context_bytes": [100 * MIB, 300 * MIB]}
-    found = fits.overhead_for(series, model="tiny", precision="fp32", batch_size=8, seq_len=32)
+    found = fits.overhead_for(series, series, model="tiny", precision="fp32", batch_size=8,
+                              seq_len=32)
     assert found.kind == "simulated" and found.context_bytes == 300 * MIB
     assert found.source["experiment"]["batch_size"] == 8
     assert found.slack == pytest.approx(0.1, rel=1e-3)
@@ -134,7 +135,7 @@ def test_overhead_from_the_simulated_allocator_checks_each_point_with_its_own(
     # Estimates for the CPU, or without a simulation, give the allowance as before.
     for r in series:
         r["experiment"]["device"] = "cpu"
-    assert fits.overhead_for(series, model="tiny", precision="fp32", batch_size=8,
+    assert fits.overhead_for(series, series, model="tiny", precision="fp32", batch_size=8,
                              seq_len=32) is fits.ALLOWANCE
 
 

@@ -82,8 +82,9 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
 
 def needed_bytes(peak: int) -> int:
     """What a GPU must offer for a step whose tensors peak at `peak` bytes, with the
-    allowances for the CUDA context and the allocator's reserve (analysis.py) that the sweeps
-    page uses too."""
+    allowances for the CUDA context and the allocator's reserve (analysis.py): the sharding
+    study simulates no allocator, so these stay rules of thumb here, as on the sweeps page
+    where neither a GPU run nor a simulation gives the reserve."""
     return int(peak * (1 + ALLOCATOR_SLACK)) + CONTEXT_ALLOWANCE_BYTES
 
 

@@ -128,8 +128,9 @@ def _batch_group(series: dict[str, list[Result]], everything: list[Result]) -> d
         except ValueError:  # every point on the optimizer floor: no line to draw
             continue
         measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in results}
-        overhead = fits.overhead_for(everything, model=group["model"], precision=precision,
-                                     batch_size=max(measured), seq_len=group["seq_len"])
+        overhead = fits.overhead_for(everything, results, model=group["model"],
+                                     precision=precision, batch_size=max(measured),
+                                     seq_len=group["seq_len"])
         points = [{"batch": b, "peak": p, "on_line": b in fit.fitted_batches,
                    "residual": p - fit.line(b)} for b, p in sorted(measured.items())]
         entry = {"fit": fit, "points": points, "bytes_per_sample": fit.line.slope,

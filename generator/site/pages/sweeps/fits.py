@@ -151,43 +151,39 @@ class Overhead:
 ALLOWANCE = Overhead(CONTEXT_ALLOWANCE_BYTES, ALLOCATOR_SLACK, "allowance")
 
 
-def overhead_for(results: list[Result], *, model: str, precision: str, batch_size: int,
-                 seq_len: int) -> Overhead:
-    """From the closest `cuda` result of the same model: its CUDA context and its reserved
-    − allocated as a share of allocated. Else from the closest estimate of the same model
-    that simulated the caching allocator: its reserved peak over its tensors' peak, and the
-    top of its context range. Else the allowance."""
-    def distance(r: Result) -> tuple:
-        e = r["experiment"]
-        return (e["precision"] != precision, abs(math.log2(e["seq_len"] / seq_len)),
-                abs(math.log2(e["batch_size"] / batch_size)), r["key"])
-
-    usable = [r for r in results if not r.get("error") and r["experiment"]["model"] == model]
-    measured = [r for r in usable if r["backend"] == "cuda"
+def overhead_for(results: list[Result], sweep: list[Result], *, model: str, precision: str,
+                 batch_size: int, seq_len: int) -> Overhead:
+    """From the closest `cuda` result of the same model among `results`: its CUDA context and
+    its reserved − allocated as a share of allocated. Else, where the estimates of `sweep`
+    (one precision's points) simulated the caching allocator, from its largest batch: the
+    reserved peak over the tensors' peak, and the top of its context range. Else the
+    allowance."""
+    measured = [r for r in results if not r.get("error") and r["backend"] == "cuda"
+                and r["experiment"]["model"] == model
                 and "context_bytes" in (r.get("ground_truth") or {})
                 and r["ground_truth"].get("peak_bytes")]
     if measured:
+        def distance(r: Result) -> tuple:
+            e = r["experiment"]
+            return (e["precision"] != precision, abs(math.log2(e["seq_len"] / seq_len)),
+                    abs(math.log2(e["batch_size"] / batch_size)), r["key"])
+
         best = min(measured, key=distance)
         truth = best["ground_truth"]
         return Overhead(truth["context_bytes"],
                         truth["allocator_overhead_bytes"] / truth["peak_bytes"],
                         "measured", best)
-    simulated = [r for r in usable if r["backend"] == "estimate"
-                 and r["experiment"]["device"] == "cuda" and r["peak_bytes"]
+    simulated = [r for r in sweep if r["backend"] == "estimate" and r["peak_bytes"]
+                 and r["experiment"]["device"] == "cuda"
                  and (r.get("allocator") or {}).get("peak_reserved_bytes")]
     if not simulated:
         return ALLOWANCE
-    best = min(simulated, key=distance)
-    e, allocator = best["experiment"], best["allocator"]
-    sweep = {r["experiment"]["batch_size"]: r["allocator"]["peak_reserved_bytes"]
-             for r in simulated if _same_but_batch(r["experiment"], e)}
+    best = max(simulated, key=lambda r: r["experiment"]["batch_size"])
+    allocator = best["allocator"]
     return Overhead(allocator["context_bytes"][-1],
-                    allocator["peak_reserved_bytes"] / best["peak_bytes"] - 1,
-                    "simulated", best, sweep)
-
-
-def _same_but_batch(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return all(a.get(k) == v for k, v in b.items() if k != "batch_size")
+                    allocator["peak_reserved_bytes"] / best["peak_bytes"] - 1, "simulated", best,
+                    {r["experiment"]["batch_size"]: r["allocator"]["peak_reserved_bytes"]
+                     for r in simulated})
 
 
 @dataclass(frozen=True)
