@@ -117,7 +117,7 @@ def _print_hf_models() -> None:
     width = max(len(row["id"]) for row in rows) + 3
     for row in rows:
         print(f"{'hf:' + row['id']:<{width}}  {row['task']:<11} {row['parameters']:>14,} "
-              f"parameters, {row['layers']} layers, hidden {row['hidden']}")
+              f"parameters, {row['stacks']}")
 
 
 def estimate(args: argparse.Namespace) -> int:

@@ -284,3 +284,17 @@ def test_models_lists_the_shipped_configs(cli, tmp_path: Path) -> None:
     assert len(lines) == 1, proc.stdout
     assert re.search(r"124[,.]4|124M|124 ?M", lines[0]), lines[0]
     assert re.search(r"\b12\b", lines[0]) and re.search(r"\b768\b", lines[0]), lines[0]
+    assert "None" not in proc.stdout, proc.stdout
+
+
+def test_the_listing_describes_each_stack() -> None:
+    from generator.measure.models.hf import load_config, stacks_words
+
+    def words(hub_id: str) -> str:
+        return stacks_words(load_config("hf:" + hub_id)[0])
+
+    # CLIP's towers have configs of their own; T5's decoder has its own depth
+    assert words("openai/clip-vit-large-patch14-336") == (
+        "vision 24 layers, hidden 1024; text 12 layers, hidden 768")
+    assert words("t5-large") == "24+24 layers (encoder+decoder), hidden 1024"
+    assert words("gpt2") == "12 layers, hidden 768"

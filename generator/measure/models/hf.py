@@ -231,7 +231,7 @@ def blocks(model, nn) -> list[tuple[str, Any]]:
 
 def shipped_summary() -> list[dict[str, Any]]:
     """Each shipped config: its Hub id, task, parameters (counted on the meta device, so
-    nothing is allocated), layers and hidden size."""
+    nothing is allocated) and its stacks in words (`stacks_words`)."""
     import torch
 
     from generator.measure.models.hf_config import shipped_ids
@@ -245,6 +245,20 @@ def shipped_summary() -> list[dict[str, Any]]:
             model = getattr(transformers_module(), TASKS[task][0]).from_config(config)
         rows.append({"id": hub_id, "task": task,
                      "parameters": sum(p.numel() for p in model.parameters()),
-                     "layers": _int_field(config, "num_hidden_layers", "n_layer", "num_layers"),
-                     "hidden": _int_field(config, "hidden_size", "n_embd", "d_model")})
+                     "stacks": stacks_words(config)})
     return rows
+
+
+def stacks_words(config) -> str:
+    """Layers and hidden size, per stack where a model has several: CLIP's vision and text
+    towers each have their own config, T5's encoder and decoder their own depths."""
+    parts = [(name.removesuffix("_config"), getattr(config, name))
+             for name in ("vision_config", "text_config") if hasattr(config, name)]
+    if parts:
+        return "; ".join(f"{name} {stacks_words(sub)}" for name, sub in parts)
+    layers = _int_field(config, "num_hidden_layers", "n_layer", "num_layers")
+    hidden = _int_field(config, "hidden_size", "n_embd", "d_model")
+    decoder = _int_field(config, "num_decoder_layers")
+    if getattr(config, "is_encoder_decoder", False) and decoder is not None:
+        return f"{layers}+{decoder} layers (encoder+decoder), hidden {hidden}"
+    return f"{layers} layers, hidden {hidden}"
