@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 from dataclasses import fields
@@ -43,17 +45,18 @@ def _parsed(parse):
 
 def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option) -> None:
     flag = "--" + name.replace("_", "-")
+    flags = (opt.short, flag) if opt.short else (flag,)
     default = {f.name: f.default for f in fields(Experiment)}[name]
     if isinstance(default, bool):
-        parser.add_argument(flag, action="store_true", help=opt.help)
+        parser.add_argument(*flags, action="store_true", help=opt.help)
     elif opt.choices is not None:
-        parser.add_argument(flag, choices=opt.choices, default=default or opt.choices[0],
+        parser.add_argument(*flags, choices=opt.choices, default=default or opt.choices[0],
                             help=opt.help)
     elif opt.parse is not None:
-        parser.add_argument(flag, type=_parsed(opt.parse), default=default,
+        parser.add_argument(*flags, type=_parsed(opt.parse), default=default,
                             metavar=opt.metavar, help=opt.help)
     else:  # a count with no default: batch size and sequence length
-        parser.add_argument(flag, type=_positive_int, required=True, help=opt.help)
+        parser.add_argument(*flags, type=_positive_int, required=True, help=opt.help)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -108,7 +111,15 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        return getattr(commands, args.command)(args)
+        status = getattr(commands, args.command)(args)
+        sys.stdout.flush()  # here, so that a reader gone away is caught below, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader closed the pipe (`| head`): nothing more to say, and Python's own flush
+        # at exit must not try again and print a traceback.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE
     except GeneratorError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

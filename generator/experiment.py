@@ -56,9 +56,10 @@ class Experiment:
 
     model: str = option(cli=False, help="a model from `models`, or package.module:function")
     """A name from the model zoo (`python -m generator models`) or `package.module:function`."""
-    batch_size: int = option(help="samples per step")
+    batch_size: int = option(help="samples per step", short="-b")
     """Samples per step."""
-    seq_len: int = option(help="tokens per sample (the image side for image models)")
+    seq_len: int = option(help="tokens per sample (the image side for image models)",
+                          short="-s")
     """Tokens per sample."""
     precision: str = option(
         "fp32", choices=PRECISIONS, lever="fp32",

@@ -29,6 +29,9 @@ class Option:
     """The values it takes, or None for numbers and free text."""
     cli: bool = True
     """Whether the `estimate` command takes it as a flag (--name-with-dashes)."""
+    short: str | None = None
+    """A one-letter flag beside the long one (-b for --batch-size), for the options every
+    command line gives."""
     metavar: str | None = None
     parse: Callable[[str], Any] | None = None
     """Reads the flag's text (e.g. a size such as 24GiB)."""

@@ -7,10 +7,13 @@ tests/unit/test_bad_*.py.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import BAD_FACTORIES, assert_refused, run_cli
+from conftest import BAD_FACTORIES, assert_refused, cli_env, run_cli
 
 
 def _suite(root: Path, model: str) -> None:
@@ -36,3 +39,17 @@ def test_python_m_generator_ends_a_mistake_with_one_line(seeded: Path) -> None:
     """__main__ turns main()'s status into the process's exit status."""
     assert_refused(run_cli, seeded, ["estimate", "nosuchmodel", "--batch-size", "1",
                                      "--seq-len", "8"], "nosuchmodel")
+
+
+def test_output_into_a_closed_pipe_is_no_traceback(tmp_path: Path) -> None:
+    """`python -m generator models | head -1` once head has gone: the pipe's reading end
+    is closed before the command writes, so every write fails, whatever the timing."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "generator", "models"], cwd=tmp_path,
+                              env=cli_env(), stdout=write_end, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, timeout=600)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, "")

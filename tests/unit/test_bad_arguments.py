@@ -197,3 +197,23 @@ def test_estimate_says_whether_the_step_fits(cli, project: Path) -> None:
     _, short = _estimate_budget(cli, project, "1KiB")
     assert short.startswith("fits in 1.00 KiB: no"), short
 
+
+
+def test_short_flags_for_the_sizes(cli, project: Path) -> None:
+    long = cli(["estimate", "tiny", "--batch-size", "2", "--seq-len", "16"], project)
+    short = cli(["estimate", "tiny", "-b", "2", "-s", "16"], project)
+    assert long.returncode == short.returncode == 0, short.stderr
+    assert short.stdout == long.stdout and "batch 2 · seq 16" in short.stdout
+
+
+def test_a_reader_gone_away_ends_quietly(cli, project: Path, monkeypatch) -> None:
+    """`python -m generator models | head -1`: the rest of the output has nowhere to go,
+    which is no error of the user's (the real pipe: slow/test_cli_measure.py)."""
+    from generator import commands
+
+    def reader_gone(args) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(commands, "models", reader_gone)
+    proc = cli(["models"], project)
+    assert (proc.returncode, proc.stderr) == (141, "")
