@@ -12,6 +12,7 @@ measured. Everything here may import PyTorch, and importing this package imports
 
 import contextlib
 import gc
+import logging
 from collections.abc import Iterator
 
 
@@ -31,6 +32,18 @@ def imports_frozen() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+@contextlib.contextmanager
+def quiet(logger: logging.Logger) -> Iterator[None]:
+    """Only critical records from `logger` meanwhile: a library's retries and tracebacks
+    are no news to a user who gets the outcome as one line."""
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 with imports_frozen():

@@ -90,6 +90,26 @@ def test_an_unknown_hub_id_offline_says_where_it_looked(cli, project: Path) -> N
     assert "cache" in line and "shipped" in line and "path" in line
 
 
+def test_the_hubs_retries_without_a_network_are_not_shown(
+        cli, project: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """huggingface_hub logs each of its retries (six lines and 23 s without a network), which
+    Python prints on stderr: the user gets the one line, which says why."""
+    import logging
+
+    def unreachable(*args: Any, **kwargs: Any) -> None:
+        logging.getLogger("huggingface_hub.utils._http").warning(
+            "'[Errno -2] Name or service not known' thrown while requesting HEAD …")
+        raise OSError("no network")
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", unreachable)
+    assert_refused(cli, project, estimate_args("hf:no-such-org/no-such-model"),
+                   "the Hub could not give it", "no network")
+    assert not [r for r in caplog.records if r.name.startswith("huggingface_hub")]
+
+
 @pytest.mark.parametrize(("make", "needles"), [
     (lambda d: d, ("no config.json",)),  # a folder without one
     (lambda d: d / "missing.json", ("no such file",)),

@@ -19,7 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator import gpu_overheads
 from generator.experiment import Experiment
-from generator.measure import cuda_emulation, imports_frozen, reserved, step
+from generator.measure import cuda_emulation, imports_frozen, quiet, reserved, step
 from generator.measure.backends.common import (
     build_workload,
     count_parameters,
@@ -56,7 +56,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                      "kernels")
         notes += cuda_emulation.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
-    with _quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
+    with quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
             modelled_kernels(exp.device) as kernels:
         workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
@@ -96,14 +96,3 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         "allocator": allocator,
         "notes": notes,
     }
-
-
-@contextlib.contextmanager
-def _quiet(logger: logging.Logger):
-    """Only critical records from `logger` while the step runs."""
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from generator.errors import ModelError
-from generator.measure import imports_frozen
+from generator.measure import imports_frozen, quiet
 
 SHIPPED = Path(__file__).with_name("hf_configs")
 #: Hub ids that moved under an organisation; both names find the shipped file.
@@ -145,8 +146,9 @@ def _from_hub(hub_id: str) -> tuple[Path | None, str]:
 
     if constants.HF_HUB_OFFLINE or os.environ.get("TRANSFORMERS_OFFLINE") == "1":
         return None, "offline mode is on, so the Hub was not asked"
-    try:
-        return Path(hf_hub_download(hub_id, "config.json", etag_timeout=10)), ""
+    try:  # without a network huggingface_hub retries five times, logging each try
+        with quiet(logging.getLogger("huggingface_hub")):
+            return Path(hf_hub_download(hub_id, "config.json", etag_timeout=10)), ""
     except Exception as error:  # no network, no such repo, a gated repo without a token
         detail = str(error).strip().splitlines()[0][:120] if str(error).strip() else ""
         return None, f"the Hub could not give it ({type(error).__name__}: {detail})"
