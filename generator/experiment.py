@@ -58,8 +58,8 @@ class Experiment:
     """A name from the model zoo (`python -m generator models`) or `package.module:function`."""
     batch_size: int = option(help="samples per step", short="-b")
     """Samples per step."""
-    seq_len: int = option(help="tokens per sample (the image side for image models)",
-                          short="-s")
+    seq_len: int = option(help="tokens per sample (image models: the image side; CLIP-style "
+                               "models: the text's tokens)", short="-s")
     """Tokens per sample."""
     precision: str = option(
         "fp32", choices=PRECISIONS, lever="fp32",
