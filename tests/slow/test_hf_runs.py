@@ -101,3 +101,26 @@ def test_offline_from_the_start_refuses_an_unknown_hub_id(project: Path, tmp_pat
                                              "--batch-size", 2, "--seq-len", 16],
                           "no-such-org/no-such-model", "offline")
     assert str(tmp_path / "hf-home") in line  # the (empty) cache it looked in
+
+
+@pytest.mark.parametrize("precision", ["fp32", "amp-bf16"])
+def test_a_mixture_of_experts_estimate_matches_the_real_cpu_run(tmp_path: Path,
+                                                                precision: str) -> None:
+    """Mixtral's experts run torch's grouped_mm, whose fake kernel refuses float32: the
+    estimate makes the real kernel's output instead (fake_kernel_gaps.py), and lands on
+    the CPU allocator's peak of the same step run for real."""
+    from generator.experiment import Experiment
+    from generator.jobs.worker import measure_to_result
+
+    config = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
+              "hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
+              "max_position_embeddings": 256, "num_local_experts": 8, "num_experts_per_tok": 2}
+    (tmp_path / "mixtral").mkdir()
+    (tmp_path / "mixtral" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    runs = {backend: measure_to_result(Experiment(
+        model=f"hf:{tmp_path / 'mixtral'}", batch_size=4, seq_len=64, precision=precision,
+        device="cpu", backend=backend)) for backend in ("estimate", "cpu")}
+    assert all(r["error"] is None for r in runs.values()), runs
+    truth = runs["cpu"]["ground_truth"]["peak_bytes"]
+    assert abs(runs["estimate"]["peak_bytes"] / truth - 1) < 0.01

@@ -36,6 +36,12 @@ TINY_GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_laye
 TINY_VIT = {"model_type": "vit", "architectures": ["ViTForImageClassification"],
             "image_size": 32, "patch_size": 8, "hidden_size": 32, "num_hidden_layers": 2,
             "num_attention_heads": 2, "intermediate_size": 64}
+# Mixture of experts: transformers 5 runs the experts with torch's grouped_mm
+TINY_MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
+                "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
+                "max_position_embeddings": 256, "num_local_experts": 4,
+                "num_experts_per_tok": 2}
 # OpenAI GPT has no SDPA attention in transformers 5.23 (its _supports_sdpa is False).
 TINY_OPENAI_GPT = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"],
                    "n_layer": 2, "n_embd": 64, "n_head": 2, "vocab_size": 1000,
@@ -262,6 +268,20 @@ def test_task_heads_and_their_batches(tmp_path: Path, source: str, options: dict
     result = estimate(name, seq_len, **options)
     assert blocks <= set(result["module_activation_bytes"])
     assert result["category_max_bytes"]["activations"] > 0
+
+
+@pytest.mark.parametrize(("precision", "device"), [
+    ("fp32", "cuda"), ("amp-fp16", "cuda"), ("bf16", "cuda"), ("fp32", "cpu")])
+def test_mixture_of_experts_in_every_precision(tmp_path: Path, precision: str,
+                                               device: str) -> None:
+    """grouped_mm's meta kernel takes bfloat16 only; the real kernels take float32 and
+    float16 too (fake_kernel_gaps.py), so an fp32 or AMP estimate of Mixtral runs."""
+    source = write_config(tmp_path / "mixtral" / "config.json", TINY_MIXTRAL)
+    result = measure_to_result(Experiment(model=f"hf:{source.parent}", batch_size=2,
+                                          seq_len=32, precision=precision, device=device))
+    assert result["error"] is None, result["error_detail"]
+    expert_weights = 2 * 4 * 3 * 64 * 128  # layers x experts x (gate, up, down) x sizes
+    assert result["parameter_count"] > expert_weights
 
 
 def test_checkpointing_lowers_the_activations() -> None:
