@@ -42,6 +42,13 @@ TINY_MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"]
                 "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
                 "max_position_embeddings": 256, "num_local_experts": 4,
                 "num_experts_per_tok": 2}
+# Vision models whose build reads drop-path rates from torch.linspace (ConvNeXt) and whose
+# stem is no token embedding (ConvNeXt, ResNet)
+TINY_CONVNEXT = {"model_type": "convnext", "architectures": ["ConvNextForImageClassification"],
+                 "image_size": 32, "hidden_sizes": [16, 32], "depths": [1, 2], "num_stages": 2,
+                 "drop_path_rate": 0.1}
+TINY_RESNET = {"model_type": "resnet", "architectures": ["ResNetForImageClassification"],
+               "embedding_size": 16, "hidden_sizes": [16, 32], "depths": [1, 1]}
 # OpenAI GPT has no SDPA attention in transformers 5.23 (its _supports_sdpa is False).
 TINY_OPENAI_GPT = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"],
                    "n_layer": 2, "n_embd": 64, "n_head": 2, "vocab_size": 1000,
@@ -282,6 +289,17 @@ def test_mixture_of_experts_in_every_precision(tmp_path: Path, precision: str,
     assert result["error"] is None, result["error_detail"]
     expert_weights = 2 * 4 * 3 * 64 * 128  # layers x experts x (gate, up, down) x sizes
     assert result["parameter_count"] > expert_weights
+
+
+@pytest.mark.parametrize("config", [TINY_CONVNEXT, TINY_RESNET], ids=["convnext", "resnet"])
+def test_convolutional_vision_models(tmp_path: Path, config: dict[str, Any]) -> None:
+    """ConvNeXt reads its drop-path rates with .tolist() while it is built (known_values.py);
+    neither has token embeddings: their stem counts as the embeddings."""
+    source = write_config(tmp_path / config["model_type"] / "config.json", config)
+    result = measure_to_result(Experiment(model=f"hf:{source.parent}", batch_size=2,
+                                          seq_len=32, precision="amp-bf16"))
+    assert result["error"] is None, result["error_detail"]
+    assert {"embeddings", "layers.0", "layers.1", "head"} <= set(result["module_activation_bytes"])
 
 
 def test_checkpointing_lowers_the_activations() -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict
 from typing import Any, Callable
 
+import torch
+from torch._subclasses.fake_tensor import FakeTensor
+
 from generator.experiment import Experiment
 from generator.measure import step
+from generator.measure.known_values import KnownValues
 from generator.measure.modelled_kernels import tracker_class
 from generator.measure.step import Trainer
 from generator.measure.timeline import TrackerReport
@@ -64,8 +69,12 @@ def figures(report: TrackerReport, *, parameter_count: int, warmup_steps: int) -
 
 
 def build_workload(spec, exp: Experiment) -> Workload:
-    """The experiment's model, built with the experiment's fields it takes (attention, …)."""
-    return spec.build(**{name: getattr(exp, name) for name in spec.takes})
+    """The experiment's model, built with the experiment's fields it takes (attention, …).
+    On fake tensors, small tensors made from constants keep their values while it is built
+    (known_values.py: drop-path rates read with .item())."""
+    fake = isinstance(torch.empty(0), FakeTensor)
+    with KnownValues() if fake else contextlib.nullcontext():
+        return spec.build(**{name: getattr(exp, name) for name in spec.takes})
 
 
 def count_parameters(model) -> int:

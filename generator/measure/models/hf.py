@@ -214,11 +214,8 @@ def blocks(model, nn) -> list[tuple[str, Any]]:
     lists = [(path, m) for path, m in model.named_modules()
              if isinstance(m, nn.ModuleList) and len(m) > 1]
     stacks = [(p, m) for p, m in lists if not any(p.startswith(q + ".") for q, _ in lists)]
-    try:
-        embeddings = model.get_input_embeddings()
-    except NotImplementedError:  # two towers (CLIP): the text tower's
-        embeddings = model.text_model.embeddings
-    found: list[tuple[str, Any]] = [("embeddings", embeddings)]
+    embeddings = _input_embeddings(model)
+    found: list[tuple[str, Any]] = [("embeddings", embeddings)] if embeddings else []
     for path, stack in stacks:
         prefix = "layers" if len(stacks) == 1 else path.split(".")[0]
         found += [(f"{prefix}.{i}", block) for i, block in enumerate(stack)]
@@ -227,6 +224,22 @@ def blocks(model, nn) -> list[tuple[str, Any]]:
     if isinstance(head, nn.Module):
         found.append(("head", head))
     return found
+
+
+def _input_embeddings(model):
+    """The module that turns inputs into the first hidden states, or None: the token
+    embeddings; for two towers (CLIP) the text tower's; for a convolutional vision model,
+    whose get_input_embeddings says it has none, its stem (ConvNeXt's `embeddings`,
+    ResNet's `embedder`)."""
+    try:
+        return model.get_input_embeddings()
+    except NotImplementedError:
+        pass
+    for holder in (getattr(model, "text_model", None), model.base_model):
+        for name in ("embeddings", "embedder"):
+            if (found := getattr(holder, name, None)) is not None:
+                return found
+    return None
 
 
 def shipped_summary() -> list[dict[str, Any]]:
