@@ -142,8 +142,19 @@ def test_a_bad_config_is_one_line(cli, project: Path, tmp_path: Path, make, need
 
 
 def test_a_task_the_model_lacks(cli, project: Path) -> None:
-    assert_refused(cli, project, estimate_args("hf:gpt2", "--hf-task", "image-classification"),
-                   "image-classification", "hf:gpt2")
+    line = assert_refused(cli, project, estimate_args("hf:gpt2", "--hf-task",
+                                                      "image-classification"),
+                          "image-classification", "hf:gpt2")
+    # the tasks it does have, which --hf-task could name instead (not contrastive: every
+    # model has AutoModel's bare class, GPT-2's is no CLIP)
+    assert "it has: causal-lm, sequence-classification (--hf-task)" in line
+
+
+def test_a_model_of_no_task_built_here(cli, project: Path, tmp_path: Path) -> None:
+    source = write_config(tmp_path / "w2v" / "config.json", {
+        "model_type": "wav2vec2", "architectures": ["Wav2Vec2ForSequenceClassification"]})
+    assert_refused(cli, project, estimate_args(f"hf:{source}"), "wav2vec2",
+                   "fits none of the tasks built here", "audio")
 
 
 def test_a_sequence_longer_than_the_positions(cli, project: Path) -> None:

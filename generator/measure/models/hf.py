@@ -64,12 +64,23 @@ def task_of(config, name: str) -> str:
 
 def model_class(config, task: str, name: str):
     """The class that builds `task` for this config, or a ModelError when it has none."""
-    auto = getattr(transformers_module(), TASKS[task][0])
-    try:
-        return auto._model_mapping[type(config)]
-    except KeyError:
-        raise ConfigError(f"hf_task {task!r} does not fit {name} (model_type "
-                          f"{config.model_type!r} has no {task} head)") from None
+    def head(task: str):
+        mapping = getattr(transformers_module(), TASKS[task][0])._model_mapping
+        return mapping.get(type(config), None)
+
+    found = head(task)
+    if found is not None:
+        return found
+    # Name what the model does fit, or why it fits none (audio and vision-language models
+    # take inputs the batch makers here do not make). A task fits when its class has the
+    # task's name: AutoModel (contrastive) holds every model's bare class, CLIP's among them.
+    fits = [other for other in TASKS
+            if (cls := head(other)) is not None and cls.__name__.endswith(TASKS[other][1])]
+    also = (f"it has: {', '.join(fits)} (--hf-task)" if fits else
+            f"it fits none of the tasks built here ({', '.join(TASKS)}): audio and "
+            f"vision-language models take inputs this tool does not make")
+    raise ConfigError(f"hf_task {task!r} does not fit {name} (model_type "
+                      f"{config.model_type!r} has no {task} head; {also})")
 
 
 def max_positions(config) -> int | None:
