@@ -234,6 +234,17 @@ def wrong_shape():
 not_callable = 7
 
 
+def one_tensor_input():
+    """make_batch gives the model's one input as a bare tensor, not a tuple of one."""
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+
+    def make_batch(batch_size, seq_len, device):
+        return (torch.randn(batch_size, 16, device=device),
+                torch.randint(0, 4, (batch_size,), device=device))
+
+    return model, make_batch, nn.functional.cross_entropy
+
+
 def batch_is_42():
     model, _, loss_fn = build()
     return model, (lambda batch_size, seq_len, device: 42), loss_fn

@@ -10,7 +10,7 @@ from torch import nn
 
 #: make_batch(batch_size, seq_len, device) -> (inputs, target); the model is called as
 #: model(*inputs), or model(**inputs) when inputs is a dict (Hugging Face models, whose
-#: inputs include the labels).
+#: inputs include the labels). A user's one bare tensor becomes (tensor,) (models/user.py).
 BatchMaker = Callable[[int, int, torch.device], "tuple[Any, Any]"]
 #: loss_fn(model_output, target) -> a scalar tensor.
 LossFn = Callable[[Any, Any], torch.Tensor]

@@ -112,7 +112,17 @@ def test_bad_user_make_batch(cli, seeded: Path, user_package) -> None:
     failure is a ModelError of one line"), so it should not end in a traceback."""
     user_package(seeded)
     assert_refused(cli, seeded, ["estimate", "userpkg.mod:batch_is_42", "--batch-size", "2",
-                                 "--seq-len", "4"], "userpkg.mod:batch_is_42")
+                                 "--seq-len", "4"], "userpkg.mod:batch_is_42",
+                   "make_batch must return (inputs, target)", "int")
+
+
+def test_a_bare_tensor_is_the_models_one_input(cli, project: Path, user_package) -> None:
+    """model(*inputs) on a bare tensor would split it along the batch (8 arguments for a
+    batch of 8): a tensor is taken as the model's one argument."""
+    user_package(project)
+    proc = cli(["estimate", "userpkg.mod:one_tensor_input", "-b", "8", "-s", "1"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "676 parameters" in proc.stdout  # 16*32 + 32 + 32*4 + 4
 
 
 BREAKS_IN_THE_STEP = """

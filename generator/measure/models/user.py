@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Callable
 
-from torch import nn
+from torch import Tensor, nn
 
 from generator.errors import ModelError
 from generator.measure.workload import Workload
@@ -94,7 +94,23 @@ def _to_workload(name: str, result: Any) -> Workload:
             f"model factory {name!r} must return (model, make_batch, loss_fn); "
             f"it returned {_describe(result)}"
         )
-    return Workload(model=model, make_batch=make_batch, loss_fn=loss_fn)
+    return Workload(model=model, make_batch=_checked_batches(name, make_batch), loss_fn=loss_fn)
+
+
+def _checked_batches(name: str, make_batch: Callable) -> Callable:
+    """The user's batch maker, its result checked: `(inputs, target)`, where inputs is a
+    tuple of the model's arguments, a dict of them, or one tensor (the model's one argument,
+    so that `model(*inputs)` does not split it along its first dimension)."""
+
+    def checked(batch_size: int, seq_len: int, device):
+        batch = make_batch(batch_size, seq_len, device)
+        if not (isinstance(batch, (tuple, list)) and len(batch) == 2):
+            raise ModelError(f"model factory {name!r}: make_batch must return "
+                             f"(inputs, target); it returned {_describe(batch)}")
+        inputs, target = batch
+        return ((inputs,) if isinstance(inputs, Tensor) else inputs), target
+
+    return checked
 
 
 def factory_build(name: str, factory: Callable[[], Any]) -> Callable[[], Workload]:
