@@ -137,7 +137,9 @@ def estimate(args: argparse.Namespace) -> int:
     print(f"{exp.model} · batch {exp.batch_size} · seq {exp.seq_len} · {exp.precision} · "
           f"{exp.optimizer}{extra} — estimated for {exp.device} with fake tensors, "
           "nothing allocated")
-    print(f"{result['parameter_count']:,} parameters\n")
+    trainable = result.get("trainable_parameter_count")
+    frozen = "" if trainable in (None, result["parameter_count"]) else f" ({trainable:,} trained)"
+    print(f"{result['parameter_count']:,} parameters{frozen}\n")
     print(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:
         if cat in ONLY_WHEN_SEEN and not result["category_max_bytes"][cat]:

@@ -245,6 +245,13 @@ def one_tensor_input():
     return model, make_batch, nn.functional.cross_entropy
 
 
+def frozen_first_layer():
+    """A fine-tuning set-up: the first layer's weight and bias frozen."""
+    model, make_batch, loss_fn = one_tensor_input()
+    model[0].requires_grad_(False)
+    return model, make_batch, loss_fn
+
+
 def batch_is_42():
     model, _, loss_fn = build()
     return model, (lambda batch_size, seq_len, device: 42), loss_fn

@@ -114,6 +114,8 @@ class Figures(TypedDict):
     timeline: Timeline
     module_activation_bytes: dict[str, int]
     parameter_count: int
+    trainable_parameter_count: Optional[int]
+    """Those with requires_grad (None in results from before it was recorded)."""
     phases: list[Phase]
     phase_max_bytes: dict[str, dict[str, int]]
     """Per phase, each category's and the total's largest bytes over the phase's whole

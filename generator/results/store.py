@@ -26,7 +26,8 @@ ENVIRONMENT_DEFAULTS = {"torch": None, "transformers": None, "python": None, "pl
                         "git_commit": None}
 OPTIONAL_DEFAULTS = {"step_seconds": None, "ground_truth": None, "notes": [], "phases": [],
                      "architecture": None, "error_detail": None, "method_version": None,
-                     "allocator": None, "phase_max_bytes": {}, "inputs": "tokens"}
+                     "allocator": None, "phase_max_bytes": {}, "inputs": "tokens",
+                     "trainable_parameter_count": None}
 #: Categories added to CATEGORIES after results were first stored (see _fill_later_categories).
 LATER_CATEGORIES = ("not_attributed",)
 FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
@@ -160,6 +161,10 @@ def _type_problem(data: dict[str, Any]) -> str | None:
     for name in ("peak_bytes", "parameter_count"):
         if not _is_count(data[name]):
             return f"field {name} must be a non-negative integer, got {data[name]!r}"
+    trainable = data.get("trainable_parameter_count")
+    if trainable is not None and not _is_count(trainable):
+        return f"field trainable_parameter_count must be a non-negative integer or null, " \
+               f"got {trainable!r}"
     for name in ("live_at_peak_bytes", "category_max_bytes"):
         value = data[name]
         if not isinstance(value, dict) or set(value) != set(CATEGORIES) or \

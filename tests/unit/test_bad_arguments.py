@@ -122,7 +122,22 @@ def test_a_bare_tensor_is_the_models_one_input(cli, project: Path, user_package)
     user_package(project)
     proc = cli(["estimate", "userpkg.mod:one_tensor_input", "-b", "8", "-s", "1"], project)
     assert proc.returncode == 0, proc.stderr
-    assert "676 parameters" in proc.stdout  # 16*32 + 32 + 32*4 + 4
+    assert "676 parameters\n" in proc.stdout  # 16*32 + 32 + 32*4 + 4, all trained
+
+
+def test_frozen_parameters_get_no_gradients(cli, project: Path, user_package) -> None:
+    from generator.experiment import Experiment
+    from generator.jobs.worker import measure_to_result
+
+    user_package(project)
+    proc = cli(["estimate", "userpkg.mod:frozen_first_layer", "-b", "8", "-s", "1"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "676 parameters (132 trained)" in proc.stdout  # the second layer's 32*4 + 4
+    result = measure_to_result(Experiment(model="userpkg.mod:frozen_first_layer",
+                                          batch_size=8, seq_len=1, device="cpu"))
+    assert result["trainable_parameter_count"] == 132
+    assert result["category_max_bytes"]["gradients"] == 132 * 4
+    assert result["category_max_bytes"]["optimizer_state"] >= 2 * 132 * 4
 
 
 BREAKS_IN_THE_STEP = """

@@ -59,11 +59,14 @@ def median_step_seconds(trainer: Trainer, *, repeats: int = 3,
     return sorted(times)[len(times) // 2]
 
 
-def figures(report: TrackerReport, *, parameter_count: int, warmup_steps: int) -> dict[str, Any]:
-    """The tracker's part of a result."""
+def figures(report: TrackerReport, *, model, warmup_steps: int) -> dict[str, Any]:
+    """The tracker's part of a result, and the model's parameters: all, and those trained
+    (a frozen parameter gets no gradient and no optimizer state)."""
     data = asdict(report)
     data["tracked_storages"] = data.pop("storages")
-    data["parameter_count"] = parameter_count
+    data["parameter_count"] = sum(p.numel() for p in model.parameters())
+    data["trainable_parameter_count"] = sum(p.numel() for p in model.parameters()
+                                            if p.requires_grad)
     data["warmup_steps"] = warmup_steps
     return data
 
@@ -75,7 +78,3 @@ def build_workload(spec, exp: Experiment) -> Workload:
     fake = isinstance(torch.empty(0), FakeTensor)
     with KnownValues() if fake else contextlib.nullcontext():
         return spec.build(**{name: getattr(exp, name) for name in spec.takes})
-
-
-def count_parameters(model) -> int:
-    return sum(p.numel() for p in model.parameters())

@@ -31,7 +31,6 @@ from generator.measure.allocator_alignment import (
 )
 from generator.measure.backends.common import (
     build_workload,
-    count_parameters,
     figures,
     median_step_seconds,
 )
@@ -56,7 +55,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     report.storages, report.module_activation_bytes = own.storages, own.module_activation_bytes
     step_seconds = median_step_seconds(trainer)
     return {
-        **figures(report, parameter_count=count_parameters(workload.model), warmup_steps=warmups),
+        **figures(report, model=workload.model, warmup_steps=warmups),
         "step_seconds": step_seconds,
         "ground_truth": {
             "source": "cpu allocator events (torch.profiler, profile_memory=True)",

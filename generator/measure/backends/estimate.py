@@ -22,7 +22,6 @@ from generator.experiment import Experiment
 from generator.measure import cuda_emulation, imports_frozen, quiet, reserved, step
 from generator.measure.backends.common import (
     build_workload,
-    count_parameters,
     figures,
     new_tracker,
     tracked_warm_up,
@@ -73,7 +72,6 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=None)
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
-        parameters = count_parameters(workload.model)
     notes += kernels.notes() + unmodelled(workload.model, exp.device)
     allocator = None
     if cuda:
@@ -91,7 +89,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
                      f"of a {gpu.name} GPU")
     return {
-        **figures(report, parameter_count=parameters, warmup_steps=warmups),
+        **figures(report, model=workload.model, warmup_steps=warmups),
         "step_seconds": None,
         "ground_truth": None,
         "allocator": allocator,
