@@ -138,7 +138,7 @@ def estimate(args: argparse.Namespace) -> int:
           f"{exp.optimizer}{extra} — estimated for {exp.device} with fake tensors, "
           "nothing allocated")
     trainable = result.get("trainable_parameter_count")
-    frozen = "" if trainable in (None, result["parameter_count"]) else f" ({trainable:,} trained)"
+    frozen = "" if trainable in (None, result["parameter_count"]) else f" ({trainable:,} trainable)"
     print(f"{result['parameter_count']:,} parameters{frozen}\n")
     print(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:

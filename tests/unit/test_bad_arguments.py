@@ -132,7 +132,7 @@ def test_frozen_parameters_get_no_gradients(cli, project: Path, user_package) ->
     user_package(project)
     proc = cli(["estimate", "userpkg.mod:frozen_first_layer", "-b", "8", "-s", "1"], project)
     assert proc.returncode == 0, proc.stderr
-    assert "676 parameters (132 trained)" in proc.stdout  # the second layer's 32*4 + 4
+    assert "676 parameters (132 trainable)" in proc.stdout  # the second layer's 32*4 + 4
     result = measure_to_result(Experiment(model="userpkg.mod:frozen_first_layer",
                                           batch_size=8, seq_len=1, device="cpu"))
     assert result["trainable_parameter_count"] == 132
