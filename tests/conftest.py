@@ -252,6 +252,19 @@ def frozen_first_layer():
     return model, make_batch, loss_fn
 
 
+def cast_to_bf16():
+    """A factory that converts its model, as users and PEFT do: `.to(dtype)` on fake
+    parameters (fake_build.py)."""
+    model, make_batch, loss_fn = one_tensor_input()
+    model.to(torch.bfloat16)
+
+    def bf16_batch(batch_size, seq_len, device):
+        inputs, target = make_batch(batch_size, seq_len, device)
+        return inputs.to(torch.bfloat16), target
+
+    return model, bf16_batch, loss_fn
+
+
 def batch_is_42():
     model, _, loss_fn = build()
     return model, (lambda batch_size, seq_len, device: 42), loss_fn

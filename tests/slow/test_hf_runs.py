@@ -104,7 +104,7 @@ def test_offline_from_the_start_refuses_an_unknown_hub_id(project: Path, tmp_pat
 
 
 # Configs the estimate could not build or run before fake_kernel_gaps.py (Mixtral's
-# grouped_mm in float32) and known_values.py (ConvNeXt's drop-path rates read in __init__)
+# grouped_mm in float32) and fake_build.py (ConvNeXt's drop-path rates read in __init__)
 BEYOND_DENSE = {
     "mixtral": {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
                 "hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,

@@ -125,6 +125,13 @@ def test_a_bare_tensor_is_the_models_one_input(cli, project: Path, user_package)
     assert "676 parameters\n" in proc.stdout  # 16*32 + 32 + 32*4 + 4, all trained
 
 
+def test_a_factory_that_converts_its_model(cli, project: Path, user_package) -> None:
+    user_package(project)
+    proc = cli(["estimate", "userpkg.mod:cast_to_bf16", "-b", "8", "-s", "1"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "676 parameters\n" in proc.stdout
+
+
 def test_frozen_parameters_get_no_gradients(cli, project: Path, user_package) -> None:
     from generator.experiment import Experiment
     from generator.jobs.worker import measure_to_result

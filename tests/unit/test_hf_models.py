@@ -304,7 +304,7 @@ def test_mixture_of_experts_in_every_precision(tmp_path: Path, precision: str,
 
 @pytest.mark.parametrize("config", [TINY_CONVNEXT, TINY_RESNET], ids=["convnext", "resnet"])
 def test_convolutional_vision_models(tmp_path: Path, config: dict[str, Any]) -> None:
-    """ConvNeXt reads its drop-path rates with .tolist() while it is built (known_values.py);
+    """ConvNeXt reads its drop-path rates with .tolist() while it is built (fake_build.py);
     neither has token embeddings: their stem counts as the embeddings."""
     source = write_config(tmp_path / config["model_type"] / "config.json", config)
     result = measure_to_result(Experiment(model=f"hf:{source.parent}", batch_size=2,

@@ -12,7 +12,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from generator.experiment import Experiment
 from generator.measure import step
-from generator.measure.known_values import KnownValues
+from generator.measure.fake_build import fake_build
 from generator.measure.modelled_kernels import tracker_class
 from generator.measure.step import Trainer
 from generator.measure.timeline import TrackerReport
@@ -73,8 +73,8 @@ def figures(report: TrackerReport, *, model, warmup_steps: int) -> dict[str, Any
 
 def build_workload(spec, exp: Experiment) -> Workload:
     """The experiment's model, built with the experiment's fields it takes (attention, …).
-    On fake tensors, small tensors made from constants keep their values while it is built
-    (known_values.py: drop-path rates read with .item())."""
+    On fake tensors, what a build may do that fake tensors refuse is made to work
+    (fake_build.py: drop-path rates read with .item(), `model.to(torch.bfloat16)`)."""
     fake = isinstance(torch.empty(0), FakeTensor)
-    with KnownValues() if fake else contextlib.nullcontext():
+    with fake_build() if fake else contextlib.nullcontext():
         return spec.build(**{name: getattr(exp, name) for name in spec.takes})

@@ -1,13 +1,14 @@
-"""known_values: small tensors made from constants keep their values while a model is built
-on fake tensors, so a model reading them (drop-path rates) builds; nothing else changes."""
+"""fake_build: while a model is built on fake tensors, small tensors made from constants keep
+their values (drop-path rates read with .item()), and a module converts (.to(dtype))."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from torch import nn
 from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensorMode
 
-from generator.measure.known_values import LIMIT, KnownValues
+from generator.measure.fake_build import LIMIT, KnownValues, fake_build
 
 
 def test_drop_path_rates_read_as_transformers_reads_them() -> None:
@@ -45,3 +46,23 @@ def test_without_it_fake_tensors_have_no_values() -> None:
     """The gap it fills: when this fails, PyTorch knows such values itself."""
     with FakeTensorMode(), pytest.raises(DataDependentOutputException):
         torch.linspace(0, 1, 4)[1].item()
+
+
+def test_a_fake_module_converts() -> None:
+    FakeTensorMode.cache_clear()  # as in a fresh estimate (see the test below)
+    with FakeTensorMode(), fake_build():
+        net = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 2)).to(torch.bfloat16)
+        weight = net[0].weight
+        net.float()
+    assert {p.dtype for p in net.parameters()} == {torch.float32}
+    assert isinstance(weight, nn.Parameter) and weight.requires_grad  # swapped in place
+
+
+def test_without_it_a_fake_module_does_not_convert() -> None:
+    """The gap it fills (PyTorch swaps fake parameters and its fake mode keeps a weak
+    reference to each): when this fails, `fake_build` need not patch the swap any more.
+    Whether it fails depends on fake mode's dispatch cache (a cached detach keeps no weak
+    reference), so the cache starts empty here, as in a fresh estimate."""
+    FakeTensorMode.cache_clear()
+    with FakeTensorMode(), pytest.raises(RuntimeError, match="swap"):
+        nn.Linear(8, 8).to(torch.bfloat16)

@@ -1,6 +1,10 @@
-"""The values of small tensors made from constants while a model is built on fake tensors.
+"""Building a model on fake tensors as it builds on a real device (`fake_build()`).
 
-Fake tensors have shapes but no values, so `.item()` or `.tolist()` on one fails
+Two things a model's construction may do fail on fake tensors though they work on a device;
+`fake_build()`, entered inside FakeTensorMode around the build only, makes both work.
+
+**Values of small constant tensors.** Fake tensors have shapes but no values, so `.item()` or
+`.tolist()` on one fails
 (DataDependentOutputException). Some models read such values while they are built: most
 of transformers' vision models spread their stochastic-depth rates with
 `torch.linspace(0, config.drop_path_rate, sum(config.depths)).split(...)` then `.tolist()`
@@ -18,9 +22,21 @@ the build only, computes them for real, on the CPU, beside the fake tensors:
 
 The fake tensors themselves are unchanged and allocate nothing; the real copies are small and
 dropped when the build ends.
+
+**Converting a module** (`model.to(torch.bfloat16)`, `.half()`, `.to(device)`: in a user's
+factory, or PEFT moving its adapters to the base layer's device). `nn.Module._apply` swaps a
+fake parameter with its converted copy (`torch.utils.swap_tensors`), which refuses a tensor
+that has a weak reference, and FakeTensorMode keeps one to every parameter it made: its
+converter's memo (`meta_converter.tensor_memo`) holds the `detach()` inside
+`nn.Parameter(...)`. `_swapping_fakes` drops the two tensors' memo entries first; the memo
+only saves re-converting real tensors, which these are not.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from unittest import mock
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
@@ -99,3 +115,26 @@ class KnownValues(TorchDispatchMode):
             written = bound.get(a.name)
             if a.alias_info and a.alias_info.is_write and isinstance(written, torch.Tensor):
                 self._real.pop(_key(written), None)
+
+
+def _swapping_fakes(swap_tensors):
+    """`torch.utils.swap_tensors`, first dropping fake tensors' entries in their fake mode's
+    memo (the weak references that make the swap refuse them)."""
+
+    def swap(t1: torch.Tensor, t2: torch.Tensor) -> None:
+        for t in (t1, t2):
+            if isinstance(t, FakeTensor):
+                memo = t.fake_mode.fake_tensor_converter.meta_converter.tensor_memo
+                for key in [k for k, v in list(memo.items()) if v is t]:
+                    del memo[key]
+        return swap_tensors(t1, t2)
+
+    return swap
+
+
+@contextlib.contextmanager
+def fake_build() -> Iterator[None]:
+    """Around a model's construction on fake tensors (see the module)."""
+    swap = _swapping_fakes(torch.utils.swap_tensors)
+    with mock.patch.object(torch.utils, "swap_tensors", swap), KnownValues():
+        yield
