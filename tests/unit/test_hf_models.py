@@ -313,6 +313,15 @@ def test_convolutional_vision_models(tmp_path: Path, config: dict[str, Any]) -> 
     assert {"embeddings", "layers.0", "layers.1", "head"} <= set(result["module_activation_bytes"])
 
 
+def test_checkpointing_a_model_without_its_own_names_the_classes_to_recompute(
+        cli, project: Path, tmp_path: Path) -> None:
+    source = write_config(tmp_path / "resnet" / "config.json", TINY_RESNET)
+    line = assert_refused(cli, project, estimate_args(f"hf:{source.parent}", "--checkpointing",
+                                                      seq_len=32),
+                          "ResNetForImageClassification", "--checkpoint-classes ResNetStage")
+    assert "failed in the training step" not in line  # the user's choice, not the model's bug
+
+
 def test_checkpointing_lowers_the_activations() -> None:
     plain = estimate("hf:gpt2")["category_max_bytes"]["activations"]
     checkpointed = estimate("hf:gpt2", checkpointing=True)["category_max_bytes"]["activations"]

@@ -177,6 +177,13 @@ def build(config, name: str, *, task: str, attention: str):
         return inputs, None
 
     def enable_checkpointing() -> None:
+        if not getattr(model, "supports_gradient_checkpointing", True):
+            stacked = sorted({type(block).__name__ for path, block in blocks(model, nn)
+                              if path not in ("embeddings", "head")})
+            raise ConfigError(
+                f"checkpointing: {type(model).__name__} has no checkpointing of its own in "
+                f"transformers {transformers.__version__}; recompute its blocks instead with "
+                f"--checkpoint-classes {','.join(stacked)}")
         # The recomputation runs in the torch-function modes of the forward pass (the
         # estimate's CUDA policy), so that it picks the kernels the forward pass did.
         kwargs = {"use_reentrant": False, "context_fn": recompute_in_same_modes}
