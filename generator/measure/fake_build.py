@@ -3,10 +3,9 @@
 Two things a model's construction may do fail on fake tensors though they work on a device;
 `fake_build()`, entered inside FakeTensorMode around the build only, makes both work.
 
-**Values of small constant tensors.** Fake tensors have shapes but no values, so `.item()` or
-`.tolist()` on one fails
-(DataDependentOutputException). Some models read such values while they are built: most
-of transformers' vision models spread their stochastic-depth rates with
+**Values of small constant tensors.** Fake tensors have shapes but no values, so `.item()`
+or `.tolist()` on one fails (DataDependentOutputException). Some models read such values
+while they are built: most of transformers' vision models spread their stochastic-depth rates with
 `torch.linspace(0, config.drop_path_rate, sum(config.depths)).split(...)` then `.tolist()`
 or `.item()` (ConvNeXt, SwinV2, Hiera, PVT and about twenty more). Their values follow from
 the constants alone, so `KnownValues`, a TorchDispatchMode entered above FakeTensorMode for
@@ -26,17 +25,17 @@ dropped when the build ends.
 **Converting a module** (`model.to(torch.bfloat16)`, `.half()`, `.to(device)`: in a user's
 factory, or PEFT moving its adapters to the base layer's device). `nn.Module._apply` swaps a
 fake parameter with its converted copy (`torch.utils.swap_tensors`), which refuses a tensor
-that has a weak reference, and FakeTensorMode keeps one to every parameter it made: its
+that has a weak reference, and FakeTensorMode keeps one to the parameters it makes: its
 converter's memo (`meta_converter.tensor_memo`) holds the `detach()` inside
-`nn.Parameter(...)`. `_swapping_fakes` drops the two tensors' memo entries first; the memo
-only saves re-converting real tensors, which these are not.
+`nn.Parameter(...)`, unless fake mode's dispatch cache answered that detach (so whether a
+conversion fails depends on what ran before). `_swapping_fakes` drops the two tensors' memo
+entries first; the memo only saves re-converting real tensors, which these are not.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from unittest import mock
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
@@ -134,7 +133,13 @@ def _swapping_fakes(swap_tensors):
 
 @contextlib.contextmanager
 def fake_build() -> Iterator[None]:
-    """Around a model's construction on fake tensors (see the module)."""
-    swap = _swapping_fakes(torch.utils.swap_tensors)
-    with mock.patch.object(torch.utils, "swap_tensors", swap), KnownValues():
-        yield
+    """Around a model's construction on fake tensors (see the module). `nn.Module._apply`
+    looks `torch.utils.swap_tensors` up when it converts, so replacing it for the build is
+    enough; it is put back however the build ends."""
+    original = torch.utils.swap_tensors
+    torch.utils.swap_tensors = _swapping_fakes(original)
+    try:
+        with KnownValues():
+            yield
+    finally:
+        torch.utils.swap_tensors = original

@@ -60,8 +60,8 @@ def median_step_seconds(trainer: Trainer, *, repeats: int = 3,
 
 
 def figures(report: TrackerReport, *, model, warmup_steps: int) -> dict[str, Any]:
-    """The tracker's part of a result, and the model's parameters: all, and those trained
-    (a frozen parameter gets no gradient and no optimizer state)."""
+    """The tracker's part of a result, and the model's parameters: all of them, and the
+    trainable ones (a frozen parameter gets no gradient and no optimizer state)."""
     data = asdict(report)
     data["tracked_storages"] = data.pop("storages")
     data["parameter_count"] = sum(p.numel() for p in model.parameters())

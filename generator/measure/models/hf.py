@@ -233,7 +233,7 @@ def blocks(model, nn) -> list[tuple[str, Any]]:
              if isinstance(m, nn.ModuleList) and len(m) > 1]
     stacks = [(p, m) for p, m in lists if not any(p.startswith(q + ".") for q, _ in lists)]
     embeddings = _input_embeddings(model)
-    found: list[tuple[str, Any]] = [("embeddings", embeddings)] if embeddings else []
+    found: list[tuple[str, Any]] = [] if embeddings is None else [("embeddings", embeddings)]
     for path, stack in stacks:
         prefix = "layers" if len(stacks) == 1 else path.split(".")[0]
         found += [(f"{prefix}.{i}", block) for i, block in enumerate(stack)]
