@@ -1,5 +1,5 @@
-"""fake_kernel_gaps: where a meta kernel refuses what the real kernels run, the estimate
-makes the output the real kernel would, checked here against the real CPU kernel."""
+"""fake_kernel_gaps: where a meta kernel refuses what the real kernels run, fake tensors get a
+rule that makes the output the real kernel would, checked here against the real CPU kernel."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator.measure.fake_kernel_gaps import FakeKernelGaps
+from generator.measure import fake_kernel_gaps
 
 GROUPS, M, K, N = 3, 16, 24, 40
 OFFS = torch.tensor([5, 9, 16], dtype=torch.int32)  # three groups of tokens (or of K)
@@ -21,7 +21,8 @@ LAYOUTS = {  # (mat_a, mat_b, offs): the four layouts the kernel takes
 
 
 def _fake_output(a: torch.Tensor, b: torch.Tensor, offs) -> torch.Tensor:
-    with FakeTensorMode() as fake, FakeKernelGaps():
+    fake_kernel_gaps.install()
+    with FakeTensorMode() as fake:
         return torch.nn.functional.grouped_mm(
             fake.from_tensor(a), fake.from_tensor(b),
             offs=None if offs is None else fake.from_tensor(offs))
@@ -55,9 +56,16 @@ def test_bfloat16_is_left_to_the_meta_kernel() -> None:
 
 
 def test_the_gap_is_still_there() -> None:
-    """When PyTorch's meta kernel takes float32 itself, FakeKernelGaps can go."""
-    with FakeTensorMode() as fake:
-        a = fake.from_tensor(torch.zeros(M, K))
-        b = fake.from_tensor(torch.zeros(GROUPS, K, N))
-        with pytest.raises(RuntimeError, match="BF16"):
-            torch.nn.functional.grouped_mm(a, b, offs=fake.from_tensor(OFFS))
+    """PyTorch's meta kernel refuses float32 (on meta tensors, where the rule does not
+    apply): when this fails, PyTorch has closed the gap and the rule can go."""
+    a, b = torch.empty(M, K, device="meta"), torch.empty(GROUPS, K, N, device="meta")
+    with pytest.raises(RuntimeError, match="BF16"):
+        torch.nn.functional.grouped_mm(a, b, offs=OFFS.to("meta"))
+
+
+def test_install_twice_keeps_one_rule() -> None:
+    fake_kernel_gaps.install()
+    rule = fake_kernel_gaps.fake_impls.op_implementations_dict[torch.ops.aten._grouped_mm.default]
+    fake_kernel_gaps.install()
+    assert fake_kernel_gaps.fake_impls.op_implementations_dict[
+        torch.ops.aten._grouped_mm.default] is rule

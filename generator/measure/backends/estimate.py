@@ -19,7 +19,9 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator import gpu_overheads
 from generator.experiment import Experiment
-from generator.measure import cuda_emulation, imports_frozen, quiet, reserved, step
+from generator.measure import (
+    cuda_emulation, fake_kernel_gaps, imports_frozen, quiet, reserved, step,
+)
 from generator.measure.backends.common import (
     build_workload,
     figures,
@@ -27,7 +29,6 @@ from generator.measure.backends.common import (
     tracked_warm_up,
 )
 from generator.measure.cuda_emulation import CudaKernelPolicy
-from generator.measure.fake_kernel_gaps import FakeKernelGaps
 from generator.measure.modelled_kernels import modelled_kernels, unmodelled
 from generator.measure.precision import AUTOCAST_DTYPE
 from generator.measure.reserved import TrackedSteps
@@ -56,7 +57,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                      "kernels")
         notes += cuda_emulation.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
-    with quiet(FAKE_TENSOR_LOG), FakeTensorMode(), FakeKernelGaps(), policy, \
+    fake_kernel_gaps.install()
+    with quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
             modelled_kernels(exp.device) as kernels:
         workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
