@@ -134,7 +134,9 @@ def estimate(args: argparse.Namespace) -> int:
     exp = Experiment(model=model, backend="estimate", **chosen)
     result = measure_to_result(exp)
     extra = "".join(f" · {words}" for words in option_words(exp.to_dict()))
-    print(f"{exp.model} · batch {exp.batch_size} · seq {exp.seq_len} · {exp.precision} · "
+    # seq_len is an image's side for image models (the result says which it counted)
+    size = f"image {exp.seq_len} px" if result.get("inputs") == "image" else f"seq {exp.seq_len}"
+    print(f"{exp.model} · batch {exp.batch_size} · {size} · {exp.precision} · "
           f"{exp.optimizer}{extra} — estimated for {exp.device} with fake tensors, "
           "nothing allocated")
     trainable = result.get("trainable_parameter_count")

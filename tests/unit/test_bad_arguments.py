@@ -238,6 +238,12 @@ def test_short_flags_for_the_sizes(cli, project: Path) -> None:
     assert short.stdout == long.stdout and "batch 2 · seq 16" in short.stdout
 
 
+def test_the_heading_names_an_image_side_as_such(cli, project: Path) -> None:
+    proc = cli(["estimate", "convnet-small", "-b", "2", "-s", "16"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("convnet-small · batch 2 · image 16 px · fp32")
+
+
 def test_a_reader_gone_away_ends_quietly(cli, project: Path, monkeypatch) -> None:
     """`python -m generator models | head -1`: the rest of the output has nowhere to go,
     which is no error of the user's (the real pipe: slow/test_cli_measure.py)."""
