@@ -42,6 +42,8 @@ from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map_only
 
+from generator.measure.modelled_kernels import bound_arguments
+
 aten = torch.ops.aten
 #: The most elements a tensor may have for its real value to be kept.
 LIMIT = 1 << 16
@@ -80,21 +82,24 @@ class KnownValues(TorchDispatchMode):
             with unset_fake_temporarily():
                 return real.item()
         inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
-        known = [self._value_of(t) for t in inputs]
+        values = {id(t): self._value_of(t) for t in inputs}
         out = func(*args, **kwargs)
-        self._forget_written(func, args, kwargs)
+        writes = [a.name for a in func._schema.arguments if a.alias_info and a.alias_info.is_write]
+        bound = bound_arguments(func, args, kwargs) if writes else {}
+        for name in writes:  # a storage written to holds values no longer known
+            if isinstance(bound.get(name), torch.Tensor):
+                self._real.pop(_key(bound[name]), None)
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        if ((known or func in FACTORIES) and all(r is not None for r in known) and outputs
+        if ((inputs or func in FACTORIES) and None not in values.values() and outputs
                 and all(t.numel() <= LIMIT and t.device.type == "cpu" for t in outputs)
-                and torch.Tag.nondeterministic_seeded not in func.tags
-                and not any(a.alias_info and a.alias_info.is_write
-                            for a in func._schema.arguments)):
-            self._learn(func, args, kwargs, out)
+                and torch.Tag.nondeterministic_seeded not in func.tags and not writes):
+            self._learn(func, args, kwargs, out, values)
         return out
 
-    def _learn(self, func, args, kwargs, out) -> None:
-        """Run `func` for real on the known inputs' values and keep its outputs' values."""
-        real_args, real_kwargs = tree_map_only(torch.Tensor, self._value_of, (args, kwargs))
+    def _learn(self, func, args, kwargs, out, values: dict[int, torch.Tensor]) -> None:
+        """Run `func` for real on the inputs' known `values` (by id) and keep its outputs'."""
+        real_args, real_kwargs = tree_map_only(torch.Tensor, lambda t: values[id(t)],
+                                               (args, kwargs))
         with unset_fake_temporarily():  # real compute on real tensors, below no fake mode
             real_out = func(*real_args, **real_kwargs)
             fakes, reals = tree_flatten(out)[0], tree_flatten(real_out)[0]
@@ -106,14 +111,6 @@ class KnownValues(TorchDispatchMode):
                     laid_out.copy_(real)
                     flat = laid_out.untyped_storage().nbytes() // laid_out.element_size()
                     self._real[_key(fake)] = (laid_out.as_strided((flat,), (1,), 0), fake)
-
-    def _forget_written(self, func, args, kwargs) -> None:
-        names = [a.name for a in func._schema.arguments]
-        bound = {**dict(zip(names, args)), **kwargs}
-        for a in func._schema.arguments:
-            written = bound.get(a.name)
-            if a.alias_info and a.alias_info.is_write and isinstance(written, torch.Tensor):
-                self._real.pop(_key(written), None)
 
 
 def _swapping_fakes(swap_tensors):

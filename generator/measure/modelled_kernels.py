@@ -55,7 +55,7 @@ def cpu_has_bf16_brgemm() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def _bind(func, args: tuple, kwargs: dict | None) -> dict[str, Any]:
+def bound_arguments(func, args: tuple, kwargs: dict | None) -> dict[str, Any]:
     """The op's arguments by their schema names."""
     names = [a.name for a in func._schema.arguments]
     return {**dict(zip(names, args)), **(kwargs or {})}
@@ -65,7 +65,7 @@ def lstm_layer(func, args: tuple, kwargs: dict | None) -> LSTMLayer:
     """The shape of one mkldnn_rnn_layer (or its backward) call. The input is time-major
     whatever `batch_first` says: ATen's mkldnn_rnn transposes it first (RNN.cpp RNNParams
     reads seq_length = input.size(0))."""
-    a = _bind(func, args, kwargs)
+    a = bound_arguments(func, args, kwargs)
     x, cx = a["input"], a["cx_" if func is FORWARD else "cx_tmp"]
     elem = x.element_size()
     return LSTMLayer(seq_len=x.shape[0], batch=x.shape[1], input_size=x.shape[2],
@@ -85,7 +85,7 @@ def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
     layer = lstm_layer(func, args, kwargs)
     if func is FORWARD:
         return layer.forward_buffers() if torch.is_grad_enabled() else []
-    a = _bind(func, args, kwargs)
+    a = bound_arguments(func, args, kwargs)
     grad = a.get("grad_output")
     hx, cx = a["hx_"], a["cx_tmp"]
     return layer.backward_buffers(
