@@ -150,6 +150,7 @@ def build(config, name: str, *, task: str, attention: str):
     if skip_init:
         model.tie_weights()  # part of the initialisation skipped above
     model.train()  # what the Trainer does; from_config leaves dropout as configured
+    parts = blocks(model, nn)
     vocab = getattr(config, "vocab_size", None)
     classes = getattr(config, "num_labels", 2)
 
@@ -178,7 +179,7 @@ def build(config, name: str, *, task: str, attention: str):
 
     def enable_checkpointing() -> None:
         if not getattr(model, "supports_gradient_checkpointing", True):
-            stacked = sorted({type(block).__name__ for path, block in blocks(model, nn)
+            stacked = sorted({type(block).__name__ for path, block in parts
                               if path not in ("embeddings", "head")})
             raise ConfigError(
                 f"checkpointing: {type(model).__name__} has no checkpointing of its own in "
@@ -206,7 +207,7 @@ def build(config, name: str, *, task: str, attention: str):
                     module.config.use_cache = False
 
     return Workload(model, make_batch, lambda output, _target: output.loss,
-                    blocks=blocks(model, nn), enable_checkpointing=enable_checkpointing,
+                    blocks=parts, enable_checkpointing=enable_checkpointing,
                     before_class_checkpointing=before_class_checkpointing)
 
 
