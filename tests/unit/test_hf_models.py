@@ -3,13 +3,13 @@ with the built-in BERT and GPT-2, where a config is found, the task heads and th
 and the `models` listing. Real runs and a whole build: slow/test_hf_runs.py.
 
 Nothing here may reach the network, nor read the machine's own Hugging Face cache: every
-test runs offline with an empty HF_HOME of its own (the `offline` fixture).
+test runs offline with an empty HF_HOME of its own (the `offline` fixture: hf_offline.py).
+Families beyond dense text models (experts, convolutional vision): test_hf_families.py.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 import sys
 from pathlib import Path
@@ -22,6 +22,7 @@ pytest.importorskip("transformers", reason="hf: models need transformers (pip in
 import huggingface_hub  # comes with transformers
 import torch
 from conftest import assert_refused
+from hf_offline import estimate_args, go_offline, write_config
 from huggingface_hub import constants
 from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -36,49 +37,16 @@ TINY_GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_laye
 TINY_VIT = {"model_type": "vit", "architectures": ["ViTForImageClassification"],
             "image_size": 32, "patch_size": 8, "hidden_size": 32, "num_hidden_layers": 2,
             "num_attention_heads": 2, "intermediate_size": 64}
-# Mixture of experts: transformers 5 runs the experts with torch's grouped_mm
-TINY_MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
-                "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-                "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
-                "max_position_embeddings": 256, "num_local_experts": 4,
-                "num_experts_per_tok": 2}
-# Vision models whose build reads drop-path rates from torch.linspace (ConvNeXt) and whose
-# stem is no token embedding (ConvNeXt, ResNet)
-TINY_CONVNEXT = {"model_type": "convnext", "architectures": ["ConvNextForImageClassification"],
-                 "image_size": 32, "hidden_sizes": [16, 32], "depths": [1, 2], "num_stages": 2,
-                 "drop_path_rate": 0.1}
-TINY_RESNET = {"model_type": "resnet", "architectures": ["ResNetForImageClassification"],
-               "embedding_size": 16, "hidden_sizes": [16, 32], "depths": [1, 1]}
 # OpenAI GPT has no SDPA attention in transformers 5.23 (its _supports_sdpa is False).
 TINY_OPENAI_GPT = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"],
                    "n_layer": 2, "n_embd": 64, "n_head": 2, "vocab_size": 1000,
                    "n_positions": 128}
 
 
-def _no_network(*args: Any, **kwargs: Any) -> None:
-    raise AssertionError("a test reached for the Hugging Face Hub")
-
-
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Offline, with an empty cache; returns HF_HOME. huggingface_hub reads these variables
-    once, when first imported, so what it read is set as well."""
-    home = tmp_path / "hf-home"
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(home))
-    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(constants, "HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", _no_network)
-    return home
-
-
-def write_config(path: Path, config: dict[str, Any] | str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(config if isinstance(config, str) else json.dumps(config), encoding="utf-8")
-    return path
+    """Every test offline, with an empty Hugging Face cache; returns HF_HOME."""
+    return go_offline(monkeypatch, tmp_path / "hf-home")
 
 
 @functools.cache
@@ -87,10 +55,6 @@ def estimate(model: str, seq_len: int = 128, **options: Any) -> dict[str, Any]:
     result = measure_to_result(Experiment(model=model, batch_size=2, seq_len=seq_len, **options))
     assert result["error"] is None, result["error_detail"]
     return result
-
-
-def estimate_args(model: str, *extra: Any, seq_len: int = 128) -> list[Any]:
-    return ["estimate", model, "--batch-size", 2, "--seq-len", seq_len, *extra]
 
 
 # --------------------------------------------------------------------------- bad input
@@ -148,13 +112,6 @@ def test_a_task_the_model_lacks(cli, project: Path) -> None:
     # the tasks it does have, which --hf-task could name instead (not contrastive: every
     # model has AutoModel's bare class, GPT-2's is no CLIP)
     assert "it has: causal-lm, sequence-classification (--hf-task)" in line
-
-
-def test_a_model_of_no_task_built_here(cli, project: Path, tmp_path: Path) -> None:
-    source = write_config(tmp_path / "w2v" / "config.json", {
-        "model_type": "wav2vec2", "architectures": ["Wav2Vec2ForSequenceClassification"]})
-    assert_refused(cli, project, estimate_args(f"hf:{source}"), "wav2vec2",
-                   "fits none of the tasks built here", "audio")
 
 
 def test_a_sequence_longer_than_the_positions(cli, project: Path) -> None:
@@ -286,40 +243,6 @@ def test_task_heads_and_their_batches(tmp_path: Path, source: str, options: dict
     result = estimate(name, seq_len, **options)
     assert blocks <= set(result["module_activation_bytes"])
     assert result["category_max_bytes"]["activations"] > 0
-
-
-@pytest.mark.parametrize(("precision", "device"), [
-    ("fp32", "cuda"), ("amp-fp16", "cuda"), ("bf16", "cuda"), ("fp32", "cpu")])
-def test_mixture_of_experts_in_every_precision(tmp_path: Path, precision: str,
-                                               device: str) -> None:
-    """grouped_mm's meta kernel takes bfloat16 only; the real kernels take float32 and
-    float16 too (fake_kernel_gaps.py), so an fp32 or AMP estimate of Mixtral runs."""
-    source = write_config(tmp_path / "mixtral" / "config.json", TINY_MIXTRAL)
-    result = measure_to_result(Experiment(model=f"hf:{source.parent}", batch_size=2,
-                                          seq_len=32, precision=precision, device=device))
-    assert result["error"] is None, result["error_detail"]
-    expert_weights = 2 * 4 * 3 * 64 * 128  # layers x experts x (gate, up, down) x sizes
-    assert result["parameter_count"] > expert_weights
-
-
-@pytest.mark.parametrize("config", [TINY_CONVNEXT, TINY_RESNET], ids=["convnext", "resnet"])
-def test_convolutional_vision_models(tmp_path: Path, config: dict[str, Any]) -> None:
-    """ConvNeXt reads its drop-path rates with .tolist() while it is built (fake_build.py);
-    neither has token embeddings: their stem counts as the embeddings."""
-    source = write_config(tmp_path / config["model_type"] / "config.json", config)
-    result = measure_to_result(Experiment(model=f"hf:{source.parent}", batch_size=2,
-                                          seq_len=32, precision="amp-bf16"))
-    assert result["error"] is None, result["error_detail"]
-    assert {"embeddings", "layers.0", "layers.1", "head"} <= set(result["module_activation_bytes"])
-
-
-def test_checkpointing_a_model_without_its_own_names_the_classes_to_recompute(
-        cli, project: Path, tmp_path: Path) -> None:
-    source = write_config(tmp_path / "resnet" / "config.json", TINY_RESNET)
-    line = assert_refused(cli, project, estimate_args(f"hf:{source.parent}", "--checkpointing",
-                                                      seq_len=32),
-                          "ResNetForImageClassification", "--checkpoint-classes ResNetStage")
-    assert "failed in the training step" not in line  # the user's choice, not the model's bug
 
 
 def test_checkpointing_lowers_the_activations() -> None:
