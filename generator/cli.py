@@ -43,7 +43,8 @@ def _parsed(parse):
     return read
 
 
-def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option) -> None:
+def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option,
+                required: bool = True) -> None:
     flag = "--" + name.replace("_", "-")
     flags = (opt.short, flag) if opt.short else (flag,)
     default = {f.name: f.default for f in fields(Experiment)}[name]
@@ -56,7 +57,7 @@ def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option) -> None
         parser.add_argument(*flags, type=_parsed(opt.parse), default=default,
                             metavar=opt.metavar, help=opt.help)
     else:  # a count with no default: batch size and sequence length
-        parser.add_argument(*flags, type=_positive_int, required=True, help=opt.help)
+        parser.add_argument(*flags, type=_positive_int, required=required, help=opt.help)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,8 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     est.add_argument("model", nargs="?", help="a model from `models`, or package.module:function")
     est.add_argument("--model", dest="model_option", metavar="MODEL", help="the same, as an option")
     for name, opt in options().items():  # every flag from the option's declaration
-        if opt.cli:
-            _add_option(est, name, opt)
+        if opt.cli:  # the batch is searched for with --largest-batch
+            _add_option(est, name, opt, required=name != "batch_size")
+    est.add_argument("--largest-batch", action="store_true",
+                     help="with --gpu-memory: estimate batch after batch to find the largest "
+                          "that fits (from --batch-size if given, else 1)")
+    est.set_defaults(usage_error=est.error)
     commands.add_parser("models", help="list the model zoo")
     return parser
 

@@ -131,13 +131,87 @@ def estimate(args: argparse.Namespace) -> int:
     # into an out-of-memory result.
     chosen = {name: getattr(args, name) for name, opt in options().items()
               if opt.cli and name != "gpu_memory"}
+    if args.largest_batch:
+        if args.gpu_memory is None:
+            args.usage_error("--largest-batch needs --gpu-memory SIZE, the memory to fit in")
+        return _largest_batch(model, chosen, args.gpu_memory)
+    if args.batch_size is None:
+        args.usage_error("the following arguments are required: -b/--batch-size "
+                         "(or --largest-batch to search for it)")
     exp = Experiment(model=model, backend="estimate", **chosen)
-    result = measure_to_result(exp)
+    _print_estimate(exp, measure_to_result(exp), args.gpu_memory)
+    return 0
+
+
+def _largest_batch(model: str, chosen: dict, budget: int) -> int:
+    """Estimate batch after batch (batch_search.py) and print each as it comes, then the
+    whole estimate of the largest batch that fits (of the smallest when none does)."""
+    from generator.batch_search import largest_fitting
+    from generator.jobs.worker import measure_to_result
+
+    step = chosen["micro_batches"]
+    first = chosen["batch_size"] or step
+    results: dict[int, dict] = {}
+
+    def experiment(batch: int) -> Experiment:
+        return Experiment(model=model, backend="estimate", **{**chosen, "batch_size": batch})
+
+    def needed(batch: int) -> int:
+        results[batch] = measure_to_result(experiment(batch))
+        if len(results) == 1:
+            print(_search_heading(experiment(batch), results[batch], budget))
+        need = needed_bytes(results[batch])
+        print(f"  {batch:>9,}  {_mib(need):>16}  {'fits' if need <= budget else 'no'}",
+              flush=True)
+        return need
+
+    experiment(first)  # a bad option fails here, before any estimate
+    search = largest_fitting(needed, budget, first=first, step=step)
+    shown = search.largest or min(results)
+    if search.capped:
+        print(f"batch {search.largest:,} fits in {format_bytes(budget)}, and the search "
+              "goes no further")
+    elif search.largest:
+        print(f"largest batch that fits in {format_bytes(budget)}: {search.largest:,} "
+              f"(batch {search.largest + step:,} does not)")
+    else:
+        print(f"no batch fits in {format_bytes(budget)}: batch {shown:,} needs "
+              f"{format_bytes(needed_bytes(results[shown]))}")
+    print()
+    _print_estimate(experiment(shown), results[shown], budget)
+    return 0
+
+
+def _step_words(exp: Experiment, result: dict, *, batch: bool = True) -> str:
+    """model · batch · seq · precision · optimizer · the levers chosen."""
     extra = "".join(f" · {words}" for words in option_words(exp.to_dict()))
     # seq_len is an image's side for image models (the result says which it counted)
     size = f"image {exp.seq_len} px" if result.get("inputs") == "image" else f"seq {exp.seq_len}"
-    print(f"{exp.model} · batch {exp.batch_size} · {size} · {exp.precision} · "
-          f"{exp.optimizer}{extra} — estimated for {exp.device} with fake tensors, "
+    batch_words = f" · batch {exp.batch_size}" if batch else ""
+    return f"{exp.model}{batch_words} · {size} · {exp.precision} · {exp.optimizer}{extra}"
+
+
+def _search_heading(exp: Experiment, result: dict, budget: int) -> str:
+    rule = (f"the reserved peak plus a CUDA context of up to "
+            f"{_mib(result['allocator']['context_bytes'][1])}" if result.get("allocator")
+            else "the peak of the step's tensors")
+    return (f"{_step_words(exp, result, batch=False)} — the largest "
+            f"batch that fits in {format_bytes(budget)}, estimated for {exp.device} with fake "
+            f"tensors, nothing allocated\na batch fits when {rule} is within "
+            f"{format_bytes(budget)}\n  {'batch':>9}  {'needs':>16}")
+
+
+def needed_bytes(result: dict) -> int:
+    """What a step needs of a GPU to fit for sure: the reserved peak and the CUDA context at
+    its high end where the estimate models the allocator, else the tensors' peak."""
+    allocator = result.get("allocator")
+    if allocator:
+        return allocator["peak_reserved_bytes"] + allocator["context_bytes"][1]
+    return result["peak_bytes"]
+
+
+def _print_estimate(exp: Experiment, result: dict, budget: int | None) -> None:
+    print(f"{_step_words(exp, result)} — estimated for {exp.device} with fake tensors, "
           "nothing allocated")
     trainable = result.get("trainable_parameter_count")
     frozen = "" if trainable in (None, result["parameter_count"]) else f" ({trainable:,} trainable)"
@@ -153,13 +227,11 @@ def estimate(args: argparse.Namespace) -> int:
     allocator = result.get("allocator")
     if allocator:
         _print_allocator(allocator)
-    if args.gpu_memory is not None:
-        print(f"fits in {format_bytes(args.gpu_memory)}: "
-              f"{fit_verdict(args.gpu_memory, peak, allocator)}")
+    if budget is not None:
+        print(f"fits in {format_bytes(budget)}: {fit_verdict(budget, peak, allocator)}")
     for note in result.get("notes", []):
         if note.startswith("not modelled"):  # what the figures above leave out
             print(f"\n{note}")
-    return 0
 
 
 def _print_allocator(allocator: dict) -> None:
@@ -188,6 +260,10 @@ def fit_verdict(budget: int, peak: int, allocator: dict | None) -> str:
         return f"no, at least {format_bytes(short)} short"
     if needed <= budget:
         return f"yes, {format_bytes(budget - needed)} to spare beyond the reserved peak"
+    if allocator["peak_reserved_bytes"] + low <= budget:
+        room = budget - allocator["peak_reserved_bytes"]
+        return (f"maybe: if the CUDA context takes at most {_mib(room)} (it takes "
+                f"{_mib(low)} – {_mib(high)}, by GPU, driver and the kernels loaded)")
     return ("only just: the tensors fit, but not the allocator's cache of free blocks; "
             "it would free and retake memory (slower), or fail if fragmented")
 

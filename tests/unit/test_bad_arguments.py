@@ -46,6 +46,21 @@ def test_a_required_size_left_out(cli, seeded: Path) -> None:
     assert_refused(cli, seeded, ["estimate", "tiny", "--batch-size", "1"], "--seq-len")
 
 
+def test_a_batch_or_its_search(cli, seeded: Path) -> None:
+    line = assert_refused(cli, seeded, ["estimate", "tiny", "--seq-len", "8"], "--batch-size")
+    assert "--largest-batch" in line
+
+
+def test_the_search_needs_a_budget(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "tiny", "-s", "8", "--largest-batch"],
+                   "--largest-batch", "--gpu-memory")
+
+
+def test_the_search_checks_its_options_before_estimating(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "tiny", "-s", "8", "-b", "4", "--micro-batches", "3",
+                                 "--gpu-memory", "1GiB", "--largest-batch"], "micro_batches 3")
+
+
 def test_estimate_needs_a_model(cli, seeded: Path) -> None:
     assert_refused(cli, seeded, ["estimate", "--batch-size", "1", "--seq-len", "8"], "model")
 
@@ -229,6 +244,40 @@ def test_estimate_says_whether_the_step_fits(cli, project: Path) -> None:
     _, short = _estimate_budget(cli, project, "1KiB")
     assert short.startswith("fits in 1.00 KiB: no"), short
 
+
+
+def test_largest_batch_is_an_edge_the_estimates_agree_with(cli, project: Path) -> None:
+    """Tensors alone (--device cpu), two micro-batches: the answer and the batch after it,
+    estimated again here, fall either side of the budget; the answer's estimate follows."""
+    from generator.experiment import Experiment
+    from generator.jobs.worker import measure_to_result
+
+    proc = cli(["estimate", "tiny", "-s", "16", "--device", "cpu", "--micro-batches", "2",
+                "--gpu-memory", "16MiB", "--largest-batch"], project)
+    assert proc.returncode == 0, proc.stderr
+    found = re.search(r"^largest batch that fits in 16\.00 MiB: (\d+) \(batch (\d+) does not\)$",
+                      proc.stdout, re.MULTILINE)
+    assert found, proc.stdout
+    largest, after = int(found.group(1)), int(found.group(2))
+    assert largest % 2 == 0 and after == largest + 2
+    assert f"tiny · batch {largest} · seq 16 · fp32" in proc.stdout
+    assert "fits in 16.00 MiB: yes" in proc.stdout
+
+    def peak(batch: int) -> int:
+        return measure_to_result(Experiment(model="tiny", backend="estimate", batch_size=batch,
+                                            seq_len=16, device="cpu",
+                                            micro_batches=2))["peak_bytes"]
+    assert peak(largest) <= 16 * 2**20 < peak(after)
+
+
+def test_largest_batch_when_none_fits(cli, project: Path) -> None:
+    """Modelling CUDA a batch needs its reserved peak and a CUDA context: 1 KiB holds none."""
+    proc = cli(["estimate", "tiny", "-s", "16", "--gpu-memory", "1KiB", "--largest-batch"],
+               project)
+    assert proc.returncode == 0, proc.stderr
+    assert "no batch fits in 1.00 KiB: batch 1 needs" in proc.stdout
+    assert "reserved peak plus a CUDA context" in proc.stdout
+    assert "tiny · batch 1 · seq 16" in proc.stdout and "fits in 1.00 KiB: no" in proc.stdout
 
 
 def test_short_flags_for_the_sizes(cli, project: Path) -> None:

@@ -90,6 +90,9 @@ def test_fit_verdict_reads_the_allocator_and_the_context() -> None:
     assert fit_verdict(100 * MIB, 9 * MIB, allocator).startswith("yes, 72.00 MiB")
     assert fit_verdict(12 * MIB, 9 * MIB, allocator).startswith("no, at least 2.00 MiB")
     assert fit_verdict(20 * MIB, 9 * MIB, allocator).startswith("only just")
+    # the reserved peak fits beside the smallest context, not beside the largest
+    assert fit_verdict(25 * MIB, 9 * MIB, allocator).startswith(
+        "maybe: if the CUDA context takes at most 5.0 MiB (it takes 4.0 MiB – 8.0 MiB")
     assert fit_verdict(8 * MIB, 9 * MIB, None).endswith("short (tensors alone)")
 
 

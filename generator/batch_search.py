@@ -1,0 +1,106 @@
+"""The largest batch that fits a memory budget, found with as few estimates as the figures
+allow: each estimate takes seconds.
+
+What a batch needs grows almost in a straight line with the batch (weights and optimizer
+state fixed, activations per sample), so a line through the batches estimated so far lands
+near the edge, and the batch beside that guess usually settles it. The caching allocator's
+reserved peak is not strictly monotone in the batch, though (fragmentation can make batch 3
+reserve more than batch 4), and a line through two small batches can mislead, so halving
+steps between the guesses keep the number of estimates logarithmic. What is found is one
+edge: a batch that fits beside the next one, which does not (as the site's calculator
+does), not a proof that no larger batch ever fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+#: The search stops here: a million-sample step is no training step.
+MAX_BATCH = 1 << 20
+#: A line through two batches may grow the next guess this many times at most, so that one
+#: noisy slope costs a few halving steps rather than a guess far beyond the edge.
+MAX_GROWTH = 16
+
+
+@dataclass
+class Search:
+    """largest: the largest batch found to fit (0: not even the smallest one); needed: every
+    batch estimated, in the order estimated, with what it needs; capped: the search reached
+    its limit, and that batch fits."""
+
+    largest: int = 0
+    needed: dict[int, int] = field(default_factory=dict)
+    capped: bool = False
+
+
+def largest_fitting(needed: Callable[[int], int], budget: int, *, first: int = 1,
+                    step: int = 1, limit: int = MAX_BATCH) -> Search:
+    """The largest batch b, a multiple of `step`, with needed(b) <= budget, starting from
+    `first` (rounded down to a multiple of step). needed(b) is called once per batch."""
+    search = Search()
+
+    def need(k: int) -> int:  # k: the batch in units of step
+        if k * step not in search.needed:
+            search.needed[k * step] = needed(k * step)
+        return search.needed[k * step]
+
+    def fits(k: int) -> bool:
+        return need(k) <= budget
+
+    top = max(1, limit // step)
+    start = min(top, max(1, first // step))
+    if fits(start):
+        low, high = _grow(need, fits, start, top, budget)
+        if high is None:
+            search.largest, search.capped = top * step, True
+            return search
+    elif start == 1 or not fits(1):
+        return search
+    else:
+        low, high = 1, start
+    search.largest = _narrow(need, fits, low, high, budget) * step
+    return search
+
+
+def _grow(need: Callable[[int], int], fits: Callable[[int], bool], low: int, top: int,
+          budget: int) -> tuple[int, int | None]:
+    """The last batch found to fit and the first above it found not to (None: everything
+    up to top fits)."""
+    base = low  # the line runs from the first batch to the latest that fits
+    while low < top:
+        rise = need(low) - need(base)
+        if low > base and rise > 0:
+            guess = low + (budget - need(low)) * (low - base) // rise
+        else:
+            guess = 2 * low
+        guess = min(top, max(low + 1, min(guess, MAX_GROWTH * low)))
+        if not fits(guess):
+            return low, guess
+        low = guess
+    return low, None
+
+
+def _narrow(need: Callable[[int], int], fits: Callable[[int], bool], low: int, high: int,
+            budget: int) -> int:
+    """Between a batch that fits (low) and one that does not (high): a guess on the line
+    between them, then its neighbour, then the middle, until they are neighbours."""
+    move, last = "line", low
+    while high - low > 1:
+        if move == "line":
+            rise = need(high) - need(low)
+            guess = (low + (budget - need(low)) * (high - low) // rise if rise > 0
+                     else (low + high) // 2)
+            move = "beside"
+        elif move == "beside":
+            guess = last + 1 if last == low else last - 1
+            move = "middle"
+        else:
+            guess, move = (low + high) // 2, "line"
+        guess = min(high - 1, max(low + 1, guess))
+        if fits(guess):
+            low = guess
+        else:
+            high = guess
+        last = guess
+    return low
