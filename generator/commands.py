@@ -215,7 +215,10 @@ def _print_estimate(exp: Experiment, result: dict, budget: int | None) -> None:
           "nothing allocated")
     trainable = result.get("trainable_parameter_count")
     frozen = "" if trainable in (None, result["parameter_count"]) else f" ({trainable:,} trainable)"
-    print(f"{result['parameter_count']:,} parameters{frozen}\n")
+    attention = result.get("attention")
+    ran = "" if not attention else f" · {attention} attention" + (
+        " (transformers' choice)" if exp.attention == "auto" else "")
+    print(f"{result['parameter_count']:,} parameters{frozen}{ran}\n")
     print(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:
         if cat in ONLY_WHEN_SEEN and not result["category_max_bytes"][cat]:

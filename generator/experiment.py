@@ -38,7 +38,10 @@ OPTIMIZERS = ("adamw", "adam", "sgd", "adamw-8bit")
 LOGITS = ("all", "masked")
 BACKENDS = ("estimate", "cpu", "cuda")
 DEVICES = ("cuda", "cpu")
-ATTENTIONS = ("eager", "sdpa")
+#: auto: the model's own (attention_default below).
+ATTENTIONS = ("auto", "eager", "sdpa")
+#: How a model name says Hugging Face builds it (generator/measure/models/hf.py).
+HF_PREFIX = "hf:"
 ZERO_GRADS = ("none", "zeros")
 LOSS_SCALINGS = ("auto", "off")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
@@ -77,10 +80,12 @@ class Experiment:
     """The device whose behaviour is modelled: cpu or cuda. Real backends model themselves;
     the estimate models cuda unless told otherwise."""
     attention: str = option(
-        "eager", choices=ATTENTIONS, step_option=True, lever="eager",
+        "", choices=ATTENTIONS, step_option=True, lever="eager",
         tag=str, label=str, words=same,
-        help="built-in transformers: eager or sdpa attention (default: eager)")
-    """Built-in transformers: eager (matmul, softmax, dropout) or sdpa (fused attention)."""
+        help="transformers: eager, sdpa, or auto (default): hf: models as transformers "
+             "builds them (sdpa where the model has it), the built-in ones eager")
+    """Transformers: eager (matmul, softmax, dropout), sdpa (fused attention) or, unset or
+    auto, the model's own (attention_default)."""
     checkpointing: bool = option(
         False, step_option=True, lever=False,
         tag=lambda v: "ckpt", label=lambda v: "checkpointing",
@@ -166,6 +171,8 @@ class Experiment:
         if not self.device:
             modelled = "cuda" if self.backend == "estimate" else self.backend
             object.__setattr__(self, "device", modelled)
+        if self.attention in ("", "auto"):
+            object.__setattr__(self, "attention", attention_default(self.model))
         problems = validation_problems(self)
         if problems:
             raise ConfigError("; ".join(problems))
@@ -224,20 +231,37 @@ def options() -> dict[str, Option]:
     return {f.name: option_of(f) for f in fields(Experiment) if option_of(f) is not None}
 
 
-#: The defaults of the step options: a result with all of them is a plain training step.
-STEP_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Experiment)
-                                 if option_of(f) and option_of(f).step_option}
+#: The declared defaults of the step options; a model's own: step_defaults.
+_DECLARED_STEP_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Experiment)
+                                           if option_of(f) and option_of(f).step_option}
+
+
+def step_defaults(model: Any) -> dict[str, Any]:
+    """The step options' defaults for a model (its own attention): a result with all of
+    them is a plain training step."""
+    return {**_DECLARED_STEP_DEFAULTS, "attention": attention_default(model)}
+
+
 #: The levers page's baseline: the article's step with the kernels PyTorch picks on CUDA.
 LEVER_BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().items()
                                   if opt.lever is not NOT_A_LEVER}
 
 
+def attention_default(model: Any) -> str:
+    """A model's own attention: Hugging Face's choice ("auto", made when transformers builds
+    the model) for hf: models, eager for the rest (the built-in transformers' default; other
+    models have no attention option)."""
+    return "auto" if isinstance(model, str) and model.startswith(HF_PREFIX) else "eager"
+
+
 def step_options_of(exp: dict[str, Any]) -> list[tuple[Option, Any]]:
-    """The step options an experiment's fields set to other than their defaults."""
+    """The step options an experiment's fields set to other than their defaults (the
+    attention's is the model's own)."""
     found = options()
-    values = {name: exp.get(name, default) for name, default in STEP_DEFAULTS.items()}
+    defaults = step_defaults(exp.get("model"))
+    values = {name: exp.get(name, default) for name, default in defaults.items()}
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in values.items()}
-    return [(found[name], values[name]) for name, default in STEP_DEFAULTS.items()
+    return [(found[name], values[name]) for name, default in defaults.items()
             if values[name] != default]
 
 

@@ -28,6 +28,9 @@ class Workload:
     enable_checkpointing: Callable[[], None] | None = None
     """The model's own way to recompute activations in backward; None: the step wraps the
     blocks of `model.layers` (step.checkpoint_layers)."""
+    attention: str | None = None
+    """The attention the model runs where the model chose it (attention "auto": what
+    transformers picked for a Hugging Face model); None: the experiment's own."""
     before_class_checkpointing: Callable[[tuple[str, ...]], None] | None = None
     """What the model needs once modules of these classes are recomputed in backward
     (step.checkpoint_classes); None: nothing."""

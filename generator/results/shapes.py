@@ -116,6 +116,10 @@ class Figures(TypedDict):
     parameter_count: int
     trainable_parameter_count: Optional[int]
     """Those with requires_grad (None in results from before it was recorded)."""
+    attention: Optional[str]
+    """The attention the step ran (eager, sdpa): for a Hugging Face model left to choose,
+    transformers' choice. None for a model without that option, or in results from before
+    it was recorded (the experiment's attention ran there)."""
     phases: list[Phase]
     phase_max_bytes: dict[str, dict[str, int]]
     """Per phase, each category's and the total's largest bytes over the phase's whole

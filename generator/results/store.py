@@ -27,7 +27,7 @@ ENVIRONMENT_DEFAULTS = {"torch": None, "transformers": None, "python": None, "pl
 OPTIONAL_DEFAULTS = {"step_seconds": None, "ground_truth": None, "notes": [], "phases": [],
                      "architecture": None, "error_detail": None, "method_version": None,
                      "allocator": None, "phase_max_bytes": {}, "inputs": "tokens",
-                     "trainable_parameter_count": None}
+                     "trainable_parameter_count": None, "attention": None}
 #: Categories added to CATEGORIES after results were first stored (see _fill_later_categories).
 LATER_CATEGORIES = ("not_attributed",)
 FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
@@ -203,6 +203,9 @@ def _optional_problem(data: dict[str, Any]) -> str | None:
     if truth is not None and (not isinstance(truth, dict) or not all(
             _is_count(v) for k, v in truth.items() if k.endswith("_bytes"))):
         return "field ground_truth must be null or an object of byte counts"
+    attention = data.get("attention")
+    if attention is not None and not isinstance(attention, str):
+        return f"field attention must be a string or null, got {attention!r}"
     seconds = data.get("step_seconds")
     if seconds is not None and (isinstance(seconds, bool) or
                                 not isinstance(seconds, (int, float)) or seconds < 0):

@@ -70,10 +70,11 @@ def _set(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
     (_set("phases", [{"name": "forward"}]), ("phases",)),
     (_set("step_seconds", -1), ("step_seconds",)),
     (_set("trainable_parameter_count", "most"), ("trainable_parameter_count",)),
+    (_set("attention", 2), ("attention",)),
     (lambda d: d["experiment"].update(precision="fp8"), ("fp8",)),
     (_set("key", "../../docs/evil"), ("not a plain name",)),
 ], ids=["missing", "a-string", "environment", "categories", "end_tick", "short-series",
-        "phases", "negative-seconds", "trainable", "experiment", "key"])
+        "phases", "negative-seconds", "trainable", "attention", "experiment", "key"])
 def test_a_field_missing_or_of_the_wrong_shape(cli, seeded: Path, change, needles) -> None:
     """Every defect of a file is a ResultsError naming it (results.load), not a crash of the
     renderer further on."""

@@ -13,11 +13,11 @@ import pytest
 from generator.errors import ConfigError
 from generator.experiment import (
     LEVER_BASELINE,
-    STEP_DEFAULTS,
     Experiment,
     is_plain_step,
     option_words,
     options,
+    step_defaults,
 )
 from generator.options import parse_size, resolved_optimizer_impl
 
@@ -49,8 +49,9 @@ def test_choices_hold_their_defaults() -> None:
 
 def test_the_plain_step_is_every_step_option_at_its_default() -> None:
     plain = Experiment(**TINY)
-    assert set(STEP_DEFAULTS) == {n for n, o in options().items() if o.step_option}
-    assert all(getattr(plain, name) == value for name, value in STEP_DEFAULTS.items())
+    defaults = step_defaults(TINY["model"])
+    assert set(defaults) == {n for n, o in options().items() if o.step_option}
+    assert all(getattr(plain, name) == value for name, value in defaults.items())
     assert is_plain_step(plain.to_dict()) and plain.step_options() == []
     assert option_words(plain.to_dict()) == []
     changed = Experiment(**TINY, checkpointing=True, attention="sdpa")
@@ -90,13 +91,28 @@ def test_a_label_reads_as_words() -> None:
     assert Experiment(**TINY, backend="cpu").label.endswith(" on cpu")
 
 
+def test_attention_is_the_models_own_unless_chosen() -> None:
+    """Hugging Face models get what transformers picks ("auto", made when it builds the
+    model), built-in ones eager; either is the plain step, and keys do not name it."""
+    hf = Experiment(model="hf:gpt2", batch_size=1, seq_len=8)
+    assert hf.attention == "auto" and is_plain_step(hf.to_dict())
+    assert hf.key == "hf_gpt2-b1-s8-fp32-adamw-estimate"
+    eager = Experiment(model="hf:gpt2", batch_size=1, seq_len=8, attention="eager")
+    assert eager.key.endswith("-eager") and option_words(eager.to_dict()) == ["eager"]
+    built_in = Experiment(**TINY, attention="auto")
+    assert built_in.attention == "eager" and built_in == Experiment(**TINY)
+    assert Experiment.from_dict(hf.to_dict()) == hf
+    with pytest.raises(ConfigError, match="unknown attention 'flash'"):
+        Experiment(**TINY, attention="flash")
+
+
 def test_the_levers_baseline_is_the_article_step_with_cudas_kernels() -> None:
     assert LEVER_BASELINE["precision"] == "fp32" and LEVER_BASELINE["checkpointing"] is False
     assert LEVER_BASELINE["optimizer_impl"] == resolved_optimizer_impl("auto", "cuda")
     assert resolved_optimizer_impl("auto", "cpu") == "for-loop"
     assert resolved_optimizer_impl("fused", "cpu") == "fused"
     for name, value in LEVER_BASELINE.items():
-        assert name in STEP_DEFAULTS or name in ("precision", "optimizer"), name
+        assert name in step_defaults("bert-base") or name in ("precision", "optimizer"), name
         opt = options()[name]
         assert opt.choices is None or value in opt.choices, name
 

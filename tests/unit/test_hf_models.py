@@ -129,6 +129,16 @@ def test_sdpa_for_a_model_without_it(cli, project: Path, tmp_path: Path,
                    "sdpa", "OpenAIGPTLMHeadModel", "eager")
 
 
+def test_estimate_says_which_attention_ran(cli, project: Path, tmp_path: Path) -> None:
+    config = write_config(tmp_path / "gpt2.json", TINY_GPT2)
+    chosen = cli(estimate_args(f"hf:{config}"), project)
+    assert chosen.returncode == 0, chosen.stderr
+    assert "parameters · sdpa attention (transformers' choice)" in chosen.stdout
+    eager = cli(estimate_args(f"hf:{config}", "--attention", "eager"), project)
+    assert "parameters · eager attention\n" in eager.stdout and "choice" not in eager.stdout
+    assert "· batch 2 · seq 128 · fp32 · adamw · eager —" in eager.stdout
+
+
 def test_hf_task_is_refused_for_a_built_in_model(cli, project: Path) -> None:
     assert_refused(cli, project, estimate_args("gpt2-small", "--hf-task", "causal-lm"),
                    "hf_task", "gpt2-small")
@@ -157,7 +167,8 @@ def test_without_transformers_hf_models_say_how_to_install(cli, project: Path,
 @pytest.mark.parametrize(("built_in", "hf_name"), [("bert-base", "hf:bert-base-uncased"),
                                                    ("gpt2-small", "hf:gpt2")])
 def test_hf_models_match_the_built_in_ones(built_in: str, hf_name: str, precision: str) -> None:
-    ours, theirs = estimate(built_in, precision=precision), estimate(hf_name, precision=precision)
+    ours = estimate(built_in, precision=precision)  # eager: the built-in ones' own
+    theirs = estimate(hf_name, precision=precision, attention="eager")
     assert theirs["parameter_count"] == ours["parameter_count"]
     assert theirs["peak_bytes"] == pytest.approx(ours["peak_bytes"], rel=0.01)
     # At batch 2 the peak is the optimizer step's, which every model of this size shares:
@@ -265,10 +276,28 @@ def test_checkpointing_attention_by_class_runs_without_the_cache(model, classes,
 
 
 def test_sdpa_runs_and_keeps_no_attention_matrix() -> None:
-    eager = estimate("hf:gpt2")["category_max_bytes"]["activations"]
+    eager = estimate("hf:gpt2", attention="eager")["category_max_bytes"]["activations"]
     sdpa = estimate("hf:gpt2", attention="sdpa")["category_max_bytes"]["activations"]
     # eager keeps scores, probabilities and a dropout mask of (2, 12, 128, 128) per layer
     assert sdpa < eager - 12 * 2 * 12 * 128 * 128 * 4
+
+
+def test_left_to_the_model_attention_is_what_transformers_picks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As from_pretrained builds it for users: GPT-2 with sdpa, OpenAI GPT (no SDPA in
+    transformers) eager; the result says which ran, and the figures are that attention's."""
+    from transformers import OpenAIGPTLMHeadModel
+
+    monkeypatch.setattr(OpenAIGPTLMHeadModel, "_supports_sdpa", False)  # as in 5.23
+    chosen = estimate("hf:gpt2")
+    assert chosen["experiment"]["attention"] == "auto" and chosen["attention"] == "sdpa"
+    assert chosen["architecture"]["attention"] == "sdpa"
+    sdpa = estimate("hf:gpt2", attention="sdpa")
+    assert chosen["peak_bytes"] == sdpa["peak_bytes"]
+    assert chosen["module_activation_bytes"] == sdpa["module_activation_bytes"]
+    assert estimate("hf:gpt2", attention="eager")["attention"] == "eager"
+    config = write_config(tmp_path / "openai-gpt.json", TINY_OPENAI_GPT)
+    assert estimate(f"hf:{config}")["attention"] == "eager"
 
 
 # --------------------------------------------------------------------------- the listing

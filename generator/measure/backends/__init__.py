@@ -56,9 +56,12 @@ def measure(exp: Experiment) -> dict[str, Any]:
         raise ModelError(f"model {exp.model!r} failed in the training step: "
                          f"{type(error).__name__}: {detail}") from None
     if not figures.get("error"):
+        # the attention the step ran with (the model's choice where it made one), which
+        # the activation formula depends on
+        ran = figures.get("attention") or exp.attention
+        figures["attention"] = ran if "attention" in spec.takes else None
         arch = spec.architecture
-        # the attention the step ran with, which the activation formula depends on
-        figures["architecture"] = {**arch, "attention": exp.attention} if arch else arch
+        figures["architecture"] = {**arch, "attention": ran} if arch else arch
         figures["inputs"] = spec.inputs  # what seq_len counts: tokens, or an image's side
         peak = figures["ground_truth"]["peak_bytes"] if figures.get("ground_truth") \
             else figures["peak_bytes"]

@@ -59,15 +59,18 @@ def median_step_seconds(trainer: Trainer, *, repeats: int = 3,
     return sorted(times)[len(times) // 2]
 
 
-def figures(report: TrackerReport, *, model, warmup_steps: int) -> dict[str, Any]:
-    """The tracker's part of a result, and the model's parameters: all of them, and the
-    trainable ones (a frozen parameter gets no gradient and no optimizer state)."""
+def figures(report: TrackerReport, *, workload: Workload, warmup_steps: int) -> dict[str, Any]:
+    """The tracker's part of a result, the model's parameters (all of them, and the
+    trainable ones: a frozen parameter gets no gradient and no optimizer state), and the
+    attention the model chose where it chose it."""
+    model = workload.model
     data = asdict(report)
     data["tracked_storages"] = data.pop("storages")
     data["parameter_count"] = sum(p.numel() for p in model.parameters())
     data["trainable_parameter_count"] = sum(p.numel() for p in model.parameters()
                                             if p.requires_grad)
     data["warmup_steps"] = warmup_steps
+    data["attention"] = workload.attention
     return data
 
 

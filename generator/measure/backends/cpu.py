@@ -55,7 +55,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     report.storages, report.module_activation_bytes = own.storages, own.module_activation_bytes
     step_seconds = median_step_seconds(trainer)
     return {
-        **figures(report, model=workload.model, warmup_steps=warmups),
+        **figures(report, workload=workload, warmup_steps=warmups),
         "step_seconds": step_seconds,
         "ground_truth": {
             "source": "cpu allocator events (torch.profiler, profile_memory=True)",

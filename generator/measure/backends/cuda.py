@@ -59,7 +59,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         return {"error": "out_of_memory", "error_detail": str(error).splitlines()[0]}
     props = torch.cuda.get_device_properties(device)
     return {
-        **figures(report, model=workload.model, warmup_steps=warmups),
+        **figures(report, workload=workload, warmup_steps=warmups),
         "step_seconds": step_seconds,
         "ground_truth": {
             "source": "torch.cuda caching allocator statistics",

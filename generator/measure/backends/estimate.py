@@ -91,7 +91,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
                      f"of a {gpu.name} GPU")
     return {
-        **figures(report, model=workload.model, warmup_steps=warmups),
+        **figures(report, workload=workload, warmup_steps=warmups),
         "step_seconds": None,
         "ground_truth": None,
         "allocator": allocator,

@@ -218,7 +218,7 @@ def _hf_spec(name: str) -> ModelSpec:
     def task(hf_task: str) -> str:
         return hf.task_of(config, name) if hf_task == "auto" else hf_task
 
-    def build(attention: str = "eager", hf_task: str = "auto") -> Workload:
+    def build(attention: str = "auto", hf_task: str = "auto") -> Workload:
         return hf.build(config, name, task=task(hf_task), attention=attention)
 
     def check(exp: Experiment) -> None:
@@ -227,7 +227,7 @@ def _hf_spec(name: str) -> ModelSpec:
 
     return ModelSpec(name=name, description=f"{type(config).__name__} from {where}",
                      max_seq_len=hf.max_positions(config), build=build,
-                     architecture=hf.architecture(config, "eager"),
+                     architecture=hf.architecture(config, "auto"),
                      takes=("attention", "hf_task"), check=check,
                      inputs="image" if task("auto") == "image-classification" else "tokens")
 

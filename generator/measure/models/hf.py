@@ -16,6 +16,7 @@ import contextlib
 from typing import Any
 
 from generator.errors import ConfigError, ModelError
+from generator.experiment import HF_PREFIX
 from generator.measure.models.hf_config import find_config, transformers_module
 
 #: task → (the auto class that builds it, the architecture suffixes that name it).
@@ -29,7 +30,7 @@ TASKS = {
     # CLIP-style image-text pairs: the model's own contrastive loss (return_loss=True)
     "contrastive": ("AutoModel", ("CLIPModel",)),
 }
-PREFIX = "hf:"
+PREFIX = HF_PREFIX
 
 
 def is_hf_name(name: str) -> bool:
@@ -145,8 +146,9 @@ def build(config, name: str, *, task: str, attention: str):
     # resample by value) cannot run on them, and the estimate needs none.
     skip_init = isinstance(torch.empty(0), FakeTensor)
     with _no_init_weights() if skip_init else contextlib.nullcontext():
-        model = auto.from_config(config, attn_implementation=attention,
-                                 **{_dtype_argument(): torch.float32})
+        # auto: transformers picks, as from_pretrained does for users (sdpa where it can)
+        model = auto.from_config(config, attn_implementation=None if attention == "auto"
+                                 else attention, **{_dtype_argument(): torch.float32})
     if skip_init:
         model.tie_weights()  # part of the initialisation skipped above
     model.train()  # what the Trainer does; from_config leaves dropout as configured
@@ -208,6 +210,7 @@ def build(config, name: str, *, task: str, attention: str):
 
     return Workload(model, make_batch, lambda output, _target: output.loss,
                     blocks=parts, enable_checkpointing=enable_checkpointing,
+                    attention=getattr(model.config, "_attn_implementation", None),
                     before_class_checkpointing=before_class_checkpointing)
 
 
