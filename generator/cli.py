@@ -101,6 +101,10 @@ def _parser() -> argparse.ArgumentParser:
     est.add_argument("--largest-batch", action="store_true",
                      help="with --gpu-memory: estimate batch after batch to find the largest "
                           "that fits (from --batch-size if given, else 1)")
+    est.add_argument("--levers", action="store_true",
+                     help="then estimate each lever this step does not use yet "
+                          "(checkpointing, SDPA, AMP, fused or 8-bit AdamW, gradient "
+                          "accumulation, …), one at a time, and print what each saves")
     est.set_defaults(usage_error=est.error)
     commands.add_parser("models", help="list the model zoo")
     return parser

@@ -61,6 +61,11 @@ def test_the_search_checks_its_options_before_estimating(cli, seeded: Path) -> N
                                  "--gpu-memory", "1GiB", "--largest-batch"], "micro_batches 3")
 
 
+def test_levers_and_the_batch_search_one_at_a_time(cli, seeded: Path) -> None:
+    assert_refused(cli, seeded, ["estimate", "tiny", "-s", "8", "--gpu-memory", "1GiB",
+                                 "--largest-batch", "--levers"], "--largest-batch", "--levers")
+
+
 def test_estimate_needs_a_model(cli, seeded: Path) -> None:
     assert_refused(cli, seeded, ["estimate", "--batch-size", "1", "--seq-len", "8"], "model")
 
@@ -278,6 +283,27 @@ def test_largest_batch_when_none_fits(cli, project: Path) -> None:
     assert "no batch fits in 1.00 KiB: batch 1 needs" in proc.stdout
     assert "reserved peak plus a CUDA context" in proc.stdout
     assert "tiny · batch 1 · seq 16" in proc.stdout and "fits in 1.00 KiB: no" in proc.stdout
+
+
+def test_levers_are_estimated_on_top_of_the_step(cli, project: Path) -> None:
+    """Each lever's line is that lever's own estimate on top of the step (checked here for
+    checkpointing), levers that do not apply are absent (no allocator to expand on the
+    CPU), and those that saved memory are tried together."""
+    from generator.experiment import Experiment
+    from generator.jobs.worker import measure_to_result
+
+    proc = cli(["estimate", "tiny", "-b", "8", "-s", "64", "--device", "cpu", "--levers"],
+               project)
+    assert proc.returncode == 0, proc.stderr
+    found = re.search(r"^  activation checkpointing: ([\d,.]+) MiB \(-[\d,.]+ MiB, -[\d.]+%\)$",
+                      proc.stdout, re.MULTILINE)
+    assert found, proc.stdout
+    alone = measure_to_result(Experiment(model="tiny", batch_size=8, seq_len=64, device="cpu",
+                                         checkpointing=True))["peak_bytes"]
+    assert float(found.group(1).replace(",", "")) == pytest.approx(alone / 2**20, abs=0.05)
+    assert "  SDPA attention: " in proc.stdout and "expandable" not in proc.stdout
+    assert re.search(r"^  together: activation checkpointing \+ .+: [\d,.]+ MiB \(-",
+                     proc.stdout, re.MULTILINE), proc.stdout
 
 
 def test_short_flags_for_the_sizes(cli, project: Path) -> None:
