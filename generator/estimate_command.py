@@ -73,8 +73,8 @@ def _print_lever(words: str, cost: str | None, changed: Experiment, result: dict
         print(f"  {words}: not estimated: {str(error).splitlines()[0]}", flush=True)
         return None
     held, base = _held(outcome), _held(result)
-    verdict = "" if budget is None else ", " + fit_verdict(
-        budget, outcome["peak_bytes"], outcome.get("allocator")).split(",")[0].split(":")[0]
+    verdict = "" if budget is None else \
+        ", " + _fit(budget, outcome["peak_bytes"], outcome.get("allocator"))[0]
     print(f"  {words}: {_mib(held)} ({(held - base) / 2**20:+,.1f} MiB, "
           f"{(held - base) / base:+.1%}){verdict}", flush=True)
     if cost:
@@ -196,24 +196,31 @@ def _print_allocator(allocator: dict) -> None:
 
 
 def fit_verdict(budget: int, peak: int, allocator: dict | None) -> str:
-    """Whether a step fits in a GPU of `budget` bytes: by the allocator's figures and the
-    CUDA context when the estimate models CUDA, else by the tensors' peak alone."""
+    """Whether a step fits in a GPU of `budget` bytes, in words: by the allocator's figures
+    and the CUDA context when the estimate models CUDA, else by the tensors' peak alone."""
+    word, why = _fit(budget, peak, allocator)
+    return f"{word}{why}"
+
+
+def _fit(budget: int, peak: int, allocator: dict | None) -> tuple[str, str]:
+    """(yes | maybe | only just | no, the reason that follows it)."""
     if not allocator:
-        return (f"yes, {format_bytes(budget - peak)} to spare" if peak <= budget else
-                f"no, {format_bytes(peak - budget)} short") + " (tensors alone)"
+        return (("yes", f", {format_bytes(budget - peak)} to spare (tensors alone)")
+                if peak <= budget else
+                ("no", f", {format_bytes(peak - budget)} short (tensors alone)"))
     low, high = allocator["context_bytes"]
     needed = allocator["peak_reserved_bytes"] + high
     if allocator["peak_allocated_bytes"] + low > budget:
         short = allocator["peak_allocated_bytes"] + low - budget
-        return f"no, at least {format_bytes(short)} short"
+        return "no", f", at least {format_bytes(short)} short"
     if needed <= budget:
-        return f"yes, {format_bytes(budget - needed)} to spare beyond the reserved peak"
+        return "yes", f", {format_bytes(budget - needed)} to spare beyond the reserved peak"
     if allocator["peak_reserved_bytes"] + low <= budget:
         room = budget - allocator["peak_reserved_bytes"]
-        return (f"maybe: if the CUDA context takes at most {_mib(room)} (it takes "
-                f"{_mib(low)} – {_mib(high)}, by GPU, driver and the kernels loaded)")
-    return ("only just: the tensors fit, but not the allocator's cache of free blocks; "
-            "it would free and retake memory (slower), or fail if fragmented")
+        return "maybe", (f": if the CUDA context takes at most {_mib(room)} (it takes "
+                         f"{_mib(low)} – {_mib(high)}, by GPU, driver and the kernels loaded)")
+    return "only just", (": the tensors fit, but not the allocator's cache of free blocks; "
+                         "it would free and retake memory (slower), or fail if fragmented")
 
 
 def _mib(nbytes: int) -> str:
