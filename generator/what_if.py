@@ -63,7 +63,8 @@ def levers_for(exp: Experiment, *, takes: tuple[str, ...],
     if exp.optimizer in ("adamw", "adam") and \
             resolved_optimizer_impl(exp.optimizer_impl, exp.device) != "fused":
         found.append(Lever(f"fused {exp.optimizer} kernel", {"optimizer_impl": "fused"},
-                           "none (the default of Hugging Face's Trainer)"))
+                           "none (Hugging Face's Trainer picks it with PyTorch 2.8 or "
+                           "later)"))
     if exp.optimizer == "adamw":
         found.append(Lever("8-bit AdamW", {"optimizer": "adamw-8bit"},
                            "bitsandbytes; optimizer state quantised to 8 bits"))
