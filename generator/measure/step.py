@@ -250,6 +250,7 @@ def checkpoint_layers(model: nn.Module) -> None:
     layers = getattr(model, "layers", None)
     if not isinstance(layers, nn.ModuleList):
         raise ConfigError("checkpointing needs a model with its blocks in an nn.ModuleList "
-                          "named `layers`")
+                          "named `layers`; name the classes to recompute instead with "
+                          "--checkpoint-classes (checkpoint_classes in a suite)")
     for index, block in enumerate(layers):
         layers[index] = _Checkpointed(block)

@@ -201,6 +201,16 @@ def test_a_model_that_breaks_in_the_step_is_one_line_without_a_logged_traceback(
     assert not logged, [record.getMessage() for record in logged]
 
 
+def test_checkpointing_a_model_without_layers_names_the_way_that_works(
+        cli, seeded: Path, user_package) -> None:
+    user_package(seeded)  # nn.Sequential: no `layers` list of blocks
+    assert_refused(cli, seeded, ["estimate", "userpkg.mod:build", "-b", "2", "-s", "4",
+                                 "--checkpointing"], "`layers`", "--checkpoint-classes")
+    proc = cli(["estimate", "userpkg.mod:build", "-b", "2", "-s", "4",
+                "--checkpoint-classes", "Linear"], seeded)
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.parametrize("form", [["userpkg.mod:build"], ["--model", "userpkg.mod:build"]],
                          ids=["positional", "option"])
 def test_user_model_estimate_works_from_the_project_folder(cli, project: Path, user_package,
