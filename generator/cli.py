@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="then estimate each lever this step does not use yet "
                           "(checkpointing, SDPA, AMP, fused or 8-bit AdamW, gradient "
                           "accumulation, …), one at a time, and print what each saves")
+    est.add_argument("--json", action="store_true",
+                     help="print one JSON object instead: the estimate as the results store "
+                          "keeps it, the budget's verdict, the search or the levers")
     est.set_defaults(usage_error=est.error)
     commands.add_parser("models", help="list the model zoo")
     return parser

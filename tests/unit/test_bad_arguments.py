@@ -261,61 +261,6 @@ def test_estimate_says_whether_the_step_fits(cli, project: Path) -> None:
 
 
 
-def test_largest_batch_is_an_edge_the_estimates_agree_with(cli, project: Path) -> None:
-    """Tensors alone (--device cpu), two micro-batches: the answer and the batch after it,
-    estimated again here, fall either side of the budget; the answer's estimate follows."""
-    from generator.experiment import Experiment
-    from generator.jobs.worker import measure_to_result
-
-    proc = cli(["estimate", "tiny", "-s", "16", "--device", "cpu", "--micro-batches", "2",
-                "--gpu-memory", "16MiB", "--largest-batch"], project)
-    assert proc.returncode == 0, proc.stderr
-    found = re.search(r"^largest batch that fits in 16\.00 MiB: (\d+) \(batch (\d+) does not\)$",
-                      proc.stdout, re.MULTILINE)
-    assert found, proc.stdout
-    largest, after = int(found.group(1)), int(found.group(2))
-    assert largest % 2 == 0 and after == largest + 2
-    assert f"tiny · batch {largest} · seq 16 · fp32" in proc.stdout
-    assert "fits in 16.00 MiB: yes" in proc.stdout
-
-    def peak(batch: int) -> int:
-        return measure_to_result(Experiment(model="tiny", backend="estimate", batch_size=batch,
-                                            seq_len=16, device="cpu",
-                                            micro_batches=2))["peak_bytes"]
-    assert peak(largest) <= 16 * 2**20 < peak(after)
-
-
-def test_largest_batch_when_none_fits(cli, project: Path) -> None:
-    """Modelling CUDA a batch needs its reserved peak and a CUDA context: 1 KiB holds none."""
-    proc = cli(["estimate", "tiny", "-s", "16", "--gpu-memory", "1KiB", "--largest-batch"],
-               project)
-    assert proc.returncode == 0, proc.stderr
-    assert "no batch fits in 1.00 KiB: batch 1 needs" in proc.stdout
-    assert "reserved peak plus a CUDA context" in proc.stdout
-    assert "tiny · batch 1 · seq 16" in proc.stdout and "fits in 1.00 KiB: no" in proc.stdout
-
-
-def test_levers_are_estimated_on_top_of_the_step(cli, project: Path) -> None:
-    """Each lever's line is that lever's own estimate on top of the step (checked here for
-    checkpointing), levers that do not apply are absent (no allocator to expand on the
-    CPU), and those that saved memory are tried together."""
-    from generator.experiment import Experiment
-    from generator.jobs.worker import measure_to_result
-
-    proc = cli(["estimate", "tiny", "-b", "8", "-s", "64", "--device", "cpu", "--levers"],
-               project)
-    assert proc.returncode == 0, proc.stderr
-    found = re.search(r"^  activation checkpointing: ([\d,.]+) MiB \(-[\d,.]+ MiB, -[\d.]+%\)$",
-                      proc.stdout, re.MULTILINE)
-    assert found, proc.stdout
-    alone = measure_to_result(Experiment(model="tiny", batch_size=8, seq_len=64, device="cpu",
-                                         checkpointing=True))["peak_bytes"]
-    assert float(found.group(1).replace(",", "")) == pytest.approx(alone / 2**20, abs=0.05)
-    assert "  SDPA attention: " in proc.stdout and "expandable" not in proc.stdout
-    assert re.search(r"^  together: activation checkpointing \+ .+: [\d,.]+ MiB \(-",
-                     proc.stdout, re.MULTILINE), proc.stdout
-
-
 def test_short_flags_for_the_sizes(cli, project: Path) -> None:
     long = cli(["estimate", "tiny", "--batch-size", "2", "--seq-len", "16"], project)
     short = cli(["estimate", "tiny", "-b", "2", "-s", "16"], project)

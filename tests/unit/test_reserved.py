@@ -83,7 +83,7 @@ def test_predict_counts_workspaces_in_allocated_and_reserved() -> None:
 
 
 def test_fit_verdict_reads_the_allocator_and_the_context() -> None:
-    from generator.estimate_command import fit_verdict
+    from generator.estimate_text import fit_verdict
 
     allocator = {"peak_allocated_bytes": 10 * MIB, "peak_reserved_bytes": 20 * MIB,
                  "context_bytes": [4 * MIB, 8 * MIB]}
