@@ -45,7 +45,7 @@ def needed_bytes(result: dict) -> int:
 def print_estimate(exp: Experiment, result: dict, budget: int | None,
                    say: Say = print) -> None:
     say(f"{step_words(exp, result)} — estimated for {exp.device} with fake tensors, "
-          "nothing allocated")
+        "nothing allocated")
     trainable = result.get("trainable_parameter_count")
     frozen = "" if trainable in (None, result["parameter_count"]) else f" ({trainable:,} trainable)"
     attention = result.get("attention")
@@ -57,7 +57,7 @@ def print_estimate(exp: Experiment, result: dict, budget: int | None,
         if cat in ONLY_WHEN_SEEN and not result["category_max_bytes"][cat]:
             continue  # real runs' category: an estimate has none
         say(f"{cat:<18}{mib(result['live_at_peak_bytes'][cat]):>14}"
-              f"{mib(result['category_max_bytes'][cat]):>14}")
+            f"{mib(result['category_max_bytes'][cat]):>14}")
     peak = result["peak_bytes"]
     say(f"\npeak of the step's tensors: {mib(peak)} ({peak / 2**30:.2f} GiB)")
     allocator = result.get("allocator")
@@ -75,12 +75,12 @@ def print_allocator(allocator: dict, say: Say = print) -> None:
     reserved = allocator["peak_reserved_bytes"]
     shown_low, shown_high = nvidia_smi_bytes(allocator)
     say(f"CUDA caching allocator, simulated over {allocator['steps']} steps "
-          f"(cuBLAS workspaces {mib(allocator['workspace_bytes'])} included):")
+        f"(cuBLAS workspaces {mib(allocator['workspace_bytes'])} included):")
     say(f"  allocated peak  {mib(allocator['peak_allocated_bytes']):>14}"
-          "   torch.cuda.max_memory_allocated()")
+        "   torch.cuda.max_memory_allocated()")
     say(f"  reserved peak   {mib(reserved):>14}   torch.cuda.max_memory_reserved()")
     say(f"  nvidia-smi      {mib(shown_low)} – {mib(shown_high)}"
-          f"   reserved + a CUDA context of {mib(low)} – {mib(high)}")
+        f"   reserved + a CUDA context of {mib(low)} – {mib(high)}")
 
 
 def fit_verdict(budget: int, peak: int, allocator: dict | None) -> str:
@@ -91,7 +91,7 @@ def fit_verdict(budget: int, peak: int, allocator: dict | None) -> str:
 
 
 def fit_word(budget: int, peak: int, allocator: dict | None) -> tuple[str, str]:
-    """(yes | maybe | only just | no, the reason that follows it)."""
+    """The verdict's word (yes, maybe, only just, no) and the reason that follows it."""
     if not allocator:
         return (("yes", f", {format_bytes(budget - peak)} to spare (tensors alone)")
                 if peak <= budget else
