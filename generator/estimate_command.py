@@ -86,9 +86,10 @@ def _largest_batch(model: str, chosen: dict, budget: int, say: Say) -> dict[str,
         return Experiment(model=model, backend="estimate", **{**chosen, "batch_size": batch})
 
     def needed(batch: int) -> int:
-        results[batch] = measure_to_result(experiment(batch))
+        exp = experiment(batch)
+        results[batch] = measure_to_result(exp)
         if len(results) == 1:
-            say(search_heading(experiment(batch), results[batch], budget))
+            say(search_heading(exp, results[batch], budget))
         need = needed_bytes(results[batch])
         say(f"  {batch:>9,}  {mib(need):>16}  {'fits' if need <= budget else 'no'}")
         return need

@@ -34,12 +34,16 @@ def search_heading(exp: Experiment, result: dict, budget: int) -> str:
 
 
 def needed_bytes(result: dict) -> int:
-    """What a step needs of a GPU to fit for sure: the reserved peak and the CUDA context at
-    its high end where the estimate models the allocator, else the tensors' peak."""
-    allocator = result.get("allocator")
+    """What a step needs of a GPU to fit for sure (the verdict's "yes")."""
+    return _needed(result["peak_bytes"], result.get("allocator"))
+
+
+def _needed(peak: int, allocator: dict | None) -> int:
+    """The reserved peak and the CUDA context at its high end where the estimate models the
+    allocator, else the tensors' peak."""
     if allocator:
         return allocator["peak_reserved_bytes"] + allocator["context_bytes"][1]
-    return result["peak_bytes"]
+    return peak
 
 
 def print_estimate(exp: Experiment, result: dict, budget: int | None,
@@ -92,12 +96,12 @@ def fit_verdict(budget: int, peak: int, allocator: dict | None) -> str:
 
 def fit_word(budget: int, peak: int, allocator: dict | None) -> tuple[str, str]:
     """The verdict's word (yes, maybe, only just, no) and the reason that follows it."""
+    needed = _needed(peak, allocator)
     if not allocator:
-        return (("yes", f", {format_bytes(budget - peak)} to spare (tensors alone)")
-                if peak <= budget else
-                ("no", f", {format_bytes(peak - budget)} short (tensors alone)"))
+        return (("yes", f", {format_bytes(budget - needed)} to spare (tensors alone)")
+                if needed <= budget else
+                ("no", f", {format_bytes(needed - budget)} short (tensors alone)"))
     low, high = allocator["context_bytes"]
-    needed = allocator["peak_reserved_bytes"] + high
     if allocator["peak_allocated_bytes"] + low > budget:
         short = allocator["peak_allocated_bytes"] + low - budget
         return "no", f", at least {format_bytes(short)} short"

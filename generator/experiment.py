@@ -38,7 +38,6 @@ OPTIMIZERS = ("adamw", "adam", "sgd", "adamw-8bit")
 LOGITS = ("all", "masked")
 BACKENDS = ("estimate", "cpu", "cuda")
 DEVICES = ("cuda", "cpu")
-#: auto: the model's own (attention_default below).
 ATTENTIONS = ("auto", "eager", "sdpa")
 #: How a model name says Hugging Face builds it (generator/measure/models/hf.py).
 HF_PREFIX = "hf:"
@@ -84,8 +83,7 @@ class Experiment:
         tag=str, label=str, words=same,
         help="transformers: eager, sdpa, or auto (default): hf: models as transformers "
              "builds them (sdpa where the model has it), the built-in ones eager")
-    """Transformers: eager (matmul, softmax, dropout), sdpa (fused attention) or, unset or
-    auto, the model's own (attention_default)."""
+    """eager (matmul, softmax, dropout), sdpa (fused attention), or the model's own: auto."""
     checkpointing: bool = option(
         False, step_option=True, lever=False,
         tag=lambda v: "ckpt", label=lambda v: "checkpointing",
@@ -237,8 +235,7 @@ _DECLARED_STEP_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Exp
 
 
 def step_defaults(model: Any) -> dict[str, Any]:
-    """The step options' defaults for a model (its own attention): a result with all of
-    them is a plain training step."""
+    """The step options' defaults for a model: a result with all of them is a plain step."""
     return {**_DECLARED_STEP_DEFAULTS, "attention": attention_default(model)}
 
 
@@ -247,16 +244,19 @@ LEVER_BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().ite
                                   if opt.lever is not NOT_A_LEVER}
 
 
+def is_hf_name(model: Any) -> bool:
+    """A model name that Hugging Face's transformers builds (hf:<source>)."""
+    return isinstance(model, str) and model.startswith(HF_PREFIX)
+
+
 def attention_default(model: Any) -> str:
-    """A model's own attention: Hugging Face's choice ("auto", made when transformers builds
-    the model) for hf: models, eager for the rest (the built-in transformers' default; other
-    models have no attention option)."""
-    return "auto" if isinstance(model, str) and model.startswith(HF_PREFIX) else "eager"
+    """A model's own attention: "auto" for hf: models (transformers chooses as it builds
+    them), eager for the built-in ones (the rest have no attention option)."""
+    return "auto" if is_hf_name(model) else "eager"
 
 
 def step_options_of(exp: dict[str, Any]) -> list[tuple[Option, Any]]:
-    """The step options an experiment's fields set to other than their defaults (the
-    attention's is the model's own)."""
+    """The step options an experiment sets to other than its model's defaults."""
     found = options()
     defaults = step_defaults(exp.get("model"))
     values = {name: exp.get(name, default) for name, default in defaults.items()}

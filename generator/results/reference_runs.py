@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.experiment import is_hf_name
 from generator.words import Words
 
 DATA = Path(__file__).with_name("reference_data")
@@ -101,7 +102,7 @@ class ReferenceRun:
             "optimizer": "adam", "weight_decay": 1e-4, "backend": "estimate",
             **PRECISIONS[self.precision],
         }
-        if MODELS[self.model].startswith("hf:"):  # timm's ViT picks SDPA by itself
+        if is_hf_name(MODELS[self.model]):  # timm's ViT picks SDPA by itself
             fields["attention"] = "eager" if self.model in EAGER_ONLY else "sdpa"
         if self.checkpointing:
             fields["checkpoint_classes"] = AC_CLASSES[self.model]

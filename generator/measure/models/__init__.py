@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from generator.errors import ConfigError, ModelError
-from generator.experiment import Experiment
+from generator.experiment import Experiment, is_hf_name
 from generator.measure import optimizer_8bit
 from generator.measure.models import hf, hf_config
 from generator.measure.models.bert import (
@@ -27,7 +27,6 @@ from generator.measure.models.gpt2 import (
     GPT2LMHeadModel,
     build_gpt2,
 )
-from generator.measure.models.hf import is_hf_name
 from generator.measure.models.llama import LLAMA_7B, LLAMA_TINY, build_llama
 from generator.measure.models.recurrent import (
     CONV_LSTM,

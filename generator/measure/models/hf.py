@@ -33,10 +33,6 @@ TASKS = {
 PREFIX = HF_PREFIX
 
 
-def is_hf_name(name: str) -> bool:
-    return isinstance(name, str) and name.startswith(PREFIX)
-
-
 def load_config(name: str):
     """The model's `PretrainedConfig` and where it was found."""
     transformers = transformers_module()
