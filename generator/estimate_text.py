@@ -55,7 +55,11 @@ def print_estimate(exp: Experiment, result: dict, budget: int | None,
     attention = result.get("attention")
     ran = "" if not attention else f" · {attention} attention" + (
         " (transformers' choice)" if exp.attention == "auto" else "")
-    say(f"{result['parameter_count']:,} parameters{frozen}{ran}\n")
+    say(f"{result['parameter_count']:,} parameters{frozen}{ran}")
+    for note in result.get("notes", []):
+        if note.startswith("LoRA:"):  # where PEFT put the adapters
+            say(note)
+    say("")
     say(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:
         if cat in ONLY_WHEN_SEEN and not result["category_max_bytes"][cat]:

@@ -16,8 +16,9 @@ from generator.option_checks import (
     class_names,
     count,
     decay,
-    positive_int_problem,
-    step_option_problems,
+    experiment_problems,
+    lora_targets,
+    share,
 )
 from generator.options import (
     NOT_A_LEVER,
@@ -150,6 +151,28 @@ class Experiment:
         tag=lambda v: f"task-{v}", label=lambda v: f"task {v}", words=lambda v: same(f"task {v}"),
         help="hf: models: the task head (default auto: the config's architectures)")
     """Hugging Face models: the task head to train; auto reads the config's architectures."""
+    lora_rank: int = option(
+        0, step_option=True, metavar="R", parse=count,
+        tag=lambda v: f"lora-r{v}", label=lambda v: f"LoRA r={v}",
+        words=lambda v: Words(f"LoRA, rank {v}", f"LoRA（秩 {v}）"),
+        help="train LoRA adapters of rank R with PEFT instead of every weight, which stays "
+             "frozen (default 0: full fine-tuning)")
+    """PEFT's LoRA (`get_peft_model`, as users call it): adapters of this rank on the target
+    modules are trained, the model's own weights frozen; 0 trains every weight."""
+    lora_targets: tuple[str, ...] = option(
+        (), step_option=True, metavar="NAME,…", parse=lora_targets,
+        tag=lambda v: "lora-on-" + "_".join(v).lower(), label=lambda v: f"on {','.join(v)}",
+        words=lambda v: Words(f"adapters on {', '.join(v)}", f"适配器加在 {'、'.join(v)}"),
+        help="with --lora-rank: the modules that get adapters, e.g. q_proj,v_proj or "
+             "all-linear (default: PEFT's choice for the model type)")
+    """PEFT's `target_modules`; empty: PEFT's default for the model type."""
+    lora_dropout: float = option(
+        0.0, step_option=True, metavar="P", parse=share,
+        tag=lambda v: f"lora-drop-{v:g}", label=lambda v: f"LoRA dropout {v:g}",
+        words=lambda v: Words(f"LoRA dropout {v:g}", f"LoRA dropout {v:g}"),
+        help="with --lora-rank: dropout on the adapters' input (default 0, as PEFT's); "
+             "above 0 each adapter keeps its own dropped copy of its input for backward")
+    """PEFT's `lora_dropout`: each adapted module drops its input for its adapter alone."""
     gpu_memory: int | None = option(
         None, step_option=True, metavar="SIZE", parse=parse_size,
         tag=lambda v: f"budget-{size_tag(v)}", words=budget_words,
@@ -164,14 +187,15 @@ class Experiment:
     the step is the same; the result file is a different one (key suffix -trace)."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.checkpoint_classes, list):  # as JSON gives it back
-            object.__setattr__(self, "checkpoint_classes", tuple(self.checkpoint_classes))
+        for name in ("checkpoint_classes", "lora_targets"):  # lists, as JSON gives them back
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.device:
             modelled = "cuda" if self.backend == "estimate" else self.backend
             object.__setattr__(self, "device", modelled)
         if self.attention in ("", "auto"):
             object.__setattr__(self, "attention", attention_default(self.model))
-        problems = validation_problems(self)
+        problems = experiment_problems(self, options())
         if problems:
             raise ConfigError("; ".join(problems))
 
@@ -203,6 +227,7 @@ class Experiment:
         """JSON's own types: a list of checkpointed classes, not a tuple."""
         data = asdict(self)
         data["checkpoint_classes"] = list(self.checkpoint_classes)
+        data["lora_targets"] = list(self.lora_targets)
         return data
 
     @classmethod
@@ -217,10 +242,10 @@ class Experiment:
             raise ConfigError(f"experiment is missing {', '.join(missing)}")
         if isinstance(data.get("gpu_memory"), str):  # "24GiB" in experiments.toml
             data = {**data, "gpu_memory": parse_size(data["gpu_memory"])}
-        if isinstance(data.get("checkpoint_classes"), (list, str)):  # TOML and JSON lists
-            classes = data["checkpoint_classes"]
-            data = {**data, "checkpoint_classes": tuple(
-                class_names(classes) if isinstance(classes, str) else classes)}
+        for name, read in (("checkpoint_classes", class_names), ("lora_targets", lora_targets)):
+            if isinstance(data.get(name), (list, str)):  # TOML and JSON lists, or "a,b"
+                value = data[name]
+                data = {**data, name: tuple(read(value) if isinstance(value, str) else value)}
         return cls(**data)
 
 
@@ -273,28 +298,3 @@ def is_plain_step(exp: dict[str, Any]) -> bool:
 def option_words(exp: dict[str, Any], lang: str = "en") -> list[str]:
     """The step options that differ from a plain step, as short words: ['sdpa', 'checkpointing']."""
     return [opt.words(value)[lang] for opt, value in step_options_of(exp)]
-
-
-def validation_problems(exp: Experiment) -> list[str]:
-    """Every problem of one experiment, so that the user can fix them all at once."""
-    problems = [positive_int_problem("batch_size", exp.batch_size),
-                positive_int_problem("seq_len", exp.seq_len)]
-    for name, opt in options().items():
-        value = getattr(exp, name)
-        if opt.choices is not None and value not in opt.choices:
-            problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
-    for name in ("checkpointing", "expandable_segments", "allocation_trace"):
-        if not isinstance(getattr(exp, name), bool):
-            problems.append(f"{name} must be true or false, got {getattr(exp, name)!r}")
-    problems += step_option_problems(exp)
-    if exp.gpu_memory is not None and positive_int_problem("gpu_memory", exp.gpu_memory):
-        problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
-    if not isinstance(exp.model, str) or not exp.model.strip():
-        problems.append(f"model must be a non-empty name, got {exp.model!r}")
-    if exp.allocation_trace is True and (exp.backend, exp.device) != ("estimate", "cuda"):
-        problems.append("allocation_trace needs the estimate backend modelling cuda: only "
-                        "it simulates the caching allocator")
-    if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:
-        problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
-                        "a real run measures its own device")
-    return [p for p in problems if p]

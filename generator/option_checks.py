@@ -1,13 +1,16 @@
 """The checks and flag readers of single experiment options, kept apart from the declarations
-in experiment.py; `experiment.validation_problems` gathers what these find."""
+in experiment.py; `experiment_problems` gathers what they find."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from generator.errors import ConfigError
 
 INT64_MAX = 2**63 - 1
+#: A module name (or the dotted end of a path) PEFT can match, or all-linear.
+_TARGET = re.compile(r"^(all-linear|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*)$")
 
 
 def positive_int_problem(name: str, value: Any) -> str | None:
@@ -18,6 +21,32 @@ def positive_int_problem(name: str, value: Any) -> str | None:
     if value > INT64_MAX:  # PyTorch sizes are int64; a larger one fails deep inside torch
         return f"{name} {value} is larger than any tensor can be (at most 2⁶³ − 1)"
     return None
+
+
+def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
+    """Every problem of one experiment (an Experiment, whose options are `declared`), so that
+    the user can fix them all at once."""
+    problems = [positive_int_problem("batch_size", exp.batch_size),
+                positive_int_problem("seq_len", exp.seq_len)]
+    for name, opt in declared.items():
+        value = getattr(exp, name)
+        if opt.choices is not None and value not in opt.choices:
+            problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
+    for name in ("checkpointing", "expandable_segments", "allocation_trace"):
+        if not isinstance(getattr(exp, name), bool):
+            problems.append(f"{name} must be true or false, got {getattr(exp, name)!r}")
+    problems += step_option_problems(exp) + lora_problems(exp)
+    if exp.gpu_memory is not None and positive_int_problem("gpu_memory", exp.gpu_memory):
+        problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
+    if not isinstance(exp.model, str) or not exp.model.strip():
+        problems.append(f"model must be a non-empty name, got {exp.model!r}")
+    if exp.allocation_trace is True and (exp.backend, exp.device) != ("estimate", "cuda"):
+        problems.append("allocation_trace needs the estimate backend modelling cuda: only "
+                        "it simulates the caching allocator")
+    if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:
+        problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
+                        "a real run measures its own device")
+    return [p for p in problems if p]
 
 
 def step_option_problems(exp: Any) -> list[str]:
@@ -44,6 +73,32 @@ def step_option_problems(exp: Any) -> list[str]:
     return [p for p in problems if p]
 
 
+def lora_problems(exp: Any) -> list[str]:
+    """LoRA's three options: a rank ≥ 0 (0: no LoRA), and targets or dropout only with one."""
+    rank, targets, dropout = exp.lora_rank, exp.lora_targets, exp.lora_dropout
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
+        return [f"lora_rank must be a whole number ≥ 1 (0: no LoRA), got {rank!r}"]
+    problems = []
+    if not isinstance(targets, tuple) or not all(
+            isinstance(t, str) and _TARGET.match(t) for t in targets):
+        problems.append(f"lora_targets must be module names such as q_proj,v_proj or "
+                        f"all-linear, got {targets!r}")
+    elif "all-linear" in targets and len(targets) > 1:
+        problems.append("lora_targets: all-linear already names every linear layer; give it "
+                        "alone")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
+            or not 0 <= dropout < 1:
+        problems.append(f"lora_dropout must be a probability in [0, 1), got {dropout!r}")
+    if not rank:
+        unused = [name for name, value, default in (("lora_targets", targets, ()),
+                                                    ("lora_dropout", dropout, 0.0))
+                  if value != default]
+        if unused:
+            problems.append(f"{' and '.join(unused)} need{'s' if len(unused) == 1 else ''} "
+                            "lora_rank (the adapters' rank, e.g. 16)")
+    return problems
+
+
 def _micro_batch_problem(micro_batches: Any, batch_size: Any) -> str | None:
     problem = positive_int_problem("micro_batches", micro_batches)
     if problem or positive_int_problem("batch_size", batch_size):
@@ -57,6 +112,18 @@ def _micro_batch_problem(micro_batches: Any, batch_size: Any) -> str | None:
 def class_names(text: str) -> tuple[str, ...]:
     """'LlamaMLP, LlamaRMSNorm' → ('LlamaMLP', 'LlamaRMSNorm'); validation checks the names."""
     return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def lora_targets(text: str) -> tuple[str, ...]:
+    """'q_proj, v_proj' → ('q_proj', 'v_proj'), as PEFT's target_modules; validation checks."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def share(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"expected a probability, e.g. 0.05; got {text!r}") from None
 
 
 def decay(text: str) -> float:

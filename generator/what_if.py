@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.experiment import Experiment
+from generator.experiment import Experiment, is_hf_name
 from generator.options import resolved_optimizer_impl
 
 #: Gradient accumulation is tried at these multiples of the step's micro-batches.
 ACCUMULATION = (2, 4)
+#: LoRA is tried at this rank, on PEFT's default modules for the model's type.
+LORA_RANK = 16
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ def levers_for(exp: Experiment, *, takes: tuple[str, ...],
     if "logits" in takes and exp.logits == "all":
         found.append(Lever("logits at masked positions only", {"logits": "masked"},
                            "none: the same loss"))
+    if is_hf_name(exp.model) and not exp.lora_rank:  # PEFT knows their module names
+        found.append(Lever(f"LoRA, rank {LORA_RANK}", {"lora_rank": LORA_RANK},
+                           "a different fine-tune: PEFT's adapters train, the model's own "
+                           "weights stay frozen"))
     if exp.device == "cuda" and not exp.expandable_segments:
         found.append(Lever("expandable segments", {"expandable_segments": True},
                            "none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "

@@ -14,6 +14,7 @@ from torch.utils.checkpoint import checkpoint
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment
+from generator.measure.lora import with_lora
 from generator.measure.precision import (
     MODEL_DTYPE,
     autocast_context,
@@ -60,6 +61,9 @@ class Trainer:
         dtype = MODEL_DTYPE[exp.precision]
         if dtype != torch.float32:  # built in fp32, then cast whole, as users do
             cast_model(workload.model, dtype)
+        if exp.lora_rank:  # on the cast model, as users load it and then wrap it in PEFT
+            workload = with_lora(workload, rank=exp.lora_rank, targets=exp.lora_targets,
+                                 dropout=exp.lora_dropout)
         if exp.checkpointing:  # the model's own way where it has one (Hugging Face)
             if workload.enable_checkpointing is not None:
                 workload.enable_checkpointing()
@@ -69,7 +73,12 @@ class Trainer:
             checkpoint_classes(workload.model, exp.checkpoint_classes)
             if workload.before_class_checkpointing is not None:
                 workload.before_class_checkpointing(exp.checkpoint_classes)
-        opt = make_optimizer(exp.optimizer, workload.model.parameters(),
+        # The weights that train, as the Trainer hands them over (LoRA: the adapters alone)
+        trained = [p for p in workload.model.parameters() if p.requires_grad]
+        if not trained:
+            raise ConfigError(f"{exp.model}: no parameter requires grad, so there is nothing "
+                              "to train")
+        opt = make_optimizer(exp.optimizer, trained,
                              impl=exp.optimizer_impl, modelled_device=exp.device,
                              weight_decay=exp.weight_decay)
         return cls(workload, exp.batch_size, exp.seq_len, exp.precision, device, opt,

@@ -33,6 +33,11 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
     (r"allocated and reserved peaks: the CUDA caching allocator's rules replayed over (\d+) "
      r"steps, with the cuBLAS workspaces of an? (.+) GPU",
      "已分配与已预留峰值：按 CUDA 缓存分配器的规则重放 {1} 步，含 {2} GPU 的 cuBLAS 工作区"),
+    *((rf"LoRA: PEFT ([\w.+-]+) adapters of rank (\d+) on (.+) \({origin}\); the model's own "
+       r"weights frozen", f"LoRA：PEFT {{1}} 秩为 {{2}} 的适配器，加在 {{3}}（{words}）；模型自身的权重冻结")
+      for origin, words in ((r"PEFT's default for (\S+)", "PEFT 对 {4} 的默认选择"),
+                            (r"all-linear, as PEFT reads it", "all-linear，由 PEFT 展开"),
+                            (r"as asked", "按用户指定"))),
     (r"real run on the CPU with (\d+) threads?",
      "CPU 上的真实运行，{1} 个线程"),
     (r"figures: the allocator's blocks labelled by the tracker; kernels' internal buffers "

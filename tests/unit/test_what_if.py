@@ -59,3 +59,15 @@ def test_together_takes_the_best_of_each_kind_in_order() -> None:
     saved = [(ckpt, 50), (amp, 30), (pure, 20), (fused, 5), (adam8, 9), (two, 7), (four, 40)]
     assert [lever.words for lever in together(saved)] == ["ckpt", "amp", "8bit", "4"]
     assert together([]) == []
+
+
+def test_hugging_face_models_also_try_lora_unless_it_is_on() -> None:
+    hf = Experiment(model="hf:gpt2", batch_size=4, seq_len=128)
+    assert changes(hf, takes=("attention", "hf_task"), attention_ran="sdpa")[-2] == \
+        {"lora_rank": 16}
+    on = Experiment(model="hf:gpt2", batch_size=4, seq_len=128, lora_rank=8)
+    assert all("lora_rank" not in c for c in changes(on, takes=("attention",),
+                                                      attention_ran="sdpa"))
+    # PEFT has no default modules for the built-in models: they are not offered it
+    bert = Experiment(model="bert-base", batch_size=32, seq_len=128)
+    assert all("lora_rank" not in c for c in changes(bert, takes=MLM, attention_ran="eager"))

@@ -43,6 +43,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"))
+        workload = trainer.workload  # with the adapters, where the step trains LoRA
         warmups = trainer.warm_up()
         with record_function(MEASURED_STEP):
             tracker = TimedTracker(workload.model, trainer.optimizer, round_bytes=1,
@@ -63,6 +64,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             "tracker_peak_bytes": own.peak_bytes,
         },
         "notes": [f"real run on the CPU with {torch.get_num_threads()} threads",
+                  *workload.notes,
                   "figures: the allocator's blocks labelled by the tracker; kernels' "
                   "internal buffers count as temporaries"],
     }

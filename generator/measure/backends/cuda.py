@@ -32,6 +32,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         with device:
             workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=device)
+        workload = trainer.workload  # with the adapters, where the step trains LoRA
         torch.cuda.synchronize()
         # What building left in the pool: the start the allocator simulation replays from
         before_steps = {"allocated_bytes": torch.cuda.memory_allocated(),
@@ -73,5 +74,5 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             "device_total_bytes": total,
             "memory_stats": {name: stats.get(name) for name in _STATS},
         },
-        "notes": [f"real run on {props.name}"],
+        "notes": [f"real run on {props.name}", *workload.notes],
     }

@@ -62,6 +62,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             modelled_kernels(exp.device) as kernels:
         workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
+        workload = trainer.workload  # with the adapters, where the step trains LoRA
         round_bytes = CUDA_BLOCK_BYTES if cuda else 1
         # The warm-up step, tracked: the allocator simulation replays it, and when it was the
         # only one and keeps no gradients, the measured step follows from it (the_next_step)
@@ -74,7 +75,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=None)
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
-    notes += kernels.notes() + unmodelled(workload.model, exp.device)
+    notes += [*workload.notes, *kernels.notes(), *unmodelled(workload.model, exp.device)]
     allocator = None
     if cuda:
         gpu = MODELLED_GPU
