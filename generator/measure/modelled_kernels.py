@@ -1,8 +1,8 @@
-"""Show an estimate on fake tensors the memory of the CPU's fused LSTM kernel, and of its
-oneDNN convolutions.
+"""Show an estimate on fake tensors the memory of the CPU's fused LSTM kernel, of its
+oneDNN convolutions, and of the copies its elementwise kernels make of mixed-dtype inputs.
 
-kernel_workspaces.py gives the LSTM's bytes, kernel_probes.py measures the convolutions';
-this module puts them where the estimate counts:
+kernel_workspaces.py gives the LSTM's bytes, kernel_probes.py measures the convolutions',
+cpu_promotion.py names the copies; this module puts them where the estimate counts:
 
 - `ModelledKernelsMode`, a TorchDispatchMode below the tracker, gives the fake
   `aten::mkldnn_rnn_layer` the workspace the real kernel returns in place of the meta
@@ -75,8 +75,14 @@ def lstm_layer(func, args: tuple, kwargs: dict | None) -> LSTMLayer:
 
 def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
     """Bytes the real kernel of `func` allocates inside itself and frees before returning;
-    [] for every op but the modelled ones (the LSTM's, by rule) and the probed ones
+    [] for every op but the modelled ones (the LSTM's, by rule; elementwise ops' copies of
+    mixed-dtype inputs, by TensorIterator's rule: cpu_promotion.py) and the probed ones
     (oneDNN's convolutions, measured: kernel_probes.py)."""
+    from generator.measure.cpu_promotion import promotion_buffers  # it imports this module
+
+    promoted = promotion_buffers(func, args, kwargs)
+    if promoted:
+        return promoted
     if func in kernel_probes.PROBED:
         hidden = kernel_probes.hidden_bytes(func, args, kwargs)
         return [hidden] if hidden else []
@@ -120,11 +126,14 @@ class ModelledKernelsMode(TorchDispatchMode):
     def __init__(self, device: str) -> None:
         super().__init__()
         self.device, self.modelled, self.lstm_calls = device, device == "cpu", 0
-        self.convolutions = 0
+        self.convolutions = self.promotions = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        from generator.measure.cpu_promotion import promotion_buffers  # it imports this module
+
         out = func(*args, **(kwargs or {}))
         self.convolutions += func in kernel_probes.PROBED
+        self.promotions += bool(self.modelled and promotion_buffers(func, args, kwargs))
         if func is FORWARD:
             self.lstm_calls += 1
             if self.modelled and torch.is_grad_enabled() and out[3].numel() == 0:
@@ -141,6 +150,10 @@ class ModelledKernelsMode(TorchDispatchMode):
             notes.append("convolutions: the buffers oneDNN's kernels hold while they run "
                          "(reorders, scratchpad) taken from running each shape's kernel once "
                          "for real on the CPU that made the estimate (kernel_probes.py)")
+        if self.promotions:
+            notes.append("mixed-dtype elementwise ops: the copies the CPU's kernels make of "
+                         "inputs not in the op's common dtype (TensorIterator; "
+                         "cpu_promotion.py)")
         if not self.lstm_calls:
             return notes
         return notes + ["LSTM: oneDNN's workspace saved for backward and the buffers its "

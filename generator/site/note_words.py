@@ -53,6 +53,10 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
      r"made the estimate \(kernel_probes\.py\)",
      "卷积：oneDNN 内核运行时占用的缓冲区（布局转换、scratchpad）"
      "取自在做估算的那台 CPU 上把每种形状的内核真实运行一次（kernel_probes.py）"),
+    (r"mixed-dtype elementwise ops: the copies the CPU's kernels make of inputs not in the "
+     r"op's common dtype \(TensorIterator; cpu_promotion\.py\)",
+     "混合类型的逐元素算子：CPU 内核会先把类型与算子公共类型不同的输入复制一份"
+     "（TensorIterator；cpu_promotion.py）"),
     (r"not modelled: cuDNN's reserve space for the recurrent layers \(LSTM, GRU, RNN\), which "
      r"their CUDA kernel keeps for backward and whose size cuDNN decides; the estimate counts "
      r"what the CPU's kernels save in its place \(for an LSTM, nothing\)",
