@@ -78,7 +78,8 @@ def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
     [] for every op but the modelled ones (the LSTM's, by rule; elementwise ops' copies of
     mixed-dtype inputs, by TensorIterator's rule: cpu_promotion.py) and the probed ones
     (oneDNN's convolutions, measured: kernel_probes.py)."""
-    from generator.measure.cpu_promotion import promotion_buffers  # it imports this module
+    # imported here: cpu_promotion imports this module
+    from generator.measure.cpu_promotion import promotion_buffers
 
     promoted = promotion_buffers(func, args, kwargs)
     if promoted:
@@ -129,7 +130,8 @@ class ModelledKernelsMode(TorchDispatchMode):
         self.convolutions = self.promotions = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        from generator.measure.cpu_promotion import promotion_buffers  # it imports this module
+        # imported here: cpu_promotion imports this module
+        from generator.measure.cpu_promotion import promotion_buffers
 
         out = func(*args, **(kwargs or {}))
         self.convolutions += func in kernel_probes.PROBED

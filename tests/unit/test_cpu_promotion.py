@@ -4,7 +4,7 @@ blocks it allocated and freed before returning must be exactly the ones the rule
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -63,10 +63,10 @@ class _Predicted(TorchDispatchMode):
 
 
 def _freed_inside(run: Callable[[], object]) -> list[int]:
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        with record_function("op"):
-            out = run()
-    blocks, window = allocator_blocks(prof, "op")
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof, \
+            record_function("op"):
+        out = run()
+    blocks, _ = allocator_blocks(prof, "op")
     del out
     return sorted(b.nbytes for b in blocks if b.freed is not None)
 
