@@ -152,7 +152,7 @@ class Experiment:
         help="hf: models: the task head (default auto: the config's architectures)")
     """Hugging Face models: the task head to train; auto reads the config's architectures."""
     lora_rank: int = option(
-        0, step_option=True, metavar="R", parse=count,
+        0, step_option=True, lever=0, metavar="R", parse=count,
         tag=lambda v: f"lora-r{v}", label=lambda v: f"LoRA r={v}",
         words=lambda v: Words(f"LoRA, rank {v}", f"LoRA（秩 {v}）"),
         help="train LoRA adapters of rank R with PEFT instead of every weight, which stays "
@@ -160,14 +160,14 @@ class Experiment:
     """PEFT's LoRA (`get_peft_model`, as users call it): adapters of this rank on the target
     modules are trained, the model's own weights frozen; 0 trains every weight."""
     lora_targets: tuple[str, ...] = option(
-        (), step_option=True, metavar="NAME,…", parse=lora_targets,
+        (), step_option=True, lever=(), metavar="NAME,…", parse=lora_targets,
         tag=lambda v: "lora-on-" + "_".join(v).lower(), label=lambda v: f"on {','.join(v)}",
         words=lambda v: Words(f"adapters on {', '.join(v)}", f"适配器加在 {'、'.join(v)}"),
         help="with --lora-rank: the modules that get adapters, e.g. q_proj,v_proj or "
              "all-linear (default: PEFT's choice for the model type)")
     """PEFT's `target_modules`; empty: PEFT's default for the model type."""
     lora_dropout: float = option(
-        0.0, step_option=True, metavar="P", parse=share,
+        0.0, step_option=True, lever=0.0, metavar="P", parse=share,
         tag=lambda v: f"lora-drop-{v:g}", label=lambda v: f"LoRA dropout {v:g}",
         words=lambda v: Words(f"LoRA dropout {v:g}", f"LoRA dropout {v:g}"),
         help="with --lora-rank: dropout on the adapters' input (default 0, as PEFT's); "

@@ -202,3 +202,28 @@ def test_a_phase_maximum_counts_what_was_live_as_the_phase_began() -> None:
     assert levers.phase_max(result, "forward") == 10 * mib
     result["timeline"]["tick"][-1], result["phases"][-1]["tick"] = 29, 28  # nothing before 29
     assert levers.phase_max(result, "optimizer") == 8 * mib
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lora_section_reads_what_peft_trained_from_its_result(lang: str) -> None:
+    ctx = _context()
+    row = ctx["by_id"]["lora"]
+    lora = _load(EST, f"{BASE}-lora-r16-lora-on-query_value")
+    assert row["result"]["key"] == lora["key"] and row["ref"]["key"] == BASE
+    assert row["category_after"] == lora["live_at_peak_bytes"]["optimizer_state"]
+    page = page_markdown(levers, ctx, lang)
+    section = page[page.index("### LoRA"):]
+    section = section[:section.index("\n###")]
+    for count in (lora["trainable_parameter_count"], lora["parameter_count"]):
+        assert f"{count:,}" in section
+    for nbytes in (lora["live_at_peak_bytes"]["activations"],
+                   lora["category_max_bytes"]["gradients"], row["category_before"]):
+        assert mib(nbytes) in section
+    assert f"{gib(row['ref_peak'])}" in section and f"{gib(row['peak'])}" in section
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_without_a_lora_result_the_page_says_what_to_install(lang: str) -> None:
+    found = [r for r in results.load_all(FIXTURES) if not r["experiment"]["lora_rank"]]
+    page = page_markdown(levers, levers.context(found, []), lang)
+    assert "### LoRA" in page and "pip install peft" in page

@@ -63,6 +63,8 @@ LEVERS = (
     Lever("accumulation", {"micro_batches": 4}, "activations"),
     Lever("masked-logits", {"logits": "masked"}, "temporaries"),
     Lever("adamw-8bit", {"optimizer": "adamw-8bit"}, "optimizer_state"),
+    # PEFT's default modules for BERT, whose names the built-in BERT shares
+    Lever("lora", {"lora_rank": 16, "lora_targets": ("query", "value")}, "optimizer_state"),
 )
 #: The section of the levers page that explains a lever, where it is not the lever's id.
 SECTIONS = {"amp-bf16": "amp", "amp-fp16": "amp", "for-loop": "fused"}
@@ -114,7 +116,9 @@ def options(result: Result) -> dict[str, Any]:
     """The options that levers change, with "auto" kernels resolved to what PyTorch picks on
     the device: foreach on CUDA, the for-loop on the CPU."""
     exp = result["experiment"]
-    found = {name: exp[name] for name in BASELINE}
+    # lists (LoRA's target modules, as JSON keeps them) as tuples, to compare and index
+    found = {name: tuple(exp[name]) if isinstance(exp[name], list) else exp[name]
+             for name in BASELINE}
     found["optimizer_impl"] = resolved_optimizer_impl(found["optimizer_impl"], exp["device"])
     return found
 

@@ -29,6 +29,7 @@ LABELS: dict[str, Words] = {
     "accumulation": Words("Gradient accumulation", "梯度累积"),
     "masked-logits": Words("Logits at masked positions only", "只在遮盖位置算 logits"),
     "adamw-8bit": Words("8-bit AdamW (bitsandbytes)", "8 位 AdamW（bitsandbytes）"),
+    "lora": Words("LoRA (PEFT, adapters only)", "LoRA（PEFT，只训练适配器）"),
     "amp-bf16+sdpa": Words("AMP bf16 + SDPA", "AMP bf16 + SDPA"),
     "amp-bf16+sdpa+checkpointing": Words("AMP bf16 + SDPA + checkpointing",
                                          "AMP bf16 + SDPA + 激活检查点"),
