@@ -12,14 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from generator.errors import ConfigError
-from generator.option_checks import (
-    class_names,
-    count,
-    decay,
-    experiment_problems,
-    lora_targets,
-    share,
-)
+from generator.option_checks import count, decay, experiment_problems, names, share
 from generator.options import (
     NOT_A_LEVER,
     Option,
@@ -92,7 +85,7 @@ class Experiment:
         help="recompute each block of model.layers in backward")
     """Recompute each block of `model.layers` in backward instead of keeping its activations."""
     checkpoint_classes: tuple[str, ...] = option(
-        (), step_option=True, metavar="CLASS,…", parse=class_names,
+        (), step_option=True, metavar="CLASS,…", parse=names,
         tag=lambda v: "ckpt-" + "_".join(v).lower(),
         label=lambda v: f"checkpointing {','.join(v)}",
         words=lambda v: Words(f"checkpointing {', '.join(v)}", f"激活检查点（{'、'.join(v)}）"),
@@ -160,7 +153,7 @@ class Experiment:
     """PEFT's LoRA (`get_peft_model`, as users call it): adapters of this rank on the target
     modules are trained, the model's own weights frozen; 0 trains every weight."""
     lora_targets: tuple[str, ...] = option(
-        (), step_option=True, lever=(), metavar="NAME,…", parse=lora_targets,
+        (), step_option=True, lever=(), metavar="NAME,…", parse=names,
         tag=lambda v: "lora-on-" + "_".join(v).lower(), label=lambda v: f"on {','.join(v)}",
         words=lambda v: Words(f"adapters on {', '.join(v)}", f"适配器加在 {'、'.join(v)}"),
         help="with --lora-rank: the modules that get adapters, e.g. q_proj,v_proj or "
@@ -187,7 +180,7 @@ class Experiment:
     the step is the same; the result file is a different one (key suffix -trace)."""
 
     def __post_init__(self) -> None:
-        for name in ("checkpoint_classes", "lora_targets"):  # lists, as JSON gives them back
+        for name in list_fields():  # lists, as JSON gives them back
             if isinstance(getattr(self, name), list):
                 object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.device:
@@ -224,11 +217,9 @@ class Experiment:
         return step_options_of(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON's own types: a list of checkpointed classes, not a tuple."""
+        """JSON's own types: lists of names (classes, modules), not tuples."""
         data = asdict(self)
-        data["checkpoint_classes"] = list(self.checkpoint_classes)
-        data["lora_targets"] = list(self.lora_targets)
-        return data
+        return {**data, **{name: list(getattr(self, name)) for name in list_fields()}}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Experiment":
@@ -242,10 +233,10 @@ class Experiment:
             raise ConfigError(f"experiment is missing {', '.join(missing)}")
         if isinstance(data.get("gpu_memory"), str):  # "24GiB" in experiments.toml
             data = {**data, "gpu_memory": parse_size(data["gpu_memory"])}
-        for name, read in (("checkpoint_classes", class_names), ("lora_targets", lora_targets)):
+        for name in list_fields():
             if isinstance(data.get(name), (list, str)):  # TOML and JSON lists, or "a,b"
                 value = data[name]
-                data = {**data, name: tuple(read(value) if isinstance(value, str) else value)}
+                data = {**data, name: tuple(names(value) if isinstance(value, str) else value)}
         return cls(**data)
 
 
@@ -267,6 +258,11 @@ def step_defaults(model: Any) -> dict[str, Any]:
 #: The levers page's baseline: the article's step with the kernels PyTorch picks on CUDA.
 LEVER_BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().items()
                                   if opt.lever is not NOT_A_LEVER}
+
+
+def list_fields() -> set[str]:
+    """The fields whose value is a list of names (module classes, target modules)."""
+    return {f.name for f in fields(Experiment) if isinstance(f.default, tuple)}
 
 
 def is_hf_name(model: Any) -> bool:

@@ -109,13 +109,9 @@ def _micro_batch_problem(micro_batches: Any, batch_size: Any) -> str | None:
     return None
 
 
-def class_names(text: str) -> tuple[str, ...]:
-    """'LlamaMLP, LlamaRMSNorm' → ('LlamaMLP', 'LlamaRMSNorm'); validation checks the names."""
-    return tuple(name.strip() for name in text.split(",") if name.strip())
-
-
-def lora_targets(text: str) -> tuple[str, ...]:
-    """'q_proj, v_proj' → ('q_proj', 'v_proj'), as PEFT's target_modules; validation checks."""
+def names(text: str) -> tuple[str, ...]:
+    """'LlamaMLP, LlamaRMSNorm' → ('LlamaMLP', 'LlamaRMSNorm'): module classes to recompute,
+    or modules to give adapters; validation checks the names."""
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 

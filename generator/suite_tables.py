@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import ConfigError
+from generator.experiment import list_fields
 
 #: The built-in suite: every file of this folder, in name order.
 DEFAULT_SUITE = Path(__file__).parent / "jobs" / "suites"
@@ -24,5 +25,16 @@ def expand(table: Any) -> list[dict[str, Any]]:
     if empty:
         raise ConfigError(f"{', '.join(empty)} = [] gives no experiment; give at least one value")
     names = list(table)
-    values = [v if isinstance(v, list) else [v] for v in table.values()]
+    values = [_choices(name, v) for name, v in table.items()]
     return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+
+
+def _choices(name: str, value: Any) -> list[Any]:
+    """The values a field takes, one experiment each. A field whose value is itself a list
+    of names (checkpoint_classes, lora_targets) takes a list of names as one value; a list
+    of such lists expands."""
+    if not isinstance(value, list):
+        return [value]
+    if name in list_fields() and all(isinstance(v, str) for v in value):
+        return [value]
+    return value

@@ -114,3 +114,18 @@ def test_reference_runs_on_another_backend() -> None:
     assert [dataclasses.replace(job, backend="estimate") for job in on_gpu] == estimates
     skipped = [run.skipped is not None for run in reference_runs.runs()]
     assert sorted(skipped) == [job.model.startswith("timm:") for job in estimates]
+
+
+def test_a_list_of_names_is_one_value_and_a_list_of_lists_expands() -> None:
+    from generator.suite_tables import expand
+
+    base = {"model": "llama-tiny", "batch_size": 1, "seq_len": 8, "lora_rank": 8}
+    one = expand({**base, "lora_targets": ["q_proj", "v_proj"]})
+    assert [Experiment.from_dict(e).lora_targets for e in one] == [("q_proj", "v_proj")]
+    two = expand({**base, "lora_targets": [["q_proj"], ["q_proj", "v_proj"]],
+                  "checkpoint_classes": ["LlamaMLP", "LlamaRMSNorm"]})
+    assert [(e["lora_targets"], e["checkpoint_classes"]) for e in two] == [
+        (["q_proj"], ["LlamaMLP", "LlamaRMSNorm"]),
+        (["q_proj", "v_proj"], ["LlamaMLP", "LlamaRMSNorm"])]
+    # other fields still expand a list into one experiment per value
+    assert len(expand({**base, "precision": ["fp32", "amp-bf16"]})) == 2
