@@ -265,6 +265,11 @@ def list_fields() -> set[str]:
     return {f.name for f in fields(Experiment) if isinstance(f.default, tuple)}
 
 
+def as_held(value: Any) -> Any:
+    """A field's value from JSON as an Experiment holds it: lists of names as tuples."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 def is_hf_name(model: Any) -> bool:
     """A model name that Hugging Face's transformers builds (hf:<source>)."""
     return isinstance(model, str) and model.startswith(HF_PREFIX)
@@ -280,8 +285,7 @@ def step_options_of(exp: dict[str, Any]) -> list[tuple[Option, Any]]:
     """The step options an experiment sets to other than its model's defaults."""
     found = options()
     defaults = step_defaults(exp.get("model"))
-    values = {name: exp.get(name, default) for name, default in defaults.items()}
-    values = {name: tuple(v) if isinstance(v, list) else v for name, v in values.items()}
+    values = {name: as_held(exp.get(name, default)) for name, default in defaults.items()}
     return [(found[name], values[name]) for name, default in defaults.items()
             if values[name] != default]
 

@@ -127,15 +127,18 @@ class ModelledKernelsMode(TorchDispatchMode):
     def __init__(self, device: str) -> None:
         super().__init__()
         self.device, self.modelled, self.lstm_calls = device, device == "cpu", 0
-        self.convolutions = self.promotions = 0
+        self.convolutions = 0
+        self.promoted = False  # whether an elementwise op copied a mixed-dtype input
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        # imported here: cpu_promotion imports this module
-        from generator.measure.cpu_promotion import promotion_buffers
-
         out = func(*args, **(kwargs or {}))
         self.convolutions += func in kernel_probes.PROBED
-        self.promotions += bool(self.modelled and promotion_buffers(func, args, kwargs))
+        # one is enough for the note: the tracker sizes every copy (kernel_buffers)
+        if self.modelled and not self.promoted:
+            # imported here: cpu_promotion imports this module
+            from generator.measure.cpu_promotion import promotion_buffers
+
+            self.promoted = bool(promotion_buffers(func, args, kwargs))
         if func is FORWARD:
             self.lstm_calls += 1
             if self.modelled and torch.is_grad_enabled() and out[3].numel() == 0:
@@ -152,7 +155,7 @@ class ModelledKernelsMode(TorchDispatchMode):
             notes.append("convolutions: the buffers oneDNN's kernels hold while they run "
                          "(reorders, scratchpad) taken from running each shape's kernel once "
                          "for real on the CPU that made the estimate (kernel_probes.py)")
-        if self.promotions:
+        if self.promoted:
             notes.append("mixed-dtype elementwise ops: the copies the CPU's kernels make of "
                          "inputs not in the op's common dtype (TensorIterator; "
                          "cpu_promotion.py)")

@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import LEVER_BASELINE as BASELINE
+from generator.experiment import as_held
 from generator.options import resolved_optimizer_impl
 from generator.results.shapes import StepResult, result_trust
 from generator.site import analysis
@@ -116,9 +117,7 @@ def options(result: Result) -> dict[str, Any]:
     """The options that levers change, with "auto" kernels resolved to what PyTorch picks on
     the device: foreach on CUDA, the for-loop on the CPU."""
     exp = result["experiment"]
-    # lists (LoRA's target modules, as JSON keeps them) as tuples, to compare and index
-    found = {name: tuple(exp[name]) if isinstance(exp[name], list) else exp[name]
-             for name in BASELINE}
+    found = {name: as_held(exp[name]) for name in BASELINE}  # LoRA's targets: a tuple
     found["optimizer_impl"] = resolved_optimizer_impl(found["optimizer_impl"], exp["device"])
     return found
 
