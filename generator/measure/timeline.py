@@ -71,6 +71,32 @@ def the_next_step(lives: list[StorageLife]) -> list[StorageLife]:
     return [replace(life, born=0) if life.died is None else replace(life) for life in lives]
 
 
+def frees_in_order(lives: list[StorageLife]) -> list[StorageLife]:
+    """`lives` with each run of frees that holds an autocast copy (frees one after another,
+    nothing born in between) in one order: first born, first freed. When autocast exits it
+    clears its cache of weight casts by walking a hash map keyed by address, so the order of
+    those frees changes from run to run; in one order, an estimate's timeline repeats to the
+    byte. Nothing but the timeline's points inside the run can change: every total only
+    falls during it. Other runs keep the order they happened in. The lives keep their
+    places in the list; the ones whose tick changes are copies."""
+    dying = sorted((life.died, index) for index, life in enumerate(lives)
+                   if life.died is not None)
+    placed = list(lives)
+    run: list[tuple[int, int]] = []
+    for number, (tick, index) in enumerate(dying):
+        run.append((tick, index))
+        following = dying[number + 1][0] if number + 1 < len(dying) else None
+        if following == tick + 1:
+            continue  # the next tick frees too: the run goes on
+        if any(lives[i].category == "autocast_copies" for _, i in run):
+            order = sorted((i for _, i in run), key=lambda i: (lives[i].born, i))
+            for (died, _), index in zip(run, order):
+                if lives[index].died != died:
+                    placed[index] = replace(lives[index], died=died)
+        run = []
+    return placed
+
+
 def summarise(lives: list[StorageLife], phases: list[tuple[str, int]], end: int, *,
               categories: Sequence[str] = CATEGORIES) -> TrackerReport:
     """Sweep the births and deaths in clock order, keeping per-category totals.

@@ -28,7 +28,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from generator.measure.timeline import StorageLife, TrackerReport, summarise
+from generator.measure.timeline import StorageLife, TrackerReport, frees_in_order, summarise
 from generator.results.shapes import CATEGORIES
 
 OUTSIDE_MODULES = "(outside modules)"
@@ -144,9 +144,10 @@ class MemoryTracker(TorchDispatchMode):
         self._phases.append((name, next(self._clock)))
 
     def lives(self) -> list[StorageLife]:
-        """Every storage seen so far, in the order first seen."""
+        """Every storage seen so far, in the order first seen; frees that follow one another
+        are put in one order (timeline.frees_in_order), so an estimate repeats to the byte."""
         with self._lock:
-            return list(self._lives)
+            return frees_in_order(self._lives)
 
     def phases(self) -> list[tuple[str, int]]:
         """The phases marked so far, each with the clock tick it began at."""

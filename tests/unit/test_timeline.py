@@ -1,9 +1,12 @@
 """timeline.summarise and downsample on hand-made storage lives: the peak, what is live at it,
-each category's maximum, the phases, and a timeline that keeps the peak when thinned."""
+each category's maximum, the phases, and a timeline that keeps the peak when thinned; and
+frees_in_order, which gives the frees of autocast's cache one order."""
 
 from __future__ import annotations
 
-from generator.measure.timeline import StorageLife, downsample, summarise
+import itertools
+
+from generator.measure.timeline import StorageLife, downsample, frees_in_order, summarise
 from generator.results.shapes import CATEGORIES
 
 PHASES = [("forward", 1), ("backward", 5), ("optimizer", 8)]
@@ -139,3 +142,48 @@ def test_phase_maxima_cover_each_phase_from_its_first_tick() -> None:
     assert maxima["backward"]["total"] == 180 and maxima["backward"]["temporaries"] == 30
     assert maxima["optimizer"]["total"] == 150 and maxima["optimizer"]["gradients"] == 50
     assert maxima["optimizer"]["temporaries"] == 0
+
+
+def cache_cleared(order: tuple[int, ...]) -> list[StorageLife]:
+    """Three weight casts (born 1–3) and a temporary (born 4), then the four are freed at
+    ticks 5–8 in `order` (indices into the list), as clearing autocast's cache frees them
+    in an order of its own; backward begins at 9, a gradient is born at 10, then two
+    temporaries are freed."""
+    lives = [StorageLife(nbytes=10 * (i + 1), category="autocast_copies", born=i + 1)
+             for i in range(3)]
+    lives.append(StorageLife(nbytes=7, category="temporaries", born=4))
+    for tick, index in enumerate(order, start=5):
+        lives[index].died = tick
+    lives.append(StorageLife(nbytes=100, category="gradients", born=10))
+    lives += [StorageLife(nbytes=5, category="temporaries", born=11, died=14),
+              StorageLife(nbytes=6, category="temporaries", born=12, died=13)]
+    return lives
+
+
+CLEARED_PHASES = [("forward", 0), ("backward", 9)]
+
+
+def test_frees_of_autocast_copies_take_one_order_whatever_order_they_came_in():
+    reports = {str(summarise(frees_in_order(cache_cleared(order)), CLEARED_PHASES, end=15))
+               for order in itertools.permutations(range(4))}
+    assert len(reports) == 1
+    placed = frees_in_order(cache_cleared((3, 1, 0, 2)))
+    assert [life.died for life in placed[:4]] == [5, 6, 7, 8]  # first born, first freed
+
+
+def test_only_the_timeline_inside_the_run_changes():
+    recorded = cache_cleared((3, 1, 0, 2))
+    before = summarise(recorded, CLEARED_PHASES, end=15)
+    after = summarise(frees_in_order(recorded), CLEARED_PHASES, end=15)
+    assert after.peak_bytes == before.peak_bytes
+    assert after.live_at_peak_bytes == before.live_at_peak_bytes
+    assert after.category_max_bytes == before.category_max_bytes
+    assert after.phase_max_bytes == before.phase_max_bytes
+    assert after.timeline["tick"] == before.timeline["tick"]
+
+
+def test_a_run_without_autocast_copies_keeps_the_order_it_happened_in():
+    recorded = cache_cleared((0, 1, 2, 3))
+    placed = frees_in_order(recorded)
+    assert [life.died for life in placed[-2:]] == [14, 13]  # the later-born freed first
+    assert all(a is b for a, b in zip(placed, recorded))  # nothing changed, nothing copied

@@ -240,3 +240,16 @@ def test_a_failed_enter_leaves_nothing_behind() -> None:
     count = len(tracker.lives())
     run.step()
     assert len(tracker.lives()) == count
+
+
+def test_the_casts_autocast_frees_as_it_exits_die_in_the_order_they_were_born():
+    """Autocast clears its cache of weight casts in an order of its own (a hash map keyed by
+    address); the tracker reports them first born, first freed, so a step repeats."""
+    model = nn.Sequential(*[nn.Linear(IN, IN) for _ in range(6)])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with MemoryTracker(model, optimizer) as tracker, torch.no_grad(), \
+            torch.autocast("cpu", dtype=torch.bfloat16):  # no_grad: no cast is saved
+        model(torch.ones(BATCH, IN))
+    casts = [life for life in tracker.lives() if life.category == "autocast_copies"]
+    assert len(casts) == 12  # each layer's weight and bias
+    assert [life.died for life in casts] == sorted(life.died for life in casts)
