@@ -241,10 +241,19 @@ def checkpoint_classes(model: nn.Module, names: tuple[str, ...]) -> None:
     unknown = [name for name in names if name not in present]
     if unknown:
         raise ConfigError(f"checkpoint_classes: {type(model).__name__} has no module of class "
-                          f"{', '.join(unknown)}")
+                          f"{', '.join(unknown)}; {_model_classes(model)}")
     for module in model.modules():
         if type(module).__name__ in names:
             module.forward = _checkpointed(module.forward)
+
+
+def _model_classes(model: nn.Module) -> str:
+    """The model's own module classes (not torch.nn's), in the order they first appear, for
+    an error that shows what can be named."""
+    own = dict.fromkeys(type(m).__name__ for m in model.modules()
+                        if not type(m).__module__.startswith("torch."))
+    return f"its own module classes: {', '.join(own)}" if own else \
+        "it has only torch.nn module classes"
 
 
 def _checkpointed(forward: Callable) -> Callable:

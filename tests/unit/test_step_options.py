@@ -98,9 +98,12 @@ def test_bad_values_are_refused(fields: dict[str, Any], words: str) -> None:
         Experiment(**{**TINY, **fields})
 
 
-def test_an_unknown_class_names_the_model_and_the_class() -> None:
-    with pytest.raises(ConfigError, match="LlamaForCausalLM has no module of class Nope"):
+def test_an_unknown_class_names_the_model_the_class_and_the_classes_it_has() -> None:
+    with pytest.raises(ConfigError, match="LlamaForCausalLM has no module of class Nope") as e:
         measure(Experiment(**TINY, checkpoint_classes=("Nope",)))
+    own = str(e.value).split("its own module classes: ")[1].split(", ")
+    assert own[0] == "LlamaForCausalLM" and {"LlamaBlock", "SwiGLU"} <= set(own)
+    assert "Linear" not in own  # torch.nn's classes are not listed
 
 
 def test_cli_refuses_an_unknown_class_in_one_line(cli, project) -> None:
