@@ -57,6 +57,10 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
      r"op's common dtype \(TensorIterator; cpu_promotion\.py\)",
      "混合类型的逐元素算子：CPU 内核会先把类型与算子公共类型不同的输入复制一份"
      "（TensorIterator；cpu_promotion.py）"),
+    (r"attention masks: the batch holds no padding, so transformers leaves the mask to SDPA's "
+     r"causal flag where a real run of it does \(fake tensors have no values to read\)",
+     "注意力掩码：这批数据没有填充，所以在真实运行会省掉掩码的地方，transformers 同样不构造掩码，"
+     "改用 SDPA 的因果标志（假张量没有数值可读）"),
     (r"not modelled: cuDNN's reserve space for the recurrent layers \(LSTM, GRU, RNN\), which "
      r"their CUDA kernel keeps for backward and whose size cuDNN decides; the estimate counts "
      r"what the CPU's kernels save in its place \(for an LSTM, nothing\)",

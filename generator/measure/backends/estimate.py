@@ -30,6 +30,7 @@ from generator.measure.backends.common import (
 )
 from generator.measure.cuda_emulation import CudaKernelPolicy
 from generator.measure.modelled_kernels import modelled_kernels, unmodelled
+from generator.measure.models import hf_masks
 from generator.measure.precision import AUTOCAST_DTYPE
 from generator.measure.reserved import TrackedSteps
 from generator.measure.step import Trainer
@@ -58,6 +59,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         notes += cuda_emulation.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
     fake_kernel_gaps.install()
+    unpadded_reads = hf_masks.unpadded_reads()
     with quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
             modelled_kernels(exp.device) as kernels:
         workload = build_workload(spec, exp)
@@ -76,6 +78,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
     notes += [*workload.notes, *kernels.notes(), *unmodelled(workload.model, exp.device)]
+    if hf_masks.unpadded_reads() > unpadded_reads:
+        notes.append(hf_masks.NOTE)
     allocator = None
     if cuda:
         gpu = MODELLED_GPU

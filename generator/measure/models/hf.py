@@ -17,6 +17,7 @@ from typing import Any
 
 from generator.errors import ConfigError, ModelError
 from generator.experiment import HF_PREFIX
+from generator.measure.models import hf_masks
 from generator.measure.models.hf_config import find_config, transformers_module
 
 #: task → (the auto class that builds it, the architecture suffixes that name it).
@@ -147,6 +148,7 @@ def build(config, name: str, *, task: str, attention: str):
                                  else attention, **{_dtype_argument(): torch.float32})
     if skip_init:
         model.tie_weights()  # part of the initialisation skipped above
+        hf_masks.install()
     model.train()  # what the Trainer does; from_config leaves dropout as configured
     parts = blocks(model, nn)
     vocab = getattr(config, "vocab_size", None)

@@ -1,0 +1,58 @@
+"""Hugging Face's attention masks on fake tensors: left out where a real run of the same batch
+leaves them out.
+
+With SDPA, transformers 5 (`masking_utils`) builds no 4D attention mask when the batch's 2D
+padding mask holds no padding: SDPA's kernels then apply causality themselves (`is_causal`),
+and on CUDA the flash kernel stays open. To know, `_ignore_causal_mask_sdpa` and
+`_ignore_bidirectional_mask_sdpa` read the padding mask's values, unless `is_tracing(mask)`,
+which holds for fake tensors: an estimate would then build the mask, as large as the batch,
+where the real run builds none. The step's batches have no padding (their masks are ones,
+the batch's own or the model's: BART's decoder makes `torch.ones` when given none), so during
+an estimate the two tests take a fake padding mask for one without padding. A mask they
+still keep (a sliding window, eager attention) holds the padding mask, as in the real run.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+#: The estimate's note, where a fake padding mask was read so.
+NOTE = ("attention masks: the batch holds no padding, so transformers leaves the mask to "
+        "SDPA's causal flag where a real run of it does (fake tensors have no values to read)")
+_unpadded_reads = 0
+#: masking_utils' tests of whether a mask can be left out; the padding mask comes first.
+SKIP_TESTS = ("_ignore_causal_mask_sdpa", "_ignore_bidirectional_mask_sdpa")
+
+
+def install() -> bool:
+    """Make the skip tests of the installed transformers read a fake padding mask as one
+    without padding (once per process; real tensors are read as before). False where
+    transformers has no masking_utils (before 4.53), whose tests read no fake values."""
+    try:
+        masking = importlib.import_module("transformers.masking_utils")
+    except ImportError:
+        return False
+    for name in SKIP_TESTS:
+        test = getattr(masking, name, None)
+        if test is not None and not hasattr(test, "__wrapped__"):
+            setattr(masking, name, _reading_fake_masks_as_unpadded(test))
+    return True
+
+
+def unpadded_reads() -> int:
+    """How many times a skip test has read a fake padding mask as one without padding."""
+    return _unpadded_reads
+
+
+def _reading_fake_masks_as_unpadded(test):
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    @functools.wraps(test)
+    def skip_test(padding_mask, *args, **kwargs):
+        if isinstance(padding_mask, FakeTensor):
+            global _unpadded_reads
+            _unpadded_reads += 1
+            padding_mask = None  # transformers' own spelling of "no padding"
+        return test(padding_mask, *args, **kwargs)
+    return skip_test
