@@ -54,3 +54,32 @@ def test_the_derived_step_is_the_step_that_runs(fields: dict[str, Any]) -> None:
     assert reserved.predict([first, reserved.TrackedSteps(the_next_step(warm.lives()),
                                                           warm.phases())]) \
         == reserved.predict([first, reserved.TrackedSteps(second.lives(), second.phases())])
+
+
+@pytest.mark.parametrize("fields", [{}, {"precision": "amp-fp16"}], ids=["derived", "run"])
+def test_the_allocator_replays_the_warm_up_as_it_was_read_once(
+        monkeypatch: pytest.MonkeyPatch, fields: dict[str, Any]) -> None:
+    """A storage the warm-up left alive can be freed later (by the next step, as the fake
+    mode exits, or by the garbage collector). Read twice, the warm-up's lives then disagree
+    on what the next step starts with, and the replay frees one block twice. So the estimate
+    reads them once: the replay gets the very lives the measured step was derived from or
+    followed (amp-fp16: its GradScaler makes the estimate run the second step)."""
+    from generator.measure.backends import estimate, measure
+
+    seen: dict[str, Any] = {}
+    real_predict = reserved.predict
+
+    def predict(steps, **kwargs):
+        seen["replayed"] = steps[0].lives
+        return real_predict(steps, **kwargs)
+
+    real_read = estimate.TrackedSteps
+
+    def read(lives, phases=()):
+        seen.setdefault("read", lives)
+        return real_read(lives, phases)
+
+    monkeypatch.setattr(estimate.reserved, "predict", predict)
+    monkeypatch.setattr(estimate, "TrackedSteps", read)
+    measure(Experiment(model="tiny", batch_size=2, seq_len=16, **fields))
+    assert seen["replayed"] is seen["read"]

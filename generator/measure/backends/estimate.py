@@ -70,8 +70,12 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         # only one and keeps no gradients, the measured step follows from it (the_next_step)
         # instead of being run: the same figures in half the time.
         warmups, warm = tracked_warm_up(trainer, round_bytes=round_bytes, device_type=None)
+        # One reading of the warm-up's lives for all that follows: a storage it left alive
+        # may still be freed later (when the fake mode exits, or by the garbage collector),
+        # and two readings would then disagree on what the next step starts with.
+        warm_up = TrackedSteps(warm.lives(), warm.phases())
         if cuda and warmups == 1 and trainer.set_to_none and trainer.scaler is None:
-            measured = TrackedSteps(the_next_step(warm.lives()), warm.phases())
+            measured = TrackedSteps(the_next_step(warm_up.lives), warm_up.phases)
             report = warm.report(measured.lives)
         else:
             tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=None)
@@ -87,7 +91,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         capacity = (None if exp.gpu_memory is None
                     else max(0, exp.gpu_memory - gpu.context_bytes_low))
         allocator = reserved.predict(
-            [TrackedSteps(warm.lives(), warm.phases()), measured],
+            [warm_up, measured],
             workspace_bytes=gpu.cublas_workspace_bytes, workspaces=gpu.cublas_workspaces,
             capacity=capacity, expandable_segments=exp.expandable_segments,
             keep_trace=exp.allocation_trace)
