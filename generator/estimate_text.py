@@ -57,7 +57,7 @@ def print_estimate(exp: Experiment, result: dict, budget: int | None,
         " (transformers' choice)" if exp.attention == "auto" else "")
     say(f"{result['parameter_count']:,} parameters{frozen}{ran}")
     for note in result.get("notes", []):
-        if note.startswith("LoRA:"):  # where PEFT put the adapters
+        if note.startswith(("QLoRA:", "LoRA:")):  # what was quantized, where the adapters are
             say(note)
     say("")
     say(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")

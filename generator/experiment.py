@@ -1,9 +1,6 @@
-"""What one experiment is: a typed, validated description that every stage shares.
-
-Each field is declared once, with its Option (options.py): the `estimate` command's flags,
-the key, the progress label, the words pages use and the levers' baseline all derive from
-these declarations.
-"""
+"""What one experiment is: a typed, validated description that every stage shares. Each
+field is declared once, with its Option (options.py): the `estimate` command's flags, the key,
+the progress label, the words pages use and the levers' baseline all derive from it."""
 
 from __future__ import annotations
 
@@ -38,6 +35,8 @@ HF_PREFIX = "hf:"
 ZERO_GRADS = ("none", "zeros")
 LOSS_SCALINGS = ("auto", "off")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
+#: 4-bit base weights (bitsandbytes' Linear4bit, QLoRA); none: the weights as built.
+QUANTIZATIONS = ("none", "nf4", "fp4")
 #: Hugging Face task heads (generator/measure/models/hf.py); auto: from the config.
 HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification",
             "image-classification", "contrastive")
@@ -61,8 +60,7 @@ class Experiment:
         "fp32", choices=PRECISIONS, lever="fp32",
         help="fp32, amp-fp16 (autocast + GradScaler), amp-bf16 (autocast only), or fp16 / "
              "bf16 (model and optimizer state in 16 bits)")
-    """One of PRECISIONS: fp32, amp-fp16 (autocast + GradScaler), amp-bf16 (autocast only),
-    fp16 or bf16 (the model, its gradients and the optimizer state all in 16 bits)."""
+    """One of PRECISIONS; fp16 / bf16: model, gradients and optimizer state in 16 bits."""
     optimizer: str = option("adamw", choices=OPTIMIZERS, lever="adamw",
                             help="adamw, adam, sgd (with momentum 0.9) or adamw-8bit (bitsandbytes)")
     """One of OPTIMIZERS; sgd means SGD with momentum 0.9, adamw-8bit bitsandbytes' AdamW8bit."""
@@ -70,8 +68,7 @@ class Experiment:
                           help="estimate (fake tensors), cpu or cuda (real runs)")
     """One of BACKENDS: estimate (fake tensors), cpu or cuda (real runs)."""
     device: str = option("", choices=DEVICES, help="the device to model (default: cuda)")
-    """The device whose behaviour is modelled: cpu or cuda. Real backends model themselves;
-    the estimate models cuda unless told otherwise."""
+    """The device modelled: a real backend's own; the estimate's cuda unless told otherwise."""
     attention: str = option(
         "", choices=ATTENTIONS, step_option=True, lever="eager",
         tag=str, label=str, words=same,
@@ -90,8 +87,7 @@ class Experiment:
         label=lambda v: f"checkpointing {','.join(v)}",
         words=lambda v: Words(f"checkpointing {', '.join(v)}", f"激活检查点（{'、'.join(v)}）"),
         help="recompute every module of these classes in backward, e.g. LlamaMLP,LlamaRMSNorm")
-    """Recompute every module whose class is named here in backward (checkpointing by module
-    class, as `torch.distributed._composable.checkpoint` applied per class does)."""
+    """Recompute modules of these classes in backward (`_composable.checkpoint` per class)."""
     loss_scaling: str = option(
         "auto", choices=LOSS_SCALINGS, step_option=True,
         tag=lambda v: "no-scaler", label=lambda v: "no GradScaler",
@@ -104,8 +100,7 @@ class Experiment:
         words=lambda v: Words(f"weight decay {v:g}", f"权重衰减 {v:g}"),
         help="the optimizer's weight decay (default: its own default, 0.01 for AdamW, 0 "
              "otherwise); Adam's adds a gradient-sized temporary")
-    """The optimizer's weight decay; None is its PyTorch default. Adam (not AdamW) adds it
-    to the gradients out of place, which costs a gradient-sized temporary."""
+    """The optimizer's weight decay; None: PyTorch's default (Adam's costs a temporary)."""
     expandable_segments: bool = option(
         False, step_option=True,
         tag=lambda v: "expandable", label=lambda v: "expandable segments",
@@ -150,8 +145,7 @@ class Experiment:
         words=lambda v: Words(f"LoRA, rank {v}", f"LoRA（秩 {v}）"),
         help="train LoRA adapters of rank R with PEFT instead of every weight, which stays "
              "frozen (default 0: full fine-tuning)")
-    """PEFT's LoRA (`get_peft_model`, as users call it): adapters of this rank on the target
-    modules are trained, the model's own weights frozen; 0 trains every weight."""
+    """PEFT's LoRA (`get_peft_model`): adapters of this rank train; 0: every weight trains."""
     lora_targets: tuple[str, ...] = option(
         (), step_option=True, lever=(), metavar="NAME,…", parse=names,
         tag=lambda v: "lora-on-" + "_".join(v).lower(), label=lambda v: f"on {','.join(v)}",
@@ -159,6 +153,13 @@ class Experiment:
         help="with --lora-rank: the modules that get adapters, e.g. q_proj,v_proj or "
              "all-linear (default: PEFT's choice for the model type)")
     """PEFT's `target_modules`; empty: PEFT's default for the model type."""
+    quantization: str = option(
+        "none", choices=QUANTIZATIONS, step_option=True, lever="none", tag=str,
+        label=lambda v: f"{v} weights", words=lambda v: Words(f"{v} 4-bit weights (QLoRA)",
+                                                              f"{v} 4 位权重（QLoRA）"),
+        help="with --lora-rank: the frozen linear weights in 4 bits, as bitsandbytes loads them "
+             "for QLoRA (nf4 or fp4, double quantization; default none)")
+    """QLoRA's frozen base: linear weights in 4 bits (bitsandbytes); none: as built."""
     lora_dropout: float = option(
         0.0, step_option=True, lever=0.0, metavar="P", parse=share,
         tag=lambda v: f"lora-drop-{v:g}", label=lambda v: f"LoRA dropout {v:g}",
@@ -175,9 +176,7 @@ class Experiment:
         False, cli=False,
         help="suites: keep the simulated CUDA allocator's input in the result, every "
              "allocation and free of the steps it replays (allocator/trace.py)")
-    """Estimates modelling CUDA: keep the alloc/free sequence the allocator model replayed,
-    so that it can be replayed again (the calculator fits it over sizes). Not a step option:
-    the step is the same; the result file is a different one (key suffix -trace)."""
+    """Keep the allocator model's input (the calculator fits it); the same step, another file."""
 
     def __post_init__(self) -> None:
         for name in list_fields():  # lists, as JSON gives them back

@@ -74,7 +74,8 @@ def step_option_problems(exp: Any) -> list[str]:
 
 
 def lora_problems(exp: Any) -> list[str]:
-    """LoRA's three options: a rank ≥ 0 (0: no LoRA), and targets or dropout only with one."""
+    """LoRA's options: a rank ≥ 0 (0: no LoRA), and targets, dropout or 4-bit base weights
+    (QLoRA: they cannot train) only with one."""
     rank, targets, dropout = exp.lora_rank, exp.lora_targets, exp.lora_dropout
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
         return [f"lora_rank must be a whole number ≥ 1 (0: no LoRA), got {rank!r}"]
@@ -91,7 +92,8 @@ def lora_problems(exp: Any) -> list[str]:
         problems.append(f"lora_dropout must be a probability in [0, 1), got {dropout!r}")
     if not rank:
         unused = [name for name, value, default in (("lora_targets", targets, ()),
-                                                    ("lora_dropout", dropout, 0.0))
+                                                    ("lora_dropout", dropout, 0.0),
+                                                    ("quantization", exp.quantization, "none"))
                   if value != default]
         if unused:
             problems.append(f"{' and '.join(unused)} need{'s' if len(unused) == 1 else ''} "

@@ -83,6 +83,10 @@ def levers_for(exp: Experiment, *, takes: tuple[str, ...],
         found.append(Lever(f"LoRA, rank {LORA_RANK}", {"lora_rank": LORA_RANK},
                            "a different fine-tune: PEFT's adapters train, the model's own "
                            "weights stay frozen"))
+        found.append(Lever(f"QLoRA: NF4 base, LoRA rank {LORA_RANK}",
+                           {"lora_rank": LORA_RANK, "quantization": "nf4"},
+                           "as LoRA, and the frozen weights in 4 bits: dequantized for every "
+                           "matmul (slower steps), a little precision lost"))
     if exp.device == "cuda" and not exp.expandable_segments:
         found.append(Lever("expandable segments", {"expandable_segments": True},
                            "none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "

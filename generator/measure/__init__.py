@@ -46,5 +46,12 @@ def quiet(logger: logging.Logger) -> Iterator[None]:
         logger.setLevel(level)
 
 
+def quiet_bitsandbytes() -> None:
+    """Call before importing bitsandbytes (or PEFT, which imports it where it is installed):
+    its CPU backend logs a warning about an optional 4-bit kernel package on import, noise
+    on every run."""
+    logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+
+
 with imports_frozen():
     import torch  # noqa: F401  (every module here imports it; the first import is here)

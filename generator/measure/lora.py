@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import logging
 import warnings
 from dataclasses import replace
 
 from generator.errors import ConfigError
+from generator.measure import quiet_bitsandbytes
 from generator.measure.workload import Workload
 
 INSTALL = "pip install peft"
@@ -42,9 +42,7 @@ def with_lora(workload: Workload, *, rank: int, targets: tuple[str, ...],
 
     from generator.measure.fake_build import fake_build
 
-    # PEFT imports bitsandbytes where it is installed, whose CPU backend logs a warning
-    # about an optional 4-bit kernel: noise for a step that uses none.
-    logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+    quiet_bitsandbytes()
     import peft
 
     model = workload.model

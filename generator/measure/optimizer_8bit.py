@@ -9,11 +9,12 @@ has a fake-tensor implementation and allocates nothing, so an estimate sees what
 from __future__ import annotations
 
 import importlib.util
-import logging
 from typing import Iterable
 
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+from generator.measure import quiet_bitsandbytes
 
 INSTALL = "pip install bitsandbytes"
 
@@ -27,9 +28,7 @@ def unavailable(optimizer: str) -> str | None:
 
 def adamw_8bit(params: Iterable[torch.nn.Parameter], *, lr: float,
                weight_decay: float | None) -> torch.optim.Optimizer:
-    # Its CPU backend logs a warning about an optional 4-bit matmul kernel on import: noise
-    # for an optimizer, on every run.
-    logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+    quiet_bitsandbytes()
     import bitsandbytes as bnb
 
     params = list(params)

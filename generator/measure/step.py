@@ -15,7 +15,9 @@ from torch.utils.checkpoint import checkpoint
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.measure.lora import with_lora
+from generator.measure.quantize_4bit import quantized
 from generator.measure.precision import (
+    AUTOCAST_DTYPE,
     MODEL_DTYPE,
     autocast_context,
     make_grad_scaler,
@@ -61,6 +63,9 @@ class Trainer:
         dtype = MODEL_DTYPE[exp.precision]
         if dtype != torch.float32:  # built in fp32, then cast whole, as users do
             cast_model(workload.model, dtype)
+        if exp.quantization != "none":  # QLoRA's base, loaded in 4 bits before PEFT wraps it
+            workload = quantized(workload, quant_type=exp.quantization,
+                                 compute_dtype=AUTOCAST_DTYPE[exp.precision] or dtype)
         if exp.lora_rank:  # on the cast model, as users load it and then wrap it in PEFT
             workload = with_lora(workload, rank=exp.lora_rank, targets=exp.lora_targets,
                                  dropout=exp.lora_dropout)

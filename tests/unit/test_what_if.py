@@ -61,10 +61,10 @@ def test_together_takes_the_best_of_each_kind_in_order() -> None:
     assert together([]) == []
 
 
-def test_hugging_face_models_also_try_lora_unless_it_is_on() -> None:
+def test_hugging_face_models_also_try_lora_and_qlora_unless_it_is_on() -> None:
     hf = Experiment(model="hf:gpt2", batch_size=4, seq_len=128)
-    assert changes(hf, takes=("attention", "hf_task"), attention_ran="sdpa")[-2] == \
-        {"lora_rank": 16}
+    assert changes(hf, takes=("attention", "hf_task"), attention_ran="sdpa")[-3:-1] == \
+        [{"lora_rank": 16}, {"lora_rank": 16, "quantization": "nf4"}]
     on = Experiment(model="hf:gpt2", batch_size=4, seq_len=128, lora_rank=8)
     assert all("lora_rank" not in c for c in changes(on, takes=("attention",),
                                                       attention_ran="sdpa"))

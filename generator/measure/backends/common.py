@@ -14,6 +14,7 @@ from generator.experiment import Experiment
 from generator.measure import step
 from generator.measure.fake_build import fake_build
 from generator.measure.modelled_kernels import tracker_class
+from generator.measure.quantize_4bit import weights_in
 from generator.measure.step import Trainer
 from generator.measure.timeline import TrackerReport
 from generator.measure.tracker import MemoryTracker
@@ -62,11 +63,12 @@ def median_step_seconds(trainer: Trainer, *, repeats: int = 3,
 def figures(report: TrackerReport, *, workload: Workload, warmup_steps: int) -> dict[str, Any]:
     """The tracker's part of a result, the model's parameters (all of them, and the
     trainable ones: a frozen parameter gets no gradient and no optimizer state), and the
-    attention the model chose where it chose it."""
+    attention the model chose where it chose it. A 4-bit weight counts the weights it holds,
+    not its bytes, as transformers' num_parameters does."""
     model = workload.model
     data = asdict(report)
     data["tracked_storages"] = data.pop("storages")
-    data["parameter_count"] = sum(p.numel() for p in model.parameters())
+    data["parameter_count"] = sum(weights_in(p) for p in model.parameters())
     data["trainable_parameter_count"] = sum(p.numel() for p in model.parameters()
                                             if p.requires_grad)
     data["warmup_steps"] = warmup_steps

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from generator.errors import ConfigError, ModelError
 from generator.experiment import Experiment, is_hf_name
-from generator.measure import lora, optimizer_8bit
+from generator.measure import lora, optimizer_8bit, quantize_4bit
 from generator.measure.models import hf, hf_config
 from generator.measure.models.bert import (
     BERT_BASE,
@@ -246,7 +246,7 @@ def experiment_unavailable(exp: Experiment) -> str | None:
     """Why `exp` cannot run on this machine for a missing package (its model's, its
     optimizer's or PEFT for LoRA), or None; suites skip such experiments with the reason."""
     return (model_unavailable(exp.model) or optimizer_8bit.unavailable(exp.optimizer)
-            or lora.unavailable(exp.lora_rank))
+            or lora.unavailable(exp.lora_rank) or quantize_4bit.unavailable(exp.quantization))
 
 
 def check_model(exp: Experiment) -> None:
