@@ -60,9 +60,10 @@ def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload
 
     fake = isinstance(torch.empty(0), FakeTensor)
     keep = keys_to_keep(model)
-    converted = [(name, module) for name, module in model.named_modules()
-                 if should_convert(name, keep)
-                 and (type(module) is nn.Linear or isinstance(module, conv1d))]
+    linear = [(name, module) for name, module in model.named_modules()
+              if type(module) is nn.Linear or isinstance(module, conv1d)]
+    converted = [(name, module) for name, module in linear if should_convert(name, keep)]
+    kept = ", ".join(name for name, _ in linear if not should_convert(name, keep)) or "none"
     if not converted:
         raise ConfigError(f"quantization: {type(model).__name__} has no linear layer that "
                           "transformers quantizes")
@@ -74,10 +75,9 @@ def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload
                 compute_dtype=compute_dtype, fake=fake))
     model.is_loaded_in_4bit = True  # what PEFT reads to put its 4-bit LoRA layers on them
     dtype = str(compute_dtype).removeprefix("torch.")
-    kept = ", ".join(sorted(keep)) or "nothing"
     note = (f"QLoRA: bitsandbytes {bitsandbytes.__version__} {quant_type} weights in "
             f"{len(converted)} linear layers (blocks of {BLOCK}, double quantization), "
-            f"computed in {dtype}; not quantized: {kept}")
+            f"computed in {dtype}; linear layers not quantized: {kept}")
     return replace(workload, notes=(*workload.notes, note))
 
 

@@ -39,9 +39,9 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
                             (r"all-linear, as PEFT reads it", "all-linear，由 PEFT 展开"),
                             (r"as asked", "按用户指定"))),
     (r"QLoRA: bitsandbytes ([\w.+-]+) (nf4|fp4) weights in (\d+) linear layers \(blocks of "
-     r"(\d+), double quantization\), computed in (\w+); not quantized: (.+)",
+     r"(\d+), double quantization\), computed in (\w+); linear layers not quantized: (.+)",
      "QLoRA：bitsandbytes {1} 把 {3} 个线性层的权重存成 {2}（每 {4} 个一块，双重量化），"
-     "以 {5} 计算；没有量化的：{6}"),
+     "以 {5} 计算；没有量化的线性层：{6}"),
     (r"real run on the CPU with (\d+) threads?",
      "CPU 上的真实运行，{1} 个线程"),
     (r"figures: the allocator's blocks labelled by the tracker; kernels' internal buffers "
