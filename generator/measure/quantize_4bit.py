@@ -47,17 +47,18 @@ def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload
     transformers chooses them; the note says how many and what stayed as it was."""
     quiet_bitsandbytes()
     import bitsandbytes
+    import torch
+    from torch import nn
     from torch._subclasses.fake_tensor import FakeTensor
 
     model = workload.model
+    if not hasattr(model, "get_output_embeddings"):  # not a transformers model
+        raise ConfigError("quantization: 4-bit weights are loaded through transformers; give "
+                          "an hf: model")
     rules = _transformers_rules()
-    if rules is None or not hasattr(model, "get_output_embeddings"):
-        raise ConfigError("quantization: 4-bit weights are loaded through transformers 5 or "
-                          "later; give an hf: model (pip install -e '.[hf]')")
+    if rules is None:
+        raise ConfigError("quantization needs transformers 5 or later (pip install -e '.[hf]')")
     keys_to_keep, should_convert, conv1d = rules
-    import torch
-    from torch import nn
-
     fake = isinstance(torch.empty(0), FakeTensor)
     keep = keys_to_keep(model)
     linear = [(name, module) for name, module in model.named_modules()
