@@ -28,16 +28,19 @@ def test_every_stage_runs_and_what_it_made_comes_back(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     log = (out / "log.txt").read_text(encoding="utf-8")
     stages = [line for line in log.splitlines() if "[gpu_check" in line and "] start" in line]
-    assert [s.split(": ", 1)[1].split()[1] for s in stages] == [
-        "bench/gpu_cudnn_rnn_reserve.py", "-m", "bench/gpu_memory_snapshot.py", "-m", "-m"]
+    assert [s.split(": ", 1)[1].split()[1].split("=")[0] for s in stages] == [
+        "bench/gpu_cudnn_rnn_reserve.py", "-m", "bench/gpu_memory_snapshot.py", "-m",
+        "PYTHONPATH", "-m"]
     assert "Traceback" not in log
     refusals = [line for line in log.splitlines() if line.startswith("needs a CUDA GPU:")]
     assert len(refusals) == 2  # the two scripts that need one say so
-    # every cuda job of the two suites the script measures, skipped for want of a GPU
+    # every cuda job of the suites the script measures, skipped for want of a GPU
     validation = len(load_suite(DEFAULT_SUITE / "optional" / "validation-cuda.toml"))
+    qlora = sum(job.backend == "cuda"
+                for job in load_suite(DEFAULT_SUITE / "optional" / "qlora-cuda.toml"))
     built_in = sum(getattr(job, "backend", None) == "cuda" for job in load_suite())
-    assert f"{validation} jobs: {validation} skipped" in log
-    assert f"{built_in} jobs: {built_in} skipped" in log
+    for count in (validation, qlora, built_in):
+        assert f"{count} jobs: {count} skipped" in log
     with tarfile.open(out / "results.tgz") as archive:
         assert archive.getnames() == []  # no GPU, no results; nothing else written
     assert (out / "new_results.txt").read_text(encoding="utf-8") == ""
