@@ -15,7 +15,6 @@ from torch.utils.checkpoint import checkpoint
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.measure.lora import with_lora
-from generator.measure.quantize_4bit import quantized
 from generator.measure.precision import (
     AUTOCAST_DTYPE,
     MODEL_DTYPE,
@@ -23,6 +22,7 @@ from generator.measure.precision import (
     make_grad_scaler,
     make_optimizer,
 )
+from generator.measure.quantize_4bit import quantized
 from generator.measure.timeline import TrackerReport
 from generator.measure.tracker import MemoryTracker
 from generator.measure.workload import Workload

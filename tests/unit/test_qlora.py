@@ -123,3 +123,7 @@ def test_without_bitsandbytes_the_reason_is_given(monkeypatch: pytest.MonkeyPatc
                      quantization="nf4")
     assert experiment_unavailable(exp) == ("quantization needs the bitsandbytes package: "
                                            "pip install bitsandbytes")
+    from generator.measure.backends import measure
+
+    with pytest.raises(ConfigError, match="quantization needs the bitsandbytes package"):
+        measure(exp)  # a lever or a single estimate: the same line, before anything runs

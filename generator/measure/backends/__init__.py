@@ -13,8 +13,7 @@ from typing import Any, Callable
 
 from generator.errors import BackendUnavailable, ConfigError, GeneratorError, ModelError
 from generator.experiment import Experiment
-from generator.measure import lora, optimizer_8bit, quantize_4bit
-from generator.measure.models import MODELS, check_model, resolve_model
+from generator.measure.models import MODELS, check_model, options_unavailable, resolve_model
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
@@ -37,8 +36,7 @@ def measure(exp: Experiment) -> dict[str, Any]:
     if reason:
         raise BackendUnavailable(f"cannot run backend {exp.backend!r}: {reason}")
     check_model(exp)
-    missing = (optimizer_8bit.unavailable(exp.optimizer) or lora.unavailable(exp.lora_rank)
-               or quantize_4bit.unavailable(exp.quantization))
+    missing = options_unavailable(exp)
     if missing:
         raise ConfigError(missing)
     spec = resolve_model(exp.model)

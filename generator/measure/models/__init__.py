@@ -243,10 +243,16 @@ def model_unavailable(name: str) -> str | None:
 
 
 def experiment_unavailable(exp: Experiment) -> str | None:
-    """Why `exp` cannot run on this machine for a missing package (its model's, its
-    optimizer's or PEFT for LoRA), or None; suites skip such experiments with the reason."""
-    return (model_unavailable(exp.model) or optimizer_8bit.unavailable(exp.optimizer)
-            or lora.unavailable(exp.lora_rank) or quantize_4bit.unavailable(exp.quantization))
+    """Why `exp` cannot run on this machine for a missing package (its model's, or one its
+    options need), or None; suites skip such experiments with the reason."""
+    return model_unavailable(exp.model) or options_unavailable(exp)
+
+
+def options_unavailable(exp: Experiment) -> str | None:
+    """A package the step's options need and this machine lacks (8-bit AdamW and 4-bit
+    weights: bitsandbytes; LoRA: PEFT), said with how to install it; or None."""
+    return (optimizer_8bit.unavailable(exp.optimizer) or lora.unavailable(exp.lora_rank)
+            or quantize_4bit.unavailable(exp.quantization))
 
 
 def check_model(exp: Experiment) -> None:
