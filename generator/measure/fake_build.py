@@ -1,7 +1,8 @@
 """Building a model on fake tensors as it builds on a real device (`fake_build()`).
 
 Two things a model's construction may do fail on fake tensors though they work on a device;
-`fake_build()`, entered inside FakeTensorMode around the build only, makes both work.
+`fake_build()`, entered around the build only, makes both work under FakeTensorMode (and
+changes nothing outside it, so a build on a real device goes through it as it is).
 
 **Values of small constant tensors.** Fake tensors have shapes but no values, so `.item()`
 or `.tolist()` on one fails (DataDependentOutputException). Some models read such values
@@ -128,11 +129,19 @@ def _swapping_fakes(swap_tensors):
     return swap
 
 
+def under_fake_tensors() -> bool:
+    """Whether the tensors made here now are fake: an estimate is running."""
+    return isinstance(torch.empty(0), FakeTensor)
+
+
 @contextlib.contextmanager
 def fake_build() -> Iterator[None]:
-    """Around a model's construction on fake tensors (see the module). `nn.Module._apply`
-    looks `torch.utils.swap_tensors` up when it converts, so replacing it for the build is
-    enough; it is put back however the build ends."""
+    """Around a model's construction (see the module); nothing changes unless the tensors
+    are fake. `nn.Module._apply` looks `torch.utils.swap_tensors` up when it converts, so
+    replacing it for the build is enough; it is put back however the build ends."""
+    if not under_fake_tensors():
+        yield
+        return
     original = torch.utils.swap_tensors
     torch.utils.swap_tensors = _swapping_fakes(original)
     try:

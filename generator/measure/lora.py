@@ -13,7 +13,6 @@ weights that require grad).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import warnings
 from dataclasses import replace
@@ -37,9 +36,6 @@ def with_lora(workload: Workload, *, rank: int, targets: tuple[str, ...],
     """The workload with PEFT's LoRA on its model: the model becomes the PeftModel, whose
     forward calls the original one; the blocks activations are attributed to stay the same
     modules, now holding adapters. Its notes say where PEFT put the adapters."""
-    import torch
-    from torch._subclasses.fake_tensor import FakeTensor
-
     from generator.measure.fake_build import fake_build
 
     quiet_bitsandbytes()
@@ -56,9 +52,8 @@ def with_lora(workload: Workload, *, rank: int, targets: tuple[str, ...],
         "all-linear" if targets == ("all-linear",) else list(targets) or None))
     # PEFT moves each adapter to its base layer's device (`.to()`), which fake tensors
     # refuse outside fake_build (see there).
-    fake = isinstance(torch.empty(0), FakeTensor)
     try:
-        with warnings.catch_warnings(), fake_build() if fake else contextlib.nullcontext():
+        with warnings.catch_warnings(), fake_build():
             warnings.simplefilter("ignore")  # "…name_or_path was renamed…": no Hub id here
             wrapped = peft.get_peft_model(model, config)
     except ValueError as error:  # targets the model lacks

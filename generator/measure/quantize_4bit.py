@@ -47,9 +47,9 @@ def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload
     transformers chooses them; the note says how many and what stayed as it was."""
     quiet_bitsandbytes()
     import bitsandbytes
-    import torch
     from torch import nn
-    from torch._subclasses.fake_tensor import FakeTensor
+
+    from generator.measure.fake_build import under_fake_tensors
 
     model = workload.model
     if not hasattr(model, "get_output_embeddings"):  # not a transformers model
@@ -59,12 +59,12 @@ def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload
     if rules is None:
         raise ConfigError("quantization needs transformers 5 or later (pip install -e '.[hf]')")
     keys_to_keep, should_convert, conv1d = rules
-    fake = isinstance(torch.empty(0), FakeTensor)
+    fake = under_fake_tensors()
     keep = keys_to_keep(model)
-    linear = [(name, module) for name, module in model.named_modules()
-              if type(module) is nn.Linear or isinstance(module, conv1d)]
-    converted = [(name, module) for name, module in linear if should_convert(name, keep)]
-    kept = ", ".join(name for name, _ in linear if not should_convert(name, keep)) or "none"
+    converted, kept = [], []
+    for name, module in model.named_modules():
+        if type(module) is nn.Linear or isinstance(module, conv1d):
+            (converted if should_convert(name, keep) else kept).append((name, module))
     if not converted:
         raise ConfigError(f"quantization: {type(model).__name__} has no linear layer that "
                           "transformers quantizes")
@@ -78,7 +78,8 @@ def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload
     dtype = str(compute_dtype).removeprefix("torch.")
     note = (f"QLoRA: bitsandbytes {bitsandbytes.__version__} {quant_type} weights in "
             f"{len(converted)} linear layers (blocks of {BLOCK}, double quantization), "
-            f"computed in {dtype}; linear layers not quantized: {kept}")
+            f"computed in {dtype}; linear layers not quantized: "
+            f"{', '.join(name for name, _ in kept) or 'none'}")
     return replace(workload, notes=(*workload.notes, note))
 
 

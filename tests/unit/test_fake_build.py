@@ -66,3 +66,14 @@ def test_without_it_a_fake_module_does_not_convert() -> None:
     FakeTensorMode.cache_clear()
     with FakeTensorMode(), pytest.raises(RuntimeError, match="swap"):
         nn.Linear(8, 8).to(torch.bfloat16)
+
+
+def test_a_build_on_real_tensors_goes_through_unchanged() -> None:
+    """Callers enter fake_build whatever the tensors are; outside fake mode it adds nothing."""
+    original = torch.utils.swap_tensors
+    with fake_build():
+        assert torch.utils.swap_tensors is original
+        assert torch.linspace(0, 1, 3).tolist() == [0.0, 0.5, 1.0]
+    with FakeTensorMode(), fake_build():
+        assert torch.utils.swap_tensors is not original
+    assert torch.utils.swap_tensors is original

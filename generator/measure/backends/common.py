@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import asdict
 from typing import Any, Callable
-
-import torch
-from torch._subclasses.fake_tensor import FakeTensor
 
 from generator.experiment import Experiment
 from generator.measure import step
@@ -80,6 +76,5 @@ def build_workload(spec, exp: Experiment) -> Workload:
     """The experiment's model, built with the experiment's fields it takes (attention, …).
     On fake tensors, what a build may do that fake tensors refuse is made to work
     (fake_build.py: drop-path rates read with .item(), `model.to(torch.bfloat16)`)."""
-    fake = isinstance(torch.empty(0), FakeTensor)
-    with fake_build() if fake else contextlib.nullcontext():
+    with fake_build():
         return spec.build(**{name: getattr(exp, name) for name in spec.takes})

@@ -130,8 +130,7 @@ def build(config, name: str, *, task: str, attention: str):
     """The workload: the model in training mode, random batches, the model's own loss."""
     import torch
     from torch import nn
-    from torch._subclasses.fake_tensor import FakeTensor
-
+    from generator.measure.fake_build import under_fake_tensors
     from generator.measure.step import recompute_in_same_modes
     from generator.measure.workload import Workload
 
@@ -141,7 +140,7 @@ def build(config, name: str, *, task: str, attention: str):
     model_class(config, task, name)  # a one-line error for a task the model lacks
     # Fake tensors have no values: the weights' initialisation (truncated normals, which
     # resample by value) cannot run on them, and the estimate needs none.
-    skip_init = isinstance(torch.empty(0), FakeTensor)
+    skip_init = under_fake_tensors()
     with _no_init_weights() if skip_init else contextlib.nullcontext():
         # auto: transformers picks, as from_pretrained does for users (sdpa where it can)
         model = auto.from_config(config, attn_implementation=None if attention == "auto"
