@@ -30,30 +30,21 @@ TINY_LLAMA = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hid
               "num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 256}
 LINEARS = 2 * 7
 QUANTIZED_WEIGHTS = 2 * (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128)
-FOLDER = Path(__file__).parent / "_qlora_config"
 
 
-@functools.cache
-def tiny_llama() -> str:
-    """hf:<folder> of TINY_LLAMA, written once per session (the estimates below are cached)."""
-    return f"hf:{write_config(FOLDER / 'config.json', TINY_LLAMA).parent}"
+@pytest.fixture(scope="module")
+def estimate(tmp_path_factory: pytest.TempPathFactory):
+    """Estimates of TINY_LLAMA, AMP bf16 with LoRA rank 8 on the CPU, by the options given,
+    each made once; the config is written to a folder of the module's own (per worker)."""
+    config = write_config(tmp_path_factory.mktemp("qlora") / "config.json", TINY_LLAMA)
 
+    @functools.cache
+    def estimated(**kw: Any) -> dict[str, Any]:
+        from generator.measure.backends import measure
 
-@functools.cache
-def _estimate(**kw: Any) -> dict[str, Any]:
-    from generator.measure.backends import measure
-
-    return measure(Experiment(model=tiny_llama(), batch_size=2, seq_len=16, device="cpu",
-                              precision="amp-bf16", lora_rank=8, **kw))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def config_folder():
-    yield
-    for file in FOLDER.glob("*"):
-        file.unlink()
-    if FOLDER.exists():
-        FOLDER.rmdir()
+        return measure(Experiment(model=f"hf:{config.parent}", batch_size=2, seq_len=16,
+                                  device="cpu", precision="amp-bf16", lora_rank=8, **kw))
+    return estimated
 
 
 def test_the_option_names_the_step_in_keys_labels_and_both_languages() -> None:
@@ -66,8 +57,8 @@ def test_the_option_names_the_step_in_keys_labels_and_both_languages() -> None:
     assert Experiment.from_dict(exp.to_dict()) == exp
 
 
-def test_each_4bit_weight_takes_half_a_byte_and_its_block_a_byte_of_scale() -> None:
-    full, four_bit = _estimate(), _estimate(quantization="nf4")
+def test_each_4bit_weight_takes_half_a_byte_and_its_block_a_byte_of_scale(estimate) -> None:
+    full, four_bit = estimate(), estimate(quantization="nf4")
     saved = full["category_max_bytes"]["parameters"] - four_bit["category_max_bytes"]["parameters"]
     packed = QUANTIZED_WEIGHTS // 2 + QUANTIZED_WEIGHTS // 64  # the weights, their scales
     tables = saved - (4 * QUANTIZED_WEIGHTS - packed)
@@ -76,28 +67,28 @@ def test_each_4bit_weight_takes_half_a_byte_and_its_block_a_byte_of_scale() -> N
     assert 0 < -tables <= LINEARS * 1200
 
 
-def test_the_weights_count_as_weights_and_only_the_adapters_train() -> None:
-    full, four_bit = _estimate(), _estimate(quantization="nf4")
+def test_the_weights_count_as_weights_and_only_the_adapters_train(estimate) -> None:
+    full, four_bit = estimate(), estimate(quantization="nf4")
     assert four_bit["parameter_count"] == full["parameter_count"]
     assert four_bit["trainable_parameter_count"] == full["trainable_parameter_count"] == \
         2 * 8 * ((64 + 64) + (64 + 32))  # rank 8 on q_proj (64→64) and v_proj (64→32)
     assert four_bit["peak_bytes"] < full["peak_bytes"]
 
 
-def test_the_note_says_what_was_quantized_in_both_languages() -> None:
-    [note] = [n for n in _estimate(quantization="nf4")["notes"] if n.startswith("QLoRA:")]
+def test_the_note_says_what_was_quantized_in_both_languages(estimate) -> None:
+    [note] = [n for n in estimate(quantization="nf4")["notes"] if n.startswith("QLoRA:")]
     assert f"nf4 weights in {LINEARS} linear layers" in note
     assert note.endswith("computed in bfloat16; linear layers not quantized: lm_head")
     assert not note_text(note, "zh").startswith(ORIGINAL["zh"])
 
 
-def test_bitsandbytes_quantizes_for_real_after_an_estimate() -> None:
+def test_bitsandbytes_quantizes_for_real_after_an_estimate(estimate) -> None:
     """The estimate lends bitsandbytes a fake copy of its 8-bit code table, and gives the
     real one back."""
     import torch
     from bitsandbytes import functional
 
-    _estimate(quantization="fp4")
+    estimate(quantization="fp4")
     packed, state = functional.quantize_4bit(torch.randn(64, 64), blocksize=64,
                                              compress_statistics=True, quant_type="fp4")
     assert functional.dequantize_4bit(packed, state).shape == (64, 64)
