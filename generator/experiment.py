@@ -11,7 +11,6 @@ from typing import Any
 from generator.errors import ConfigError
 from generator.option_checks import count, decay, experiment_problems, names, share
 from generator.options import (
-    NOT_A_LEVER,
     Option,
     budget_words,
     option,
@@ -108,6 +107,12 @@ class Experiment:
         help="PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the allocator grows segments "
              "instead of taking new ones")
     """The CUDA caching allocator's expandable segments (changes reserved memory only)."""
+    built_on_device: bool = option(
+        False, step_option=True, tag=lambda v: "on-device", label=lambda v: "built on the GPU",
+        words=lambda v: Words("model built on the GPU", "模型直接在 GPU 上构建"),
+        help="the model is built on the GPU in its training dtype, so what building frees (an "
+             "output weight that tying replaces) stays cached; default: it arrives built")
+    """Built on the GPU: the allocator starts with what building freed (reserved only)."""
     zero_grad: str = option(
         "none", choices=ZERO_GRADS, step_option=True, lever="none",
         tag=lambda v: f"grad-{v}", label=lambda v: "set_to_none=False",
@@ -252,11 +257,6 @@ _DECLARED_STEP_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Exp
 def step_defaults(model: Any) -> dict[str, Any]:
     """The step options' defaults for a model: a result with all of them is a plain step."""
     return {**_DECLARED_STEP_DEFAULTS, "attention": attention_default(model)}
-
-
-#: The levers page's baseline: the article's step with the kernels PyTorch picks on CUDA.
-LEVER_BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().items()
-                                  if opt.lever is not NOT_A_LEVER}
 
 
 def list_fields() -> set[str]:

@@ -32,7 +32,7 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
         value = getattr(exp, name)
         if opt.choices is not None and value not in opt.choices:
             problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
-    for name in ("checkpointing", "expandable_segments", "allocation_trace"):
+    for name in ("checkpointing", "expandable_segments", "built_on_device", "allocation_trace"):
         if not isinstance(getattr(exp, name), bool):
             problems.append(f"{name} must be true or false, got {getattr(exp, name)!r}")
     problems += step_option_problems(exp) + lora_problems(exp)
@@ -43,6 +43,9 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
     if exp.allocation_trace is True and (exp.backend, exp.device) != ("estimate", "cuda"):
         problems.append("allocation_trace needs the estimate backend modelling cuda: only "
                         "it simulates the caching allocator")
+    if exp.built_on_device is True and exp.device != "cuda":
+        problems.append("built_on_device is about what the CUDA caching allocator holds when "
+                        "training starts: it needs a CUDA step (cuda, or an estimate of one)")
     if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:
         problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
                         "a real run measures its own device")

@@ -159,6 +159,12 @@ class CachingAllocator:
                     del pool.unmapped[block.addr]
                     self.segments -= 1
 
+    def reset_peak_stats(self) -> None:
+        """`resetPeakStats` (torch.cuda.reset_peak_memory_stats): the peaks start again
+        from what is allocated and reserved now."""
+        self.peak_allocated_bytes, self.peak_reserved_bytes = (self.allocated_bytes,
+                                                               self.reserved_bytes)
+
     def report(self) -> AllocatorReport:
         return AllocatorReport(self.peak_reserved_bytes, self.peak_allocated_bytes,
                                self.reserved_bytes, self.allocated_bytes, self.segments,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from generator.allocator import trace
-from generator.allocator.caching import simulate
+from generator.allocator.caching import CachingAllocator, replay
 from generator.measure.timeline import StorageLife
 
 #: Steps replayed after the measured one: warm-up + measured + 3 = five steps.
@@ -39,18 +39,32 @@ class TrackedSteps:
 
 def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspaces: int = 2,
             replays: int = REPLAYED_STEPS, capacity: int | None = None,
-            expandable_segments: bool = False, keep_trace: bool = False) -> dict[str, Any]:
+            expandable_segments: bool = False, keep_trace: bool = False,
+            building: TrackedSteps | None = None) -> dict[str, Any]:
     """The allocator's peak allocated and reserved bytes over `steps` (what each tracker
     recorded, in order), the last replayed `replays` more times. workspace_bytes: the size
     of one cuBLAS workspace on the modelled GPU (0: none); workspaces: how many (one per
     thread that runs matmuls, the first of WORKSPACE_PHASES). keep_trace: add the events
-    replayed, as allocator/trace.py writes them ("trace")."""
+    replayed, as allocator/trace.py writes them ("trace"; a building is its first step).
+    building: the model built on the device first (build_trace.py); what it frees stays
+    cached, and the peaks count from the first step, as after
+    `torch.cuda.reset_peak_memory_stats()`."""
     phases = WORKSPACE_PHASES[:workspaces] if workspace_bytes else ()
     starts: list[int] = []
-    events = allocation_events(steps, replays=replays, workspace_bytes=workspace_bytes,
-                               workspace_phases=phases, step_starts=starts)
-    report = simulate(events, capacity=capacity, expandable_segments=expandable_segments)
+    leading = [building] if building is not None else []
+    events = allocation_events([*leading, *steps], replays=replays,
+                               workspace_bytes=workspace_bytes, workspace_phases=phases,
+                               step_starts=starts)
+    first_step = starts[len(leading)] if steps else len(events)
+    allocator = CachingAllocator(capacity=capacity, expandable_segments=expandable_segments)
+    replay(allocator, events[:first_step])
+    cached = allocator.reserved_bytes - allocator.allocated_bytes
+    allocator.reset_peak_stats()
+    if allocator.out_of_memory is None:
+        replay(allocator, events[first_step:])
+    report = allocator.report()
     kept = {"trace": trace.encode(events, starts)} if keep_trace else {}
+    built = {"cached_at_start_bytes": cached} if building is not None else {}
     return {
         "source": SOURCE,
         "steps": len(steps) + replays,
@@ -59,6 +73,7 @@ def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspac
         "workspace_bytes": workspace_bytes * len(phases),
         "segments": report.segments,
         "out_of_memory": report.out_of_memory,
+        **built,
         **kept,
     }
 

@@ -4,8 +4,8 @@ The yardstick of the accuracy page: each row of the dataset names a model, a bat
 sequence length, a precision and whether checkpointing was on, and the peaks a real H100
 reported. `ReferenceRun.experiment()` is the same training step in this project's options
 (Adam with weight decay, autocast without a loss scaler, pure fp16, checkpointing by module
-class), so an estimate of it can be held against the real figures. Nothing here imports
-PyTorch: the site reads it.
+class, the model built on the GPU), so an estimate of it can be held against the real
+figures. Nothing here imports PyTorch: the site reads it.
 """
 
 from __future__ import annotations
@@ -100,7 +100,9 @@ class ReferenceRun:
             # image models take the image side as their length (CLIP: the text's tokens)
             "seq_len": self.seq_len if self.seq_len > 0 else self.image_size,
             "optimizer": "adam", "weight_decay": 1e-4, "backend": "estimate",
-            **PRECISIONS[self.precision],
+            # built on the GPU (`with torch.device(dev)`), in fp16 from the start for HP
+            # (torch.set_default_dtype): what building frees stays in the allocator's cache
+            "built_on_device": True, **PRECISIONS[self.precision],
         }
         if is_hf_name(MODELS[self.model]):  # timm's ViT picks SDPA by itself
             fields["attention"] = "eager" if self.model in EAGER_ONLY else "sdpa"

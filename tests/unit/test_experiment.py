@@ -12,7 +12,6 @@ import pytest
 
 from generator.errors import ConfigError
 from generator.experiment import (
-    LEVER_BASELINE,
     Experiment,
     is_plain_step,
     option_words,
@@ -20,6 +19,7 @@ from generator.experiment import (
     step_defaults,
 )
 from generator.options import parse_size, resolved_optimizer_impl
+from generator.site.pages.levers import BASELINE as LEVER_BASELINE
 
 TINY = {"model": "tiny", "batch_size": 2, "seq_len": 16}
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -122,3 +122,33 @@ def test_the_allocator_is_given_the_bytes_asked_for_and_can_keep_its_trace() -> 
     assert (again.peak_allocated_bytes, again.peak_reserved_bytes) == \
         (kept["peak_allocated_bytes"], kept["peak_reserved_bytes"])
     assert "trace" not in predict([step])
+
+
+def test_what_building_frees_stays_cached_and_the_peaks_count_from_the_first_step() -> None:
+    """A model built on the GPU: its untied output weight (30 MiB) is allocated and freed
+    while it is built. The step's 30 MiB activation then reuses that cached segment instead
+    of taking one of its own, and building's peak (weights + the untied copy) is not the
+    step's: the peaks start again, as after torch.cuda.reset_peak_memory_stats()."""
+    weights = life(40 * MIB, 1, None, key=1, category="parameters")
+    building = TrackedSteps([weights, life(30 * MIB, 2, 3, key=2)])
+    step = TrackedSteps([life(40 * MIB, 0, None, key=1, category="parameters"),
+                         life(30 * MIB, 3, 6, key=3), life(MIB // 2, 4, 5, key=4)])
+    moved = predict([step], replays=0)
+    built = predict([step], replays=0, building=building)
+    assert moved["peak_reserved_bytes"] == (40 + 30 + 2) * MIB and "cached_at_start_bytes" \
+        not in moved
+    assert built["cached_at_start_bytes"] == 30 * MIB
+    assert built["peak_reserved_bytes"] == moved["peak_reserved_bytes"]  # the same segment
+    assert built["peak_allocated_bytes"] == moved["peak_allocated_bytes"] == 70 * MIB + 512 * 1024
+    # a building that leaves a segment the step cannot use adds it to reserved
+    wide = TrackedSteps([weights, life(25 * MIB, 2, 3, key=2)])
+    assert predict([step], replays=0, building=wide)["peak_reserved_bytes"] == \
+        moved["peak_reserved_bytes"] + 26 * MIB
+
+
+def test_a_building_that_does_not_fit_is_out_of_memory_before_any_step() -> None:
+    building = TrackedSteps([life(40 * MIB, 1, None, key=1, category="parameters"),
+                             life(40 * MIB, 2, 3, key=2)])
+    step = TrackedSteps([life(40 * MIB, 0, None, key=1, category="parameters")])
+    report = predict([step], replays=0, building=building, capacity=60 * MIB)
+    assert report["out_of_memory"] and report["peak_allocated_bytes"] == 40 * MIB

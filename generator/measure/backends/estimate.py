@@ -20,7 +20,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from generator import gpu_overheads
 from generator.experiment import Experiment
 from generator.measure import (
-    cuda_emulation, fake_kernel_gaps, imports_frozen, quiet, reserved, step,
+    build_trace, cuda_emulation, fake_kernel_gaps, imports_frozen, quiet, reserved, step,
 )
 from generator.measure.backends.common import (
     build_workload,
@@ -31,7 +31,7 @@ from generator.measure.backends.common import (
 from generator.measure.cuda_emulation import CudaKernelPolicy
 from generator.measure.modelled_kernels import modelled_kernels, unmodelled
 from generator.measure.models import hf_masks
-from generator.measure.precision import AUTOCAST_DTYPE
+from generator.measure.precision import AUTOCAST_DTYPE, MODEL_DTYPE
 from generator.measure.reserved import TrackedSteps
 from generator.measure.step import Trainer
 from generator.measure.timeline import the_next_step
@@ -60,10 +60,14 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
     fake_kernel_gaps.install()
     unpadded_reads = hf_masks.unpadded_reads()
+    on_device = cuda and exp.built_on_device
     with quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
             modelled_kernels(exp.device) as kernels:
-        workload = build_workload(spec, exp)
-        trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
+        with build_trace.traced(on_device) as building:
+            with build_trace.built_in(MODEL_DTYPE[exp.precision]) if on_device \
+                    else contextlib.nullcontext():
+                workload = build_workload(spec, exp)
+            trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
         workload = trainer.workload  # with the adapters, where the step trains LoRA
         round_bytes = CUDA_BLOCK_BYTES if cuda else 1
         # The warm-up step, tracked: the allocator simulation replays it, and when it was the
@@ -94,11 +98,14 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             [warm_up, measured],
             workspace_bytes=gpu.cublas_workspace_bytes, workspaces=gpu.cublas_workspaces,
             capacity=capacity, expandable_segments=exp.expandable_segments,
-            keep_trace=exp.allocation_trace)
+            keep_trace=exp.allocation_trace,
+            building=TrackedSteps(building.lives) if building is not None else None)
         allocator["context_bytes"] = [gpu.context_bytes_low, gpu.context_bytes_high]
         notes.append(f"allocated and reserved peaks: the CUDA caching allocator's rules "
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
                      f"of a {gpu.name} GPU")
+        if building is not None:
+            notes.append(build_trace.note(allocator["cached_at_start_bytes"]))
     return {
         **figures(report, workload=workload, warmup_steps=warmups),
         "step_seconds": None,

@@ -143,8 +143,9 @@ def build(config, name: str, *, task: str, attention: str):
     skip_init = under_fake_tensors()
     with _no_init_weights() if skip_init else contextlib.nullcontext():
         # auto: transformers picks, as from_pretrained does for users (sdpa where it can)
+        # in the default dtype: fp32, unless the step builds in 16 bits (build_trace.py)
         model = auto.from_config(config, attn_implementation=None if attention == "auto"
-                                 else attention, **{_dtype_argument(): torch.float32})
+                                 else attention, **{_dtype_argument(): torch.get_default_dtype()})
     if skip_init:
         model.tie_weights()  # part of the initialisation skipped above
         hf_masks.install()

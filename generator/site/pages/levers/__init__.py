@@ -15,9 +15,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.experiment import LEVER_BASELINE as BASELINE
-from generator.experiment import as_held
-from generator.options import resolved_optimizer_impl
+from generator.experiment import as_held, options
+from generator.options import NOT_A_LEVER, resolved_optimizer_impl
 from generator.results.shapes import StepResult, result_trust
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
@@ -27,6 +26,10 @@ from generator.site.pages.levers import tables as lever_tables
 
 Result = StepResult
 PAGES = (Page("levers.md", "levers/levers", nav=30),)
+#: The page's baseline: the article's step with the kernels PyTorch picks on CUDA (each
+#: option's declared `lever` value).
+BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().items()
+                            if opt.lever is not NOT_A_LEVER}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,90 @@
+"""What building a model on the GPU leaves in the caching allocator.
+
+A model built on the GPU (`with torch.device("cuda"): AutoModel.from_config(...)`, as the
+published H100 runs of the accuracy page do) allocates there as it is built, and what it
+frees on the way stays in the allocator's cache when training starts: the output layer's own
+weight, say, which `tie_weights` then replaces by the input embedding. Those cached blocks
+are where the first steps' tensors can go, so the reserved peak depends on them. A model
+loaded elsewhere and moved arrives as its parameters alone.
+
+`BuildTracker` records every storage the build makes and when it dies, keyed like the step's
+tracker (the storage's id) so that the first step finds its parameters (reserved.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import weakref
+from collections.abc import Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from generator import units
+from generator.measure.timeline import StorageLife
+from generator.measure.tracker import own_storage
+
+
+class BuildTracker(TorchDispatchMode):
+    """Every storage the ops make while the model is built, and when each dies."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock, self.lives, self._refs = itertools.count(1), [], {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for tensor in tree_flatten(out)[0]:
+            storage = own_storage(tensor)
+            if storage is None or storage.nbytes() == 0 or id(storage) in self._refs:
+                continue
+            life = StorageLife(nbytes=storage.nbytes(), category="parameters",
+                               born=next(self.clock), key=id(storage),
+                               requested=storage.nbytes())
+            self._refs[id(storage)] = weakref.ref(storage, self._ender(id(storage), life))
+            self.lives.append(life)
+        return out
+
+    def _ender(self, key: int, life: StorageLife):
+        def end(_ref) -> None:
+            life.died = next(self.clock)
+            self._refs.pop(key, None)
+        return end
+
+
+@contextlib.contextmanager
+def built_in(dtype: torch.dtype) -> Iterator[None]:
+    """Build in `dtype` from the start, as `from_config(torch_dtype=…)` or
+    `torch.set_default_dtype` do: a model built on the GPU in 16 bits never had fp32 weights
+    there to free."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before)
+
+
+@contextlib.contextmanager
+def traced(enabled: bool) -> Iterator[BuildTracker | None]:
+    """A BuildTracker over the block, or None when the build is not on the device. Its
+    lives end with the block: a storage the steps free later dies in their tracker, not in
+    the build's."""
+    if not enabled:
+        yield None
+        return
+    tracker = BuildTracker()
+    try:
+        with tracker:
+            yield tracker
+    finally:
+        tracker._refs.clear()  # the weak references go, and their callbacks with them
+
+
+def note(cached_bytes: int) -> str:
+    """The estimate's note on the allocator's start."""
+    return (f"model built on the GPU: when the first step starts the allocator holds "
+            f"{units.size(cached_bytes)} reserved but free, what building freed (e.g. an "
+            f"output weight that tying replaced)")
