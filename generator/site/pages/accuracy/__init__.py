@@ -12,6 +12,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator import gpu_overheads
 from generator.allocator.blocks import ROUND_LARGE
 from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
@@ -54,6 +55,11 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     own = {"rows": own_rows, "summary": own_gpu.summary(own_rows)} if own_rows else None
     return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
             "summary": summary(rows), "twins": twins(rows), "segment_rounding": ROUND_LARGE,
+            "cublas_workspace": gpu_overheads.for_device_name(
+                reference_runs.GPU).cublas_workspace_bytes,
+            # the run whose building left the most in the allocator's cache, for the prose
+            "building": max((r for r in rows if r["cached_at_start"]), default=None,
+                            key=lambda r: r["cached_at_start"]),
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
             "transformers": sorted({r["transformers"] or "?" for r in rows}),
@@ -97,6 +103,8 @@ def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
         "memtracker": run.memtracker_bytes,
         "memtracker_ratio": (run.memtracker_bytes / run.active_peak_bytes
                              if run.memtracker_bytes else None),
+        # what building the model on the GPU left cached when the first step started
+        "cached_at_start": allocator.get("cached_at_start_bytes"),
         "key": result["key"], "notes": result.get("notes", []),
         "transformers": result["environment"].get("transformers"),
     }
