@@ -87,6 +87,9 @@ def print_allocator(allocator: dict, say: Say = print) -> None:
     say(f"  allocated peak  {mib(allocator['peak_allocated_bytes']):>14}"
         "   torch.cuda.max_memory_allocated()")
     say(f"  reserved peak   {mib(reserved):>14}   torch.cuda.max_memory_reserved()")
+    if allocator.get("freed_while_building_bytes") is not None:  # --built-on-device
+        say(f"  freed building  {mib(allocator['freed_while_building_bytes']):>14}   while the "
+            "model was built on the GPU; cached for the steps")
     say(f"  nvidia-smi      {mib(shown_low)} – {mib(shown_high)}"
         f"   reserved + a CUDA context of {mib(low)} – {mib(high)}")
 

@@ -19,24 +19,32 @@ import weakref
 from collections.abc import Iterator
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from generator import units
+from generator.measure.fake_build import under_fake_tensors
 from generator.measure.timeline import StorageLife
 from generator.measure.tracker import own_storage
 
 
 class BuildTracker(TorchDispatchMode):
-    """Every storage the ops make while the model is built, and when each dies."""
+    """Every storage the ops make while the model is built, and when each dies. Entered
+    under fake tensors (an estimate), it counts fake tensors alone: the real ones made then
+    are the estimate's own (fake_build.py computes small constants for real), not the
+    modelled device's."""
 
     def __init__(self) -> None:
         super().__init__()
         self.clock, self.lives, self._refs = itertools.count(1), [], {}
+        self.fake_only = under_fake_tensors()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for tensor in tree_flatten(out)[0]:
+            if self.fake_only and not isinstance(tensor, FakeTensor):
+                continue
             storage = own_storage(tensor)
             if storage is None or storage.nbytes() == 0 or id(storage) in self._refs:
                 continue
@@ -83,8 +91,7 @@ def traced(enabled: bool) -> Iterator[BuildTracker | None]:
         tracker._refs.clear()  # the weak references go, and their callbacks with them
 
 
-def note(cached_bytes: int) -> str:
+def note(freed_bytes: int) -> str:
     """The estimate's note on the allocator's start."""
-    return (f"model built on the GPU: when the first step starts the allocator holds "
-            f"{units.size(cached_bytes)} reserved but free, what building freed (e.g. an "
-            f"output weight that tying replaced)")
+    return (f"model built on the GPU: building it freed {units.size(freed_bytes)} (e.g. an "
+            f"output weight that tying replaced), which the allocator keeps cached for the steps")

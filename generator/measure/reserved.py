@@ -58,13 +58,13 @@ def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspac
     first_step = starts[len(leading)] if steps else len(events)
     allocator = CachingAllocator(capacity=capacity, expandable_segments=expandable_segments)
     replay(allocator, events[:first_step])
-    cached = allocator.reserved_bytes - allocator.allocated_bytes
     allocator.reset_peak_stats()
     if allocator.out_of_memory is None:
         replay(allocator, events[first_step:])
     report = allocator.report()
     kept = {"trace": trace.encode(events, starts)} if keep_trace else {}
-    built = {"cached_at_start_bytes": cached} if building is not None else {}
+    built = {} if building is None else {"freed_while_building_bytes": sum(
+        life.nbytes for life in building.lives if life.died is not None)}
     return {
         "source": SOURCE,
         "steps": len(steps) + replays,

@@ -33,10 +33,10 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
     (r"allocated and reserved peaks: the CUDA caching allocator's rules replayed over (\d+) "
      r"steps, with the cuBLAS workspaces of an? (.+) GPU",
      "已分配与已预留峰值：按 CUDA 缓存分配器的规则重放 {1} 步，含 {2} GPU 的 cuBLAS 工作区"),
-    (r"model built on the GPU: when the first step starts the allocator holds (.+) "
-     r"reserved but free, what building freed \(e\.g\. an output weight that tying replaced\)",
-     "模型直接在 GPU 上构建：第一步开始时，分配器里有 {1} 已预留但空闲，是构建过程中释放的"
-     "（例如权重绑定后被替换掉的输出层权重）"),
+    (r"model built on the GPU: building it freed (.+) \(e\.g\. an output weight that tying "
+     r"replaced\), which the allocator keeps cached for the steps",
+     "模型直接在 GPU 上构建：构建过程中释放了 {1}（例如权重绑定后被替换掉的输出层权重），"
+     "分配器把它们留在缓存里，供训练步复用"),
     *((rf"LoRA: PEFT ([\w.+-]+) adapters of rank (\d+) on (.+) \({origin}\); the model's own "
        r"weights frozen", f"LoRA：PEFT {{1}} 秩为 {{2}} 的适配器，加在 {{3}}（{words}）；模型自身的权重冻结")
       for origin, words in ((r"PEFT's default for (\S+)", "PEFT 对 {4} 的默认选择"),

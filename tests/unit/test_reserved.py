@@ -135,9 +135,9 @@ def test_what_building_frees_stays_cached_and_the_peaks_count_from_the_first_ste
                          life(30 * MIB, 3, 6, key=3), life(MIB // 2, 4, 5, key=4)])
     moved = predict([step], replays=0)
     built = predict([step], replays=0, building=building)
-    assert moved["peak_reserved_bytes"] == (40 + 30 + 2) * MIB and "cached_at_start_bytes" \
+    assert moved["peak_reserved_bytes"] == (40 + 30 + 2) * MIB and "freed_while_building_bytes" \
         not in moved
-    assert built["cached_at_start_bytes"] == 30 * MIB
+    assert built["freed_while_building_bytes"] == 30 * MIB
     assert built["peak_reserved_bytes"] == moved["peak_reserved_bytes"]  # the same segment
     assert built["peak_allocated_bytes"] == moved["peak_allocated_bytes"] == 70 * MIB + 512 * 1024
     # a building that leaves a segment the step cannot use adds it to reserved

@@ -105,7 +105,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
                      f"of a {gpu.name} GPU")
         if building is not None:
-            notes.append(build_trace.note(allocator["cached_at_start_bytes"]))
+            notes.append(build_trace.note(allocator["freed_while_building_bytes"]))
     return {
         **figures(report, workload=workload, warmup_steps=warmups),
         "step_seconds": None,

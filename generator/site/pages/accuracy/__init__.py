@@ -58,8 +58,8 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "cublas_workspace": gpu_overheads.for_device_name(
                 reference_runs.GPU).cublas_workspace_bytes,
             # the run whose building left the most in the allocator's cache, for the prose
-            "building": max((r for r in rows if r["cached_at_start"]), default=None,
-                            key=lambda r: r["cached_at_start"]),
+            "building": max((r for r in rows if r["freed_while_building"]), default=None,
+                            key=lambda r: r["freed_while_building"]),
             "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
             "transformers": sorted({r["transformers"] or "?" for r in rows}),
@@ -103,8 +103,8 @@ def row(run: reference_runs.ReferenceRun, result: StepResult) -> dict[str, Any]:
         "memtracker": run.memtracker_bytes,
         "memtracker_ratio": (run.memtracker_bytes / run.active_peak_bytes
                              if run.memtracker_bytes else None),
-        # what building the model on the GPU left cached when the first step started
-        "cached_at_start": allocator.get("cached_at_start_bytes"),
+        # what building the model on the GPU freed, cached when the first step started
+        "freed_while_building": allocator.get("freed_while_building_bytes"),
         "key": result["key"], "notes": result.get("notes", []),
         "transformers": result["environment"].get("transformers"),
     }
