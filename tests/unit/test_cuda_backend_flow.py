@@ -5,6 +5,7 @@ measured step's, the five steps'), not a GPU's numbers (tests/slow/test_cuda.py,
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import torch
@@ -78,3 +79,28 @@ def test_each_statistic_lands_in_its_field(monkeypatch) -> None:
     assert (truth["steps_peak_bytes"], truth["steps_max_reserved_bytes"]) == (1000, 2200)
     assert truth["allocator_overhead_bytes"] == 1200
     assert truth["context_bytes"] == 13_000 - 10_000 - 2100
+
+
+def test_the_model_is_built_where_and_in_the_dtype_the_option_says(monkeypatch) -> None:
+    """built_on_device: built under the device, in its training dtype from the start (no
+    fp32 weights to free); by default built elsewhere, cast, then moved."""
+    spec = resolve_model("tiny")
+    built_in: list[torch.dtype] = []
+
+    def build(**kwargs):
+        built_in.append(torch.get_default_dtype())
+        return spec.build(**kwargs)
+
+    moves: list[str] = []
+    to = torch.nn.Module.to
+    monkeypatch.setattr(torch.nn.Module, "to", lambda self, *a, **k: (
+        moves.append(str(a[0] if a else k)), to(self, *a, **k))[1])
+    for on_device in (False, True):
+        monkeypatch.setattr(cuda_backend, "torch", TorchOnTheCpu(ScriptedCuda()))
+        exp = Experiment(model="tiny", batch_size=2, seq_len=16, backend="cuda",
+                         precision="fp16", built_on_device=on_device)
+        result = cuda_backend.run(exp, dataclasses.replace(spec, build=build))
+        assert result["ground_truth"]["peak_bytes"] == 900
+    assert built_in == [torch.float32, torch.float16]
+    assert torch.get_default_dtype() == torch.float32
+    assert moves == ["cpu"]  # the moved model only, to the (scripted) device
