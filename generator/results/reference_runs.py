@@ -99,11 +99,13 @@ class ReferenceRun:
             "model": MODELS[self.model], "batch_size": self.batch_size,
             # image models take the image side as their length (CLIP: the text's tokens)
             "seq_len": self.seq_len if self.seq_len > 0 else self.image_size,
-            "optimizer": "adam", "weight_decay": 1e-4, "backend": "estimate",
+            "optimizer": "adam", "backend": "estimate",
             # built on the GPU (`with torch.device(dev)`), in fp16 from the start for HP
             # (torch.set_default_dtype): what building frees stays in the allocator's cache
             "built_on_device": True, **PRECISIONS[self.precision],
         }
+        if not MODELS[self.model].startswith("timm:"):  # timm's optimizer factory: no decay
+            fields["weight_decay"] = 1e-4
         if is_hf_name(MODELS[self.model]):  # timm's ViT picks SDPA by itself
             fields["attention"] = "eager" if self.model in EAGER_ONLY else "sdpa"
         if self.checkpointing:

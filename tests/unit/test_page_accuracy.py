@@ -247,3 +247,19 @@ def test_the_gpu_column_appears_when_runs_of_several_gpus_share_the_table(own_co
     table = str(own_gpu.table(mixed, "en"))
     assert "| GPU |" in table.splitlines()[0]
     assert "NVIDIA H200" in table and "NVIDIA H100 80GB HBM3" in table
+
+
+def test_each_published_run_is_the_step_their_code_ran() -> None:
+    """Their step (reference_data/SOURCE.md): Adam with weight decay 1e-4 for the Hugging
+    Face models, timm's optimizer factory (no decay) for the timm ones; every model built on
+    the GPU; fp16 autocast without a scaler for MP."""
+    runs = reference_runs.runs()
+    for run in runs:
+        step = run.experiment()
+        assert step["optimizer"] == "adam" and step["built_on_device"] is True
+        timm = step["model"].startswith("timm:")
+        assert step.get("weight_decay") == (None if timm else 1e-4), run.name
+        if run.precision == "MP":
+            assert (step["precision"], step["loss_scaling"]) == ("amp-fp16", "off")
+    assert {r.model for r in runs if r.experiment()["model"].startswith("timm:")} == \
+        {"timm_vit", "timm_convnext_v2"}
