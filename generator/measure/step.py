@@ -213,13 +213,13 @@ def recompute_in_same_modes() -> tuple[contextlib.AbstractContextManager, ...]:
 def cast_model(model: nn.Module, dtype: torch.dtype) -> None:
     """`model.to(dtype)` for real and fake tensors alike: under FakeTensorMode `Module.to`
     swaps parameters in place, which fails on the weak references fake mode keeps. Tied
-    parameters stay tied (one new Parameter per old one)."""
+    parameters stay tied (one new Parameter per old one); those already in `dtype` stay."""
     new: dict[int, torch.Tensor] = {}
     with torch.no_grad():
         for module in model.modules():
             for table in (module._parameters, module._buffers):
                 for name, old in table.items():
-                    if old is None or not old.is_floating_point():
+                    if old is None or not old.is_floating_point() or old.dtype == dtype:
                         continue
                     if id(old) not in new:
                         value = old.detach().to(dtype)

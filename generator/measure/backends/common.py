@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import asdict
 from typing import Any, Callable
 
 from generator.experiment import Experiment
 from generator.measure import step
+from generator.measure.build_trace import built_in
 from generator.measure.fake_build import fake_build
 from generator.measure.modelled_kernels import tracker_class
+from generator.measure.precision import MODEL_DTYPE
 from generator.measure.quantize_4bit import weights_in
 from generator.measure.step import Trainer
 from generator.measure.timeline import TrackerReport
@@ -73,8 +76,10 @@ def figures(report: TrackerReport, *, workload: Workload, warmup_steps: int) -> 
 
 
 def build_workload(spec, exp: Experiment) -> Workload:
-    """The experiment's model, built with the experiment's fields it takes (attention, …).
+    """The experiment's model, built with the experiment's fields it takes (attention, …);
+    in its training dtype from the start when it is built on the device (build_trace.py).
     On fake tensors, what a build may do that fake tensors refuse is made to work
     (fake_build.py: drop-path rates read with .item(), `model.to(torch.bfloat16)`)."""
-    with fake_build():
+    in_dtype = built_in(MODEL_DTYPE[exp.precision]) if exp.built_on_device else nullcontext()
+    with fake_build(), in_dtype:
         return spec.build(**{name: getattr(exp, name) for name in spec.takes})

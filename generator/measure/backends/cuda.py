@@ -13,7 +13,6 @@ from generator.measure.backends.common import (
     median_step_seconds,
     tracked_step,
 )
-from generator.measure import build_trace
 from generator.measure.precision import MODEL_DTYPE
 from generator.measure.step import Trainer, cast_model
 from generator.measure.tracker import CUDA_BLOCK_BYTES
@@ -30,15 +29,13 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     if exp.gpu_memory is not None:  # a smaller GPU, emulated: the allocator refuses beyond it
         total = torch.cuda.get_device_properties(device).total_memory
         torch.cuda.set_per_process_memory_fraction(min(1.0, exp.gpu_memory / total), device)
-    dtype = MODEL_DTYPE[exp.precision]
     try:
-        if exp.built_on_device:  # where it trains, in its training dtype (build_trace.py)
-            with device, build_trace.built_in(dtype):
+        if exp.built_on_device:  # where it trains, in its training dtype (build_workload)
+            with device:
                 workload = build_workload(spec, exp)
         else:  # on the CPU, as a loaded model is, then moved in its training dtype
             workload = build_workload(spec, exp)
-            if dtype != torch.float32:
-                cast_model(workload.model, dtype)
+            cast_model(workload.model, MODEL_DTYPE[exp.precision])
             workload.model.to(device)
         trainer = Trainer.create(workload, exp, device=device)
         workload = trainer.workload  # with the adapters, where the step trains LoRA

@@ -31,7 +31,7 @@ from generator.measure.backends.common import (
 from generator.measure.cuda_emulation import CudaKernelPolicy
 from generator.measure.modelled_kernels import modelled_kernels, unmodelled
 from generator.measure.models import hf_masks
-from generator.measure.precision import AUTOCAST_DTYPE, MODEL_DTYPE
+from generator.measure.precision import AUTOCAST_DTYPE
 from generator.measure.reserved import TrackedSteps
 from generator.measure.step import Trainer
 from generator.measure.timeline import the_next_step
@@ -60,13 +60,10 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
     fake_kernel_gaps.install()
     unpadded_reads = hf_masks.unpadded_reads()
-    on_device = cuda and exp.built_on_device
     with quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
             modelled_kernels(exp.device) as kernels:
-        with build_trace.traced(on_device) as building:
-            with build_trace.built_in(MODEL_DTYPE[exp.precision]) if on_device \
-                    else contextlib.nullcontext():
-                workload = build_workload(spec, exp)
+        with build_trace.traced(exp.built_on_device) as building:  # (a CUDA step's option)
+            workload = build_workload(spec, exp)
             trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
         workload = trainer.workload  # with the adapters, where the step trains LoRA
         round_bytes = CUDA_BLOCK_BYTES if cuda else 1
