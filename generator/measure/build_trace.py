@@ -14,8 +14,6 @@ tracker (the storage's id) so that the first step finds its parameters (reserved
 from __future__ import annotations
 
 import contextlib
-import itertools
-import weakref
 from collections.abc import Iterator
 
 import torch
@@ -25,6 +23,7 @@ from torch.utils._pytree import tree_flatten
 
 from generator import units
 from generator.measure.fake_build import under_fake_tensors
+from generator.measure.storage_lives import StorageLives
 from generator.measure.timeline import StorageLife
 from generator.measure.tracker import own_storage
 
@@ -37,8 +36,13 @@ class BuildTracker(TorchDispatchMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.clock, self.lives, self._refs = itertools.count(1), [], {}
+        self.made = StorageLives()
         self.fake_only = under_fake_tensors()
+
+    @property
+    def lives(self) -> list[StorageLife]:
+        """Every storage the build made, in the order it made them."""
+        return self.made.all
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -46,20 +50,10 @@ class BuildTracker(TorchDispatchMode):
             if self.fake_only and not isinstance(tensor, FakeTensor):
                 continue
             storage = own_storage(tensor)
-            if storage is None or storage.nbytes() == 0 or id(storage) in self._refs:
+            if storage is None or storage.nbytes() == 0 or self.made.get(storage) is not None:
                 continue
-            life = StorageLife(nbytes=storage.nbytes(), category="parameters",
-                               born=next(self.clock), key=id(storage),
-                               requested=storage.nbytes())
-            self._refs[id(storage)] = weakref.ref(storage, self._ender(id(storage), life))
-            self.lives.append(life)
+            self.made.add(storage, nbytes=storage.nbytes(), category="parameters")
         return out
-
-    def _ender(self, key: int, life: StorageLife):
-        def end(_ref) -> None:
-            life.died = next(self.clock)
-            self._refs.pop(key, None)
-        return end
 
 
 @contextlib.contextmanager
@@ -88,7 +82,7 @@ def traced(enabled: bool) -> Iterator[BuildTracker | None]:
         with tracker:
             yield tracker
     finally:
-        tracker._refs.clear()  # the weak references go, and their callbacks with them
+        tracker.made.forget()  # later frees belong to the steps
 
 
 def note(freed_bytes: int) -> str:

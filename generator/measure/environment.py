@@ -87,4 +87,5 @@ def _nvidia_driver() -> str | None:
                              capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    text = out.stdout.strip()
+    return text.splitlines()[0] if out.returncode == 0 and text else None

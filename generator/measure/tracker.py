@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import threading
-import weakref
-from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import torch
@@ -28,6 +25,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from generator.measure.storage_lives import StorageLives
 from generator.measure.timeline import StorageLife, TrackerReport, frees_in_order, summarise
 from generator.results.shapes import CATEGORIES
 
@@ -69,12 +67,6 @@ def top_level_blocks(model: nn.Module) -> list[tuple[str, nn.Module]]:
     return blocks
 
 
-@dataclass
-class _Live:
-    life: StorageLife
-    ref: weakref.ref = field(repr=False)
-
-
 class MemoryTracker(TorchDispatchMode):
     """Use as `with MemoryTracker(model, optimizer) as tracker: step(tracker.mark_phase)`,
     then `tracker.report()` (step.tracked_step does this)."""
@@ -95,10 +87,7 @@ class MemoryTracker(TorchDispatchMode):
         self.blocks = list(blocks) if blocks is not None else top_level_blocks(model)
         self.round_bytes, self.device_type = round_bytes, device_type
         self._rank = {name: i for i, name in enumerate(self.precedence)}
-        self._clock = itertools.count(1)
-        self._lock = threading.RLock()  # a free can fire inside a locked section (GC)
-        self._live: dict[int, _Live] = {}
-        self._lives: list[StorageLife] = []
+        self._storages = StorageLives()
         self._phases: list[tuple[str, int]] = []
         self._module_stack: list[str] = []
         self._undo = contextlib.ExitStack()
@@ -132,7 +121,7 @@ class MemoryTracker(TorchDispatchMode):
     def __exit__(self, *exc) -> None:
         super().__exit__(*exc)
         self._undo.close()
-        self._end = next(self._clock)
+        self._end = self._storages.tick()
 
     def on_exit(self, undo: Callable[[], object]) -> None:
         """Call `undo` when the tracker exits (last registered, first called), e.g. a hook
@@ -141,13 +130,13 @@ class MemoryTracker(TorchDispatchMode):
 
     def mark_phase(self, name: str) -> None:
         """Note that the step enters phase `name` (forward, backward, optimizer)."""
-        self._phases.append((name, next(self._clock)))
+        self._phases.append((name, self._storages.tick()))
 
     def lives(self) -> list[StorageLife]:
         """Every storage seen so far, in the order first seen; frees that follow one another
         are put in one order (timeline.frees_in_order), so an estimate repeats to the byte."""
-        with self._lock:
-            return frees_in_order(self._lives)
+        with self._storages.lock:
+            return frees_in_order(self._storages.all)
 
     def phases(self) -> list[tuple[str, int]]:
         """The phases marked so far, each with the clock tick it began at."""
@@ -157,7 +146,7 @@ class MemoryTracker(TorchDispatchMode):
         """The peak, its breakdown, each category's maximum and the timeline of the step
         (of `lives` instead of the ones seen, if given: timeline.the_next_step's)."""
         return summarise(self.lives() if lives is None else lives, self.phases(),
-                         end=self._end or next(self._clock), categories=self.categories)
+                         end=self._end or self._storages.tick(), categories=self.categories)
 
     # -- labels ----------------------------------------------------------------------------
     def storages(self, tensor: object) -> list[torch.UntypedStorage]:
@@ -181,32 +170,20 @@ class MemoryTracker(TorchDispatchMode):
             return
         if self.device_type is not None and storage.device.type != self.device_type:
             return
-        with self._lock:
-            entry = self._live.get(id(storage))
-            if entry is not None:
-                life = entry.life
-                if self._rank[category] > self._rank[life.category]:
-                    life.category = category
-                    if category == "activations":
-                        life.module = module
-                return
-            life = StorageLife(nbytes=round_up(storage.nbytes(), self.round_bytes),
-                               category=category,
-                               born=next(self._clock) if born is None else born, module=module,
-                               key=id(storage), requested=storage.nbytes())
-            key = id(storage)
-            ref = weakref.ref(storage, lambda _ref, key=key, life=life: self._on_free(key, life))
-            self._live[key] = _Live(life, ref)
-            self._lives.append(life)
+        with self._storages.lock:
+            life = self._storages.get(storage)
+            if life is None:
+                self._storages.add(storage, nbytes=round_up(storage.nbytes(), self.round_bytes),
+                                   category=category, born=born, module=module)
+            elif self._rank[category] > self._rank[life.category]:
+                life.category = category
+                if category == "activations":
+                    life.module = module
 
     def end_life(self, storage: torch.UntypedStorage) -> None:
         """The storage gives its bytes back now although the object lives on (e.g. it is
-        about to be resized); a later label starts a new life. Dropping the entry drops its
-        weak reference too, so no callback ends the life a second time."""
-        with self._lock:
-            entry = self._live.pop(id(storage), None)
-            if entry is not None:
-                entry.life.died = next(self._clock)
+        about to be resized); a later label starts a new life."""
+        self._storages.end(storage)
 
     # -- what the step does ----------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -246,15 +223,8 @@ class MemoryTracker(TorchDispatchMode):
     # -- bookkeeping -----------------------------------------------------------------------
     def _is_parameter(self, tensor) -> bool:
         storage = own_storage(tensor)
-        entry = None if storage is None else self._live.get(id(storage))
-        return entry is not None and entry.life.category == "parameters"
-
-    def _on_free(self, key: int, life: StorageLife) -> None:
-        with self._lock:
-            life.died = next(self._clock)
-            current = self._live.get(key)
-            if current is not None and current.life is life:
-                del self._live[key]
+        life = None if storage is None else self._storages.get(storage)
+        return life is not None and life.category == "parameters"
 
 
 def _identity(tensor):

@@ -129,7 +129,10 @@ def _largest(holds: Callable[[torch.Tensor], bool]) -> float:
     """The largest non-negative finite fp32 x with holds(x), for a test that holds up to some
     x and fails above it (casting is monotone)."""
     low, high = 0, 0x7F800000  # bit patterns: holds(low) is assumed, high is +inf
-    as_float = lambda bits: torch.tensor([bits], dtype=torch.int32).view(torch.float32)
+
+    def as_float(bits: int) -> torch.Tensor:
+        return torch.tensor([bits], dtype=torch.int32).view(torch.float32)
+
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (middle, high) if holds(as_float(middle)) else (low, middle)
