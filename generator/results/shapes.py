@@ -78,8 +78,9 @@ class GroundTruth(TypedDict, total=False):
     before_steps: dict[str, int]
     """cuda: allocated_bytes and reserved_bytes once the model is built, before step 1."""
     steps_peak_bytes: int
-    """cuda: the allocated peak over all five steps the run takes (warm-up, measured, three
-    timed), as the allocator simulation and the published H100 runs count it."""
+    """cuda: the allocated peak over five untracked steps (the warm-up and four timed), as
+    the allocator simulation and the published H100 runs count it; the tracked step comes
+    after them (backends/cuda.py says why)."""
     steps_max_reserved_bytes: int
     """cuda: the reserved peak over the same five steps."""
 

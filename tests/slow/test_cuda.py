@@ -30,12 +30,14 @@ def test_fp16_with_grad_scaler_trains_on_cuda() -> None:
 
 
 def test_cuda_run_reports_all_five_steps_and_what_building_left() -> None:
-    """The accuracy page compares the estimate with the peaks over all five steps (as the
-    allocator simulation counts them), and the start state tells which start is real."""
+    """The accuracy page compares the estimate with the peaks over the five untracked steps
+    (as the allocator simulation counts them), and the start state tells which start is
+    real. The tracked step runs after them: nothing is given back to the driver between, so
+    its reserved peak is at least theirs."""
     truth = measure(Experiment(model="tiny", batch_size=4, seq_len=32,
                                backend="cuda"))["ground_truth"]
-    assert truth["steps_peak_bytes"] >= truth["peak_bytes"]
-    assert truth["steps_max_reserved_bytes"] >= truth["max_reserved_bytes"]
+    assert 0 < truth["steps_peak_bytes"] <= truth["steps_max_reserved_bytes"]
+    assert truth["max_reserved_bytes"] >= truth["steps_max_reserved_bytes"]
     start = truth["before_steps"]
     assert 0 < start["allocated_bytes"] <= start["reserved_bytes"] <= \
         truth["steps_max_reserved_bytes"]

@@ -1,7 +1,7 @@
 """The cuda backend's bookkeeping, on a machine without a GPU: torch.cuda's statistics are
 replaced by a script of known values and the step runs on the CPU, so what is checked is
-which statistic lands in which field (what building left, the warm-up's peaks, the
-measured step's, the five steps'), not a GPU's numbers (tests/slow/test_cuda.py, on a GPU)."""
+which statistic lands in which field (what building left, the five untracked steps'
+peaks, the tracked step's), not a GPU's numbers (tests/slow/test_cuda.py, on a GPU)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import dataclasses
 from types import SimpleNamespace
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
 from generator.experiment import Experiment
 from generator.measure.backends import cuda as cuda_backend
 from generator.measure.models import resolve_model
+from generator.measure.step import Trainer
+from generator.measure.tracker import MemoryTracker
 
 
 class ScriptedCuda:
@@ -23,9 +26,10 @@ class ScriptedCuda:
 
     def __init__(self) -> None:
         self.phase = 0
-        # phase 1: the warm-up; phase 2: the measured step, then the timed steps
-        self.allocated_peaks = {1: [1000], 2: [900, 950]}
-        self.reserved_peaks = {1: [2000], 2: [2100, 2200]}
+        # phase 1: the five untracked steps (the warm-up and four timed); phase 2: the
+        # tracked step
+        self.allocated_peaks = {1: [1000], 2: [900]}
+        self.reserved_peaks = {1: [2200], 2: [2100]}
 
     def reset_peak_memory_stats(self) -> None:
         self.phase += 1
@@ -70,13 +74,24 @@ class TorchOnTheCpu:
 
 
 def test_each_statistic_lands_in_its_field(monkeypatch) -> None:
-    monkeypatch.setattr(cuda_backend, "torch", TorchOnTheCpu(ScriptedCuda()))
+    cuda = ScriptedCuda()
+    monkeypatch.setattr(cuda_backend, "torch", TorchOnTheCpu(cuda))
+    steps: list[tuple[int, bool]] = []  # (phase, tracked) of each step, in order
+    step = Trainer.step
+    monkeypatch.setattr(Trainer, "step", lambda self, *a, **k: (steps.append((cuda.phase, any(
+        isinstance(mode, MemoryTracker) for mode in _get_current_dispatch_mode_stack()))),
+        step(self, *a, **k))[1])
     exp = Experiment(model="tiny", batch_size=2, seq_len=16, backend="cuda")
-    truth = cuda_backend.run(exp, resolve_model("tiny"))["ground_truth"]
+    result = cuda_backend.run(exp, resolve_model("tiny"))
+    truth = result["ground_truth"]
     assert truth["before_steps"] == {"allocated_bytes": 100, "reserved_bytes": 200}
-    assert (truth["peak_bytes"], truth["max_reserved_bytes"]) == (900, 2100)
-    # the five steps: the warm-up's allocated peak, the timed steps' reserved one
+    # the five steps a user sees run untracked (a tracked step allocates more); the tracked
+    # step that labels the memory comes after them, with peaks of its own
+    assert steps == [(1, False)] * (result["warmup_steps"] + cuda_backend.UNTRACKED_STEPS) \
+        + [(2, True)]
+    assert result["warmup_steps"] + cuda_backend.UNTRACKED_STEPS == 5
     assert (truth["steps_peak_bytes"], truth["steps_max_reserved_bytes"]) == (1000, 2200)
+    assert (truth["peak_bytes"], truth["max_reserved_bytes"]) == (900, 2100)
     assert truth["allocator_overhead_bytes"] == 1200
     assert truth["context_bytes"] == 13_000 - 10_000 - 2100
 
