@@ -10,7 +10,8 @@ runs collapsed, every difference in full (segment size, and the request that mad
 allocator take it). Both lists start with the segments building the model took (the real
 ones up to what the cuda backend found reserved before the first step): the published runs
 build their models on the GPU, and so does the estimate of them (`built_on_device`). The
-first difference is where to look.
+first difference is where to look. The snapshot's last segments may be the tracked step's,
+a sixth step after the five untracked ones, which the simulation does not take.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ Needs a CUDA GPU and the transformers version the estimates used (4.46.0; see
 generator/results/reference_data/SOURCE.md). For each matching run of the `[[reference]]`
 table (default: Gemma 2B b8 s512 MP and b2 s2048 MP, the pair whose reserved peaks the
 estimate sets 6 % apart and the H100 0.1 %), it runs the step through this project's cuda
-backend (building, warm-up, measured step, three timed steps) with PyTorch's memory history
-recording, and writes OUT_DIR/<run>.json:
+backend (building; the warm-up and four timed steps, untracked as the H100's were; then the
+tracked step, whose segments come last) with PyTorch's memory history recording, and writes
+OUT_DIR/<run>.json:
 
 - `ground_truth`: what the cuda backend reports (peaks, what building left reserved);
 - `segments`: each segment the allocator took, in the order it took them: its size, the
