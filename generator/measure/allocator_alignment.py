@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import bisect
 import time
-import weakref
 from dataclasses import dataclass
 
 import torch
@@ -44,23 +43,9 @@ class TimedTracker(MemoryTracker):
         super().__init__(*args, **kwargs)
         self.births: list[tuple[int, int]] = []  # (address, time_ns), one per life
         self.phase_times: list[int] = []
-        self._seen: dict[int, weakref.ref] = {}
 
-    def label_storage(self, storage: torch.UntypedStorage, category: str, *,
-                      born: int | None = None, module: str | None = None) -> None:
-        # The same test as MemoryTracker.label_storage for "a new life begins here".
-        counted = storage.nbytes() > 0 and (self.device_type is None
-                                            or storage.device.type == self.device_type)
-        if counted:
-            ref = self._seen.get(id(storage))
-            if ref is None or ref() is not storage:
-                self._seen[id(storage)] = weakref.ref(storage)
-                self.births.append((storage.data_ptr(), time.time_ns()))
-        super().label_storage(storage, category, born=born, module=module)
-
-    def end_life(self, storage: torch.UntypedStorage) -> None:
-        self._seen.pop(id(storage), None)
-        super().end_life(storage)
+    def life_began(self, storage: torch.UntypedStorage) -> None:
+        self.births.append((storage.data_ptr(), time.time_ns()))
 
     def mark_phase(self, name: str) -> None:
         self.phase_times.append(time.time_ns())

@@ -9,9 +9,9 @@ temporary. Labels are applied to a storage's whole life, after the step, so a gr
 gradient from the moment backward creates it. PyTorch's own
 `torch.distributed._tools.mem_tracker.MemTracker` uses the same technique.
 
-Subclasses (sharded_tracker.py) extend it through public seams: `storages` (which storages a
-tensor holds), `label`/`label_storage`, `end_life`, `on_exit`, and the `precedence` and
-`categories` of their labels.
+Subclasses (sharded_tracker.py, allocator_alignment.py) extend it through public seams:
+`storages` (which storages a tensor holds), `label`/`label_storage`, `life_began` (a new
+life starts), `end_life`, `on_exit`, and the `precedence` and `categories` of their labels.
 """
 
 from __future__ import annotations
@@ -175,10 +175,15 @@ class MemoryTracker(TorchDispatchMode):
             if life is None:
                 self._storages.add(storage, nbytes=round_up(storage.nbytes(), self.round_bytes),
                                    category=category, born=born, module=module)
+                self.life_began(storage)
             elif self._rank[category] > self._rank[life.category]:
                 life.category = category
                 if category == "activations":
                     life.module = module
+
+    def life_began(self, storage: torch.UntypedStorage) -> None:
+        """Called as a storage's life starts (its first label, or the first after
+        `end_life`), in the order of `lives()`; a subclass may note more about it."""
 
     def end_life(self, storage: torch.UntypedStorage) -> None:
         """The storage gives its bytes back now although the object lives on (e.g. it is
