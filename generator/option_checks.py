@@ -4,6 +4,7 @@ in experiment.py; `experiment_problems` gathers what they find."""
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from typing import Any
 
 from generator.errors import ConfigError
@@ -32,9 +33,10 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
         value = getattr(exp, name)
         if opt.choices is not None and value not in opt.choices:
             problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
-    for name in ("checkpointing", "expandable_segments", "built_on_device", "allocation_trace"):
-        if not isinstance(getattr(exp, name), bool):
-            problems.append(f"{name} must be true or false, got {getattr(exp, name)!r}")
+    for field in fields(exp):  # the switches: every field declared with a bool default
+        if isinstance(field.default, bool) and not isinstance(getattr(exp, field.name), bool):
+            problems.append(f"{field.name} must be true or false, "
+                            f"got {getattr(exp, field.name)!r}")
     problems += step_option_problems(exp) + lora_problems(exp)
     if exp.gpu_memory is not None and positive_int_problem("gpu_memory", exp.gpu_memory):
         problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
