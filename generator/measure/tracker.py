@@ -25,6 +25,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from generator.measure.accumulation import InPlaceSums
 from generator.measure.storage_lives import StorageLives
 from generator.measure.timeline import StorageLife, TrackerReport, frees_in_order, summarise
 from generator.results.shapes import CATEGORIES
@@ -78,16 +79,20 @@ class MemoryTracker(TorchDispatchMode):
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *,
                  round_bytes: int = 1, device_type: str | None = None,
-                 blocks: Sequence[tuple[str, nn.Module]] | None = None) -> None:
+                 blocks: Sequence[tuple[str, nn.Module]] | None = None,
+                 in_place_sums: bool = False) -> None:
         """round_bytes: the allocator's block granularity (CUDA_BLOCK_BYTES on CUDA, 1 on
         CPU). device_type: count only storages on this device type (None: all).
-        blocks: the named parts activations are attributed to (default: top_level_blocks)."""
+        blocks: the named parts activations are attributed to (default: top_level_blocks).
+        in_place_sums: report the step a user's untracked step would be, where autograd adds
+        gradients up in place (accumulation.py); an estimate's tracker does."""
         super().__init__()
         self.model, self.optimizer = model, optimizer
         self.blocks = list(blocks) if blocks is not None else top_level_blocks(model)
         self.round_bytes, self.device_type = round_bytes, device_type
         self._rank = {name: i for i, name in enumerate(self.precedence)}
         self._storages = StorageLives()
+        self.sums = InPlaceSums() if in_place_sums else None
         self._phases: list[tuple[str, int]] = []
         self._module_stack: list[str] = []
         self._undo = contextlib.ExitStack()
@@ -134,9 +139,14 @@ class MemoryTracker(TorchDispatchMode):
 
     def lives(self) -> list[StorageLife]:
         """Every storage seen so far, in the order first seen; frees that follow one another
-        are put in one order (timeline.frees_in_order), so an estimate repeats to the byte."""
+        are put in one order (timeline.frees_in_order), so an estimate repeats to the byte.
+        With in_place_sums, a sum autograd would make in place lives in the first
+        gradient's storage (accumulation.InPlaceSums.fold)."""
         with self._storages.lock:
-            return frees_in_order(self._storages.all)
+            lives = self._storages.all
+            if self.sums is not None:
+                lives = self.sums.fold(lives, self._rank)
+            return frees_in_order(lives)
 
     def phases(self) -> list[tuple[str, int]]:
         """The phases marked so far, each with the clock tick it began at."""
@@ -200,6 +210,8 @@ class MemoryTracker(TorchDispatchMode):
         for tensor in tree_flatten(out)[0]:
             if isinstance(tensor, torch.Tensor):
                 self.label(tensor, category)
+        if self.sums is not None:
+            self.sums.note(func, args, kwargs, out, self._life_of)
         return out
 
     def _entering(self, name: str):
@@ -226,9 +238,12 @@ class MemoryTracker(TorchDispatchMode):
                     self.label(value, "optimizer_state", born=born)
 
     # -- bookkeeping -----------------------------------------------------------------------
-    def _is_parameter(self, tensor) -> bool:
+    def _life_of(self, tensor) -> StorageLife | None:
         storage = own_storage(tensor)
-        life = None if storage is None else self._storages.get(storage)
+        return None if storage is None else self._storages.get(storage)
+
+    def _is_parameter(self, tensor) -> bool:
+        life = self._life_of(tensor)
         return life is not None and life.category == "parameters"
 
 

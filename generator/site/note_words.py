@@ -30,6 +30,11 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
      r"softmax, norms and losses in fp32; cat, stack not cast\)",
      "autocast：用 PyTorch {1} 在 CUDA 上的算子策略代替 CPU 的（pow、exp、求和、softmax、"
      "归一化和 loss 用 fp32；cat、stack 不转换）"),
+    (r"gradient sums: ([\d,]+) sums of two gradients made in place, where autograd makes "
+     r"them so in an untracked step \(accumulation\.py\); a fake or tracked step makes each "
+     r"in a new tensor",
+     "梯度求和：有 {1} 次两份梯度相加按原地累加计，未被追踪的训练步里 autograd 正是这样做的"
+     "（accumulation.py）；假张量或被追踪的一步每次都会新建一个张量来存放和"),
     (r"allocated and reserved peaks: the CUDA caching allocator's rules replayed over (\d+) "
      r"steps, with the cuBLAS workspaces of an? (.+) GPU",
      "已分配与已预留峰值：按 CUDA 缓存分配器的规则重放 {1} 步，含 {2} GPU 的 cuBLAS 工作区"),

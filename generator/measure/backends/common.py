@@ -20,12 +20,14 @@ from generator.measure.tracker import MemoryTracker
 from generator.measure.workload import Workload
 
 
-def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None
-                ) -> MemoryTracker:
+def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None,
+                in_place_sums: bool = False) -> MemoryTracker:
     """A tracker for `trainer`'s step; inside modelled_kernels (an estimate) one that also
-    counts the buffers fused kernels hold while they run."""
+    counts the buffers fused kernels hold while they run. in_place_sums: see MemoryTracker
+    (an estimate's step stands for a user's untracked one)."""
     return tracker_class()(trainer.workload.model, trainer.optimizer, round_bytes=round_bytes,
-                           device_type=device_type, blocks=trainer.workload.blocks)
+                           device_type=device_type, blocks=trainer.workload.blocks,
+                           in_place_sums=in_place_sums)
 
 
 def tracked_step(trainer: Trainer, *, round_bytes: int,
@@ -35,12 +37,13 @@ def tracked_step(trainer: Trainer, *, round_bytes: int,
                                                   device_type=device_type))
 
 
-def tracked_warm_up(trainer: Trainer, *, round_bytes: int,
-                    device_type: str | None) -> tuple[int, MemoryTracker]:
+def tracked_warm_up(trainer: Trainer, *, round_bytes: int, device_type: str | None,
+                    in_place_sums: bool = False) -> tuple[int, MemoryTracker]:
     """The warm-up steps (Trainer.warm_up) under a tracker: their count and the tracker,
     which holds the lives of every storage they touched and when each phase began (the
     allocator simulation replays them)."""
-    tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=device_type)
+    tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=device_type,
+                          in_place_sums=in_place_sums)
     with step.gc_paused(), tracker:
         count = trainer.warm_up(tracker.mark_phase)
     return count, tracker

@@ -70,7 +70,10 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         # The warm-up step, tracked: the allocator simulation replays it, and when it was the
         # only one and keeps no gradients, the measured step follows from it (the_next_step)
         # instead of being run: the same figures in half the time.
-        warmups, warm = tracked_warm_up(trainer, round_bytes=round_bytes, device_type=None)
+        # Both trackers add gradients up in place where autograd would in an untracked
+        # step (accumulation.py): fake tensors always take a new tensor for the sum.
+        warmups, warm = tracked_warm_up(trainer, round_bytes=round_bytes, device_type=None,
+                                        in_place_sums=True)
         # One reading of the warm-up's lives for all that follows: a storage it left alive
         # may still be freed later (when the fake mode exits, or by the garbage collector),
         # and two readings would then disagree on what the next step starts with.
@@ -78,11 +81,16 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         if cuda and warmups == 1 and trainer.set_to_none and trainer.scaler is None:
             measured = TrackedSteps(the_next_step(warm_up.lives), warm_up.phases)
             report = warm.report(measured.lives)
+            sums = warm.sums
         else:
-            tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=None)
+            tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=None,
+                                  in_place_sums=True)
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
+            sums = tracker.sums
     notes += [*workload.notes, *kernels.notes(), *unmodelled(workload.model, exp.device)]
+    if sums.note_line():
+        notes.append(sums.note_line())
     if hf_masks.unpadded_reads() > unpadded_reads:
         notes.append(hf_masks.NOTE)
     allocator = None
