@@ -92,12 +92,12 @@ window.CALCULATOR_DATA = {
  "fits": [
   {
    "allocated": {
-    "fixed": 1399982194.97882,
+    "fixed": 1399798631.1282556,
     "floor": 0.0,
-    "max_rel_residual": 0.00020248858244643902,
-    "per_token": 990491.3895866162,
-    "per_token_sq": 1296.8093596330848,
-    "spread": 0.0004923706381283102
+    "max_rel_residual": 0.00015386725939509614,
+    "per_token": 990575.5376645123,
+    "per_token_sq": 1296.3877576029433,
+    "spread": 0.00033248389859375426
    },
    "context_bytes": [
     471859200,
@@ -113,7 +113,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 4789216768,
+     "allocated": 4788168192,
      "batch": 4,
      "floor": false,
      "key": "bert-base-b4-s512-fp32-adamw-estimate-trace",
@@ -121,7 +121,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 3598030848,
+     "allocated": 3598292992,
      "batch": 32,
      "floor": false,
      "key": "bert-base-b32-s64-fp32-adamw-estimate-trace",
@@ -186,8 +186,8 @@ window.CALCULATOR_DATA = {
   {
    "allocated": {
     "fixed": 1395389438.6424804,
-    "floor": 2269642752,
-    "max_rel_residual": 0.0008507317919012501,
+    "floor": 2273564672,
+    "max_rel_residual": 0.0016538753737686163,
     "per_token": 419118.79986242385,
     "per_token_sq": 0.2057237037830584,
     "spread": 0.015675159106533915
@@ -209,7 +209,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2269642752,
+     "allocated": 2273564672,
      "batch": 4,
      "floor": true,
      "key": "bert-base-b4-s512-fp32-adamw-estimate-ckpt-trace",
@@ -217,7 +217,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 2267713536,
+     "allocated": 2269810688,
      "batch": 32,
      "floor": true,
      "key": "bert-base-b32-s64-fp32-adamw-estimate-ckpt-trace",
@@ -281,12 +281,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1661604911.6072667,
+    "fixed": 1663212029.5642676,
     "floor": 0.0,
-    "max_rel_residual": 0.0028039503867376605,
-    "per_token": 704599.0201245362,
-    "per_token_sq": 1001.5909155167008,
-    "spread": 0.00773923932600767
+    "max_rel_residual": 0.0023213513651167282,
+    "per_token": 704343.7936893887,
+    "per_token_sq": 1002.5338336900313,
+    "spread": 0.006576891080538535
    },
    "context_bytes": [
     471859200,
@@ -302,23 +302,23 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 4143250432,
+     "allocated": 4147313664,
      "batch": 4,
      "floor": false,
      "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-trace",
-     "reserved": 4305453056,
+     "reserved": 4326424576,
      "seq": 512
     },
     {
-     "allocated": 3243353600,
+     "allocated": 3243437568,
      "batch": 32,
      "floor": false,
      "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-trace",
-     "reserved": 3399483392,
+     "reserved": 3642753024,
      "seq": 64
     },
     {
-     "allocated": 17401596928,
+     "allocated": 17399022592,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-trace",
@@ -326,7 +326,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 28932935680,
+     "allocated": 28931756032,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-trace",
@@ -334,7 +334,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 161550099456,
+     "allocated": 161550277632,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-trace",
@@ -342,7 +342,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 102361650688,
+     "allocated": 102360649216,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-trace",
@@ -364,22 +364,22 @@ window.CALCULATOR_DATA = {
    "replay": "bert-base-amp-fp16-adamw-none",
    "replay_problem": null,
    "reserved": {
-    "fixed": 1452162311.65609,
+    "fixed": 1616087963.6414003,
     "floor": 0.0,
-    "max_rel_residual": 0.02452573503492097,
-    "per_token": 877147.9638285448,
-    "per_token_sq": 1013.4902625404952,
-    "spread": 0.043248258001881805
+    "max_rel_residual": 0.030933289619104295,
+    "per_token": 885384.0136316685,
+    "per_token_sq": 949.622083055903,
+    "spread": 0.09393720909160728
    }
   },
   {
    "allocated": {
-    "fixed": 1438893740.7625763,
-    "floor": 2301093376,
-    "max_rel_residual": 0.0013689293586552586,
-    "per_token": 353607.2707892537,
-    "per_token_sq": 0.01133863216261536,
-    "spread": 0.00133123446029846
+    "fixed": 1436449426.2637057,
+    "floor": 2302404096,
+    "max_rel_residual": 0.00205362831065674,
+    "per_token": 353613.72870420467,
+    "per_token_sq": 0.036526065147326245,
+    "spread": 0.003459992478224621
    },
    "context_bytes": [
     471859200,
@@ -398,7 +398,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2297947648,
+     "allocated": 2297685504,
      "batch": 4,
      "floor": true,
      "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-ckpt-trace",
@@ -406,15 +406,15 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 2301093376,
+     "allocated": 2302404096,
      "batch": 32,
      "floor": true,
      "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 3189768192,
+     "reserved": 3063939072,
      "seq": 64
     },
     {
-     "allocated": 7232553984,
+     "allocated": 7230498816,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-ckpt-trace",
@@ -422,7 +422,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 13025523712,
+     "allocated": 13022724096,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-ckpt-trace",
@@ -460,22 +460,22 @@ window.CALCULATOR_DATA = {
    "replay": "bert-base-amp-fp16-adamw-ckpt",
    "replay_problem": null,
    "reserved": {
-    "fixed": 2238738016.546221,
+    "fixed": 2173289240.492492,
     "floor": 0.0,
-    "max_rel_residual": 0.08800270149958633,
-    "per_token": 442174.8818883091,
-    "per_token_sq": 105.25187268109165,
-    "spread": 0.19818916236299275
+    "max_rel_residual": 0.09095409055968581,
+    "per_token": 441130.1029504065,
+    "per_token_sq": 115.77110252786555,
+    "spread": 0.19238900958772365
    }
   },
   {
    "allocated": {
-    "fixed": 1658919268.8580902,
+    "fixed": 1658987213.3291206,
     "floor": 0.0,
-    "max_rel_residual": 0.002462129153318928,
-    "per_token": 704517.3325028402,
-    "per_token_sq": 1002.3756257672409,
-    "spread": 0.0067968652000724265
+    "max_rel_residual": 0.0016116256860224652,
+    "per_token": 704146.9974915155,
+    "per_token_sq": 1004.136290012294,
+    "spread": 0.004646159753928403
    },
    "context_bytes": [
     471859200,
@@ -491,15 +491,15 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 4142638080,
+     "allocated": 4147309568,
      "batch": 4,
      "floor": false,
      "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-trace",
-     "reserved": 4305453056,
+     "reserved": 4326424576,
      "seq": 512
     },
     {
-     "allocated": 3239679488,
+     "allocated": 3237142016,
      "batch": 32,
      "floor": false,
      "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-trace",
@@ -507,7 +507,7 @@ window.CALCULATOR_DATA = {
      "seq": 64
     },
     {
-     "allocated": 17401592832,
+     "allocated": 17399018496,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-trace",
@@ -515,7 +515,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 28932931584,
+     "allocated": 28931751936,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-trace",
@@ -523,7 +523,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 161550095360,
+     "allocated": 161550273536,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-trace",
@@ -531,7 +531,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 102361646592,
+     "allocated": 102360645120,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-trace",
@@ -553,22 +553,22 @@ window.CALCULATOR_DATA = {
    "replay": "bert-base-amp-bf16-adamw-none",
    "replay_problem": null,
    "reserved": {
-    "fixed": 1446576340.0610545,
+    "fixed": 1454313657.0749645,
     "floor": 0.0,
-    "max_rel_residual": 0.02449001356528602,
-    "per_token": 876800.5224999215,
-    "per_token_sq": 1016.0123817956202,
-    "spread": 0.041348708434689276
+    "max_rel_residual": 0.02504751981325817,
+    "per_token": 875413.5526560569,
+    "per_token_sq": 1022.1899030571033,
+    "spread": 0.03764200588356362
    }
   },
   {
    "allocated": {
-    "fixed": 1438792975.3814433,
-    "floor": 2303008768,
-    "max_rel_residual": 0.00015030946851817098,
-    "per_token": 353595.69905403286,
-    "per_token_sq": 0.03677098101428631,
-    "spread": 0.0034815923507138975
+    "fixed": 1436300426.2751439,
+    "floor": 2304759808,
+    "max_rel_residual": 0.0010247113774095617,
+    "per_token": 353596.3607773887,
+    "per_token_sq": 0.07469434132884212,
+    "spread": 0.006685529439118725
    },
    "context_bytes": [
     471859200,
@@ -587,7 +587,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2302662656,
+     "allocated": 2302400512,
      "batch": 4,
      "floor": true,
      "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-ckpt-trace",
@@ -595,15 +595,15 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 2303008768,
+     "allocated": 2304759808,
      "batch": 32,
      "floor": true,
      "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 3189768192,
+     "reserved": 3063939072,
      "seq": 64
     },
     {
-     "allocated": 7232549888,
+     "allocated": 7230494720,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-ckpt-trace",
@@ -611,7 +611,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 13024471040,
+     "allocated": 13021147136,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-ckpt-trace",
@@ -649,22 +649,22 @@ window.CALCULATOR_DATA = {
    "replay": "bert-base-amp-bf16-adamw-ckpt",
    "replay_problem": null,
    "reserved": {
-    "fixed": 2238738016.546221,
+    "fixed": 2173289240.492492,
     "floor": 0.0,
-    "max_rel_residual": 0.08800270149958633,
-    "per_token": 442174.8818883091,
-    "per_token_sq": 105.25187268109165,
-    "spread": 0.19818916236299275
+    "max_rel_residual": 0.09095409055968581,
+    "per_token": 441130.1029504065,
+    "per_token_sq": 115.77110252786555,
+    "spread": 0.19238900958772365
    }
   },
   {
    "allocated": {
-    "fixed": 1589798419.945315,
+    "fixed": 1590906236.3333406,
     "floor": 0.0,
-    "max_rel_residual": 0.0003698095780887613,
-    "per_token": 1657802.6893685944,
-    "per_token_sq": 1297.9596652686043,
-    "spread": 0.0010837483474969588
+    "max_rel_residual": 0.0006664338505331496,
+    "per_token": 1658137.5516205297,
+    "per_token_sq": 1296.943256343295,
+    "spread": 0.0020583271341523125
    },
    "context_bytes": [
     471859200,
@@ -680,7 +680,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 7704147968,
+     "allocated": 7701526528,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-trace",
@@ -688,7 +688,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 5326443520,
+     "allocated": 5329064960,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-fp32-adamw-estimate-trace",
@@ -696,7 +696,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 39647099904,
+     "allocated": 39646313472,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-fp32-adamw-estimate-trace",
@@ -752,12 +752,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1564726671.5317302,
+    "fixed": 1563925140.6600757,
     "floor": 0.0,
-    "max_rel_residual": 0.001312529980505493,
-    "per_token": 644148.671855557,
-    "per_token_sq": 2.549066718804758,
-    "spread": 0.0024677366098043952
+    "max_rel_residual": 0.0013423962508666385,
+    "per_token": 644136.0465515716,
+    "per_token_sq": 2.6259967110068425,
+    "spread": 0.002972021641537387
    },
    "context_bytes": [
     471859200,
@@ -776,7 +776,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2888431616,
+     "allocated": 2888209408,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-ckpt-trace",
@@ -784,7 +784,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 2884493312,
+     "allocated": 2883209216,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-fp32-adamw-estimate-ckpt-trace",
@@ -800,7 +800,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 22707765248,
+     "allocated": 22708551680,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-fp32-adamw-estimate-ckpt-trace",
@@ -848,12 +848,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1838755598.763637,
+    "fixed": 1837909631.2759151,
     "floor": 0.0,
-    "max_rel_residual": 0.0005717608470378812,
-    "per_token": 1296939.280164754,
-    "per_token_sq": 1012.4085931782331,
-    "spread": 0.0018471608476314533
+    "max_rel_residual": 0.00042441905078289903,
+    "per_token": 1297423.0304203473,
+    "per_token_sq": 1011.1777105777851,
+    "spread": 0.0006178339277297189
    },
    "context_bytes": [
     471859200,
@@ -869,15 +869,15 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 6621848064,
+     "allocated": 6616225280,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-trace",
-     "reserved": 7107248128,
+     "reserved": 7314866176,
      "seq": 1024
     },
     {
-     "allocated": 4758194176,
+     "allocated": 4759649280,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-trace",
@@ -885,7 +885,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 31580546048,
+     "allocated": 31577649152,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-trace",
@@ -893,7 +893,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 52851300352,
+     "allocated": 52856674304,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-trace",
@@ -901,7 +901,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 307560254464,
+     "allocated": 307562364928,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-trace",
@@ -909,7 +909,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 188808443904,
+     "allocated": 188807395328,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-trace",
@@ -931,22 +931,22 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-amp-fp16-adamw-none",
    "replay_problem": null,
    "reserved": {
-    "fixed": 1539223776.170195,
+    "fixed": 1606051254.986137,
     "floor": 0.0,
-    "max_rel_residual": 0.04780232354579454,
-    "per_token": 1554238.792920594,
-    "per_token_sq": 1183.1190425399222,
-    "spread": 0.09879802674877572
+    "max_rel_residual": 0.04963366462863847,
+    "per_token": 1538680.38868995,
+    "per_token_sq": 1221.6225397603919,
+    "spread": 0.08483769678420165
    }
   },
   {
    "allocated": {
-    "fixed": 1815735305.7964933,
+    "fixed": 1820291407.0430949,
     "floor": 0.0,
-    "max_rel_residual": 0.001719198999827996,
-    "per_token": 542239.410753936,
-    "per_token_sq": 2.4342300833640325,
-    "spread": 0.0035002903690680683
+    "max_rel_residual": 0.001471260794815708,
+    "per_token": 541956.4584307732,
+    "per_token_sq": 2.8391496313697986,
+    "spread": 0.005508517295033497
    },
    "context_bytes": [
     471859200,
@@ -965,7 +965,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2929707520,
+     "allocated": 2937309696,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-ckpt-trace",
@@ -973,15 +973,15 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 2927016960,
+     "allocated": 2928458752,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 3875536896,
+     "reserved": 3896508416,
      "seq": 128
     },
     {
-     "allocated": 10738667520,
+     "allocated": 10739322880,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-ckpt-trace",
@@ -989,7 +989,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 19620747264,
+     "allocated": 19622320128,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-ckpt-trace",
@@ -1027,22 +1027,22 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-amp-fp16-adamw-ckpt",
    "replay_problem": null,
    "reserved": {
-    "fixed": 2046003193.4251018,
+    "fixed": 2055905059.9457202,
     "floor": 0.0,
-    "max_rel_residual": 0.12096569160931667,
-    "per_token": 813906.2909303119,
-    "per_token_sq": 37.97355323494858,
-    "spread": 0.20098120602014136
+    "max_rel_residual": 0.12055996920577933,
+    "per_token": 814440.4463645698,
+    "per_token_sq": 36.30414606065736,
+    "spread": 0.20742989597230185
    }
   },
   {
    "allocated": {
-    "fixed": 1848226132.7722137,
+    "fixed": 1842363957.2352846,
     "floor": 0.0,
-    "max_rel_residual": 0.00032955601106942635,
-    "per_token": 1297531.3997641634,
-    "per_token_sq": 1010.1591746811845,
-    "spread": 0.0009352378154126818
+    "max_rel_residual": 0.00035249954154924706,
+    "per_token": 1297609.3323267824,
+    "per_token_sq": 1010.3718319562829,
+    "spread": 0.0007911877854215053
    },
    "context_bytes": [
     471859200,
@@ -1058,7 +1058,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 6621845504,
+     "allocated": 6617271296,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-trace",
@@ -1066,7 +1066,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 4771443200,
+     "allocated": 4765400576,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-trace",
@@ -1074,7 +1074,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 31580543488,
+     "allocated": 31577646592,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-trace",
@@ -1082,7 +1082,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 52851297792,
+     "allocated": 52856671744,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-trace",
@@ -1090,7 +1090,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 307560251904,
+     "allocated": 307562362368,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-trace",
@@ -1098,7 +1098,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 188808441344,
+     "allocated": 188807392768,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-trace",
@@ -1130,12 +1130,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1816415195.0021093,
+    "fixed": 1818979118.1035378,
     "floor": 0.0,
-    "max_rel_residual": 0.0016825512148664953,
-    "per_token": 542261.6864124723,
-    "per_token_sq": 2.3562837888542645,
-    "spread": 0.0034202430335804946
+    "max_rel_residual": 0.0015416209829988664,
+    "per_token": 541914.0435993517,
+    "per_token_sq": 2.988046409633909,
+    "spread": 0.006710117893695457
    },
    "context_bytes": [
     471859200,
@@ -1154,7 +1154,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2929704960,
+     "allocated": 2937307136,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1162,7 +1162,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 2928325120,
+     "allocated": 2925952512,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1170,7 +1170,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 10738664960,
+     "allocated": 10739320320,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1178,7 +1178,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 19620744704,
+     "allocated": 19622317568,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-ckpt-trace",
