@@ -89,8 +89,9 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             measured = TrackedSteps(tracker.lives(), tracker.phases())
             sums = tracker.sums
     notes += [*workload.notes, *kernels.notes(), *unmodelled(workload.model, exp.device)]
-    if sums.note_line():
-        notes.append(sums.note_line())
+    sums_note = sums.note_line()
+    if sums_note:
+        notes.append(sums_note)
     if hf_masks.unpadded_reads() > unpadded_reads:
         notes.append(hf_masks.NOTE)
     allocator = None
