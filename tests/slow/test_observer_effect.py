@@ -10,33 +10,20 @@ user's. backends/cuda.py takes the peaks users see from untracked steps for that
 from __future__ import annotations
 
 import pytest
-import torch
-from torch.profiler import ProfilerActivity, profile, record_function
+from profiled_steps import WINDOW, profiled_step
 
 from generator.experiment import Experiment
-from generator.measure import step
 from generator.measure.allocator_alignment import TimedTracker, allocator_blocks, peak_bytes
-from generator.measure.backends.common import build_workload
-from generator.measure.models import resolve_model
-from generator.measure.step import Trainer
 
-WINDOW = "observer_effect::step"
+
+def timed_tracker(trainer) -> TimedTracker:
+    return TimedTracker(trainer.workload.model, trainer.optimizer, round_bytes=1,
+                        device_type="cpu", blocks=trainer.workload.blocks)
 
 
 def allocator_peak_and_allocations(exp: Experiment, *, tracked: bool) -> tuple[int, int]:
     """The CPU allocator's peak over one step after the warm-up, and its allocation count."""
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        trainer = Trainer.create(build_workload(resolve_model(exp.model), exp), exp,
-                                 device=torch.device("cpu"))
-        trainer.warm_up()
-        with record_function(WINDOW):
-            if tracked:
-                step.tracked_step(trainer, TimedTracker(
-                    trainer.workload.model, trainer.optimizer, round_bytes=1,
-                    device_type="cpu", blocks=trainer.workload.blocks))
-            else:
-                with step.gc_paused():
-                    trainer.step()
+    prof, _ = profiled_step(exp, timed_tracker if tracked else None, profile_memory=True)
     blocks, window = allocator_blocks(prof, WINDOW)
     return peak_bytes(blocks, window), len(blocks)
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 import torch
-from engine_sums import backward_adds
+from profiled_steps import backward_adds
 from torch.profiler import ProfilerActivity, profile
 from torch._subclasses.fake_tensor import FakeTensorMode
 
