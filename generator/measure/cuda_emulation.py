@@ -25,6 +25,13 @@ context the estimate enters to take CUDA's instead, in four places:
    of x (aten/src/ATen/native/SoftMax.cpp, the `input_.is_cuda()` branch; bf16 copies on both).
    CUDA autocast's softmax asks for exactly that, and eager attention often does.
 
+5. Optimizer step counters. Beside CUDA parameters, torch.optim keeps each parameter's
+   `step` count in host memory: a CPU scalar unless the group is capturable or fused
+   (torch/optim/adam.py `_init_group`, and the same in Adamax, NAdam, RAdam, RMSprop, Rprop,
+   Adadelta, Adagrad and Adafactor; not ASGD). A fake CPU step would count it as
+   device memory, one 512-byte block per parameter; `optimizer_state_on_host` tells the
+   tracker not to (the tracker's `state_on_host`).
+
 Not modelled: an fft of a 16-bit input runs in fp32 (the CPU has no half-precision FFT;
 cuda_autocast_table.py), and batch norm keeps its per-channel statistics in the input's dtype,
 where CUDA keeps them in fp32 (a few bytes).
@@ -59,6 +66,8 @@ def notes(autocast: bool) -> list[str]:
         ("attention: CUDA's fused SDPA kernel (flash for fp16/bf16 without a mask, else "
          "memory-efficient), keeping output and log-sum-exp, not the attention matrix"),
         "softmax of fp16 into fp32: CUDA's half-to-float kernel, without the CPU's fp32 copy",
+        ("optimizer step counters: in host memory, as torch.optim keeps them beside CUDA "
+         "parameters unless capturable or fused"),
     ]
     if autocast:
         lines.append("autocast: CUDA's op policy of PyTorch 2.13 in place of the CPU's (pow, "
@@ -70,6 +79,21 @@ def notes(autocast: bool) -> list[str]:
 NOTES: list[str] = notes(autocast=True)
 
 _LOW = (torch.float16, torch.bfloat16)
+
+
+#: torch.optim's optimizers that keep a step count in a CPU scalar unless capturable or
+#: fused (each one's `_init_group`; ASGD keeps its own on the device).
+_HOST_STEP_OPTIMIZERS = tuple(getattr(torch.optim, name) for name in (
+    "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Rprop", "Adadelta", "Adagrad",
+    "Adafactor") if hasattr(torch.optim, name))
+
+
+def optimizer_state_on_host(optimizer: torch.optim.Optimizer, group: dict, key: str,
+                            value: torch.Tensor) -> bool:
+    """Whether a GPU step keeps this optimizer state in host memory: the scalar `step`
+    count of torch.optim's Adam family, unless its group is capturable or fused."""
+    return (isinstance(optimizer, _HOST_STEP_OPTIMIZERS) and key == "step"
+            and value.dim() == 0 and not (group.get("capturable") or group.get("fused")))
 
 
 class CudaKernelPolicy(TorchFunctionMode):

@@ -67,6 +67,16 @@ class StorageLives:
             if entry is not None:
                 entry.life.died = self.tick()
 
+    def discard(self, storages: list[torch.UntypedStorage]) -> None:
+        """Take these storages' lives back out, as if never seen: what they hold is not
+        memory the step's device counts (say, a GPU step's host-side scalars)."""
+        with self.lock:
+            gone = {id(entry.life) for entry in
+                    (self._live.pop(id(storage), None) for storage in storages)
+                    if entry is not None}
+            if gone:
+                self.all = [life for life in self.all if id(life) not in gone]
+
     def forget(self) -> None:
         """Stop watching: the lives still open stay open, whatever happens to them later."""
         with self.lock:

@@ -39,6 +39,9 @@ CUDA_BLOCK_BYTES = 512
 PRECEDENCE: tuple[str, ...] = ("temporaries", "activations", "autocast_copies", "gradients",
                                "optimizer_state", "parameters")
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
+#: MemoryTracker's state_on_host: (optimizer, parameter group, state key, value) -> is it
+#: kept in host memory?
+StatePlacement = Callable[[torch.optim.Optimizer, dict, str, torch.Tensor], bool]
 
 
 def round_up(nbytes: int, block: int) -> int:
@@ -80,12 +83,16 @@ class MemoryTracker(TorchDispatchMode):
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *,
                  round_bytes: int = 1, device_type: str | None = None,
                  blocks: Sequence[tuple[str, nn.Module]] | None = None,
-                 in_place_sums: bool = False) -> None:
+                 in_place_sums: bool = False,
+                 state_on_host: StatePlacement | None = None) -> None:
         """round_bytes: the allocator's block granularity (CUDA_BLOCK_BYTES on CUDA, 1 on
         CPU). device_type: count only storages on this device type (None: all).
         blocks: the named parts activations are attributed to (default: top_level_blocks).
         in_place_sums: report the step a user's untracked step would be, where autograd adds
-        gradients up in place (accumulation.py); an estimate's tracker does."""
+        gradients up in place (accumulation.py); an estimate's tracker does.
+        state_on_host(optimizer, group, key, value): whether the optimizer keeps this state in host
+        memory on the device modelled; such state is not counted (an estimate of a GPU step
+        runs on fake CPU tensors, where every tensor looks like the device's)."""
         super().__init__()
         self.model, self.optimizer = model, optimizer
         self.blocks = list(blocks) if blocks is not None else top_level_blocks(model)
@@ -93,6 +100,7 @@ class MemoryTracker(TorchDispatchMode):
         self._rank = {name: i for i, name in enumerate(self.precedence)}
         self._storages = StorageLives()
         self.sums = InPlaceSums() if in_place_sums else None
+        self.state_on_host = state_on_host
         self._phases: list[tuple[str, int]] = []
         self._module_stack: list[str] = []
         self._undo = contextlib.ExitStack()
@@ -232,10 +240,20 @@ class MemoryTracker(TorchDispatchMode):
             self.label(param.grad, "gradients")
 
     def _label_optimizer_state(self, born: int | None = None) -> None:
-        for state in self.optimizer.state.values():
-            for value in state.values():
-                if isinstance(value, torch.Tensor):
+        group_of = {id(param): group for group in self.optimizer.param_groups
+                    for param in group["params"]}
+        on_host = []
+        for param, state in self.optimizer.state.items():
+            for key, value in state.items():
+                if not isinstance(value, torch.Tensor):
+                    continue
+                group = group_of.get(id(param), {})
+                if self.state_on_host and self.state_on_host(self.optimizer, group, key, value):
+                    on_host += self.storages(value)
+                else:
                     self.label(value, "optimizer_state", born=born)
+        # Born during the step, they were counted as temporaries until now.
+        self._storages.discard(on_host)
 
     # -- bookkeeping -----------------------------------------------------------------------
     def _life_of(self, tensor) -> StorageLife | None:

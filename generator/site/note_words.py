@@ -26,6 +26,10 @@ ZH: list[tuple[re.Pattern[str], str]] = [(re.compile(pattern), text) for pattern
      "只保存输出和 log-sum-exp，不保存注意力矩阵"),
     (r"softmax of fp16 into fp32: CUDA's half-to-float kernel, without the CPU's fp32 copy",
      "fp16 输入、fp32 输出的 softmax：按 CUDA 的半精度转单精度内核，没有 CPU 上那份 fp32 副本"),
+    (r"optimizer step counters: in host memory, as torch\.optim keeps them beside CUDA "
+     r"parameters unless capturable or fused",
+     "优化器的步数计数：放在主机内存里。参数在 CUDA 上时，torch.optim 就是这样放的"
+     "（capturable 或 fused 时除外）"),
     (r"autocast: CUDA's op policy of PyTorch ([\d.]+) in place of the CPU's \(pow, exp, sums, "
      r"softmax, norms and losses in fp32; cat, stack not cast\)",
      "autocast：用 PyTorch {1} 在 CUDA 上的算子策略代替 CPU 的（pow、exp、求和、softmax、"

@@ -45,3 +45,31 @@ def test_attention_takes_a_fused_cuda_kernel_on_fake_tensors():
         out = F.scaled_dot_product_attention(half, half, half, dropout_p=0.1)
         assert type(out.grad_fn).__name__ == "ScaledDotProductFlashAttentionBackward0"
         out.sum().backward()
+
+
+def test_which_optimizer_state_a_gpu_step_keeps_on_the_host():
+    """torch.optim's Adam family counts steps in a CPU scalar unless capturable or fused."""
+    from generator.measure.cuda_emulation import optimizer_state_on_host
+
+    def placement(optimizer) -> dict[str, bool]:
+        param = optimizer.param_groups[0]["params"][0]
+        param.grad = torch.ones_like(param)
+        optimizer.step()
+        group = optimizer.param_groups[0]
+        return {key: optimizer_state_on_host(optimizer, group, key, value)
+                for key, value in optimizer.state[param].items()
+                if isinstance(value, torch.Tensor)}
+
+    def weight():
+        return [torch.zeros(3, requires_grad=True)]
+
+    assert placement(torch.optim.AdamW(weight())) == {
+        "step": True, "exp_avg": False, "exp_avg_sq": False}
+    assert placement(torch.optim.Adam(weight(), fused=True))["step"] is False
+    adam = torch.optim.Adam(weight())  # capturable needs a GPU to step: the group says it
+    assert not optimizer_state_on_host(adam, {**adam.param_groups[0], "capturable": True},
+                                       "step", torch.tensor(1.0))
+    assert placement(torch.optim.RMSprop(weight()))["step"] is True
+    assert placement(torch.optim.ASGD(weight()))["step"] is False  # on the device
+    assert placement(torch.optim.SGD(weight(), lr=0.1, momentum=0.9)) == {
+        "momentum_buffer": False}

@@ -44,3 +44,15 @@ def test_after_forget_a_free_is_no_longer_recorded() -> None:
     lives.forget()
     del x
     assert life.died is None
+
+
+def test_discard_takes_lives_back_out_as_if_never_seen() -> None:
+    lives = StorageLives()
+    kept, dropped, unknown = torch.empty(4), torch.empty(8), torch.empty(2)
+    life = lives.add(kept.untyped_storage(), nbytes=16, category="temporaries")
+    gone = lives.add(dropped.untyped_storage(), nbytes=32, category="temporaries")
+    lives.discard([dropped.untyped_storage(), unknown.untyped_storage()])
+    assert lives.all == [life]
+    assert lives.get(dropped.untyped_storage()) is None
+    del dropped
+    assert gone.died is None  # no longer watched

@@ -87,6 +87,36 @@ def test_autocast_copies_of_the_parameters() -> None:
     assert report.category_max_bytes["autocast_copies"] == copies
 
 
+def test_optimizer_state_kept_on_the_host_is_not_counted() -> None:
+    """An estimate of a GPU step (fake CPU tensors) leaves out Adam's step counts, which
+    torch.optim keeps in host memory beside CUDA parameters."""
+    def steps_on_host(optimizer, group, key, value) -> bool:
+        assert optimizer.param_groups[0] is group
+        return key == "step"
+
+    run = trainer()
+    params = list(run.workload.model.parameters())
+    report = tracked_step(run, tracker_of(run, state_on_host=steps_on_host))
+    moments = storage_bytes(params) * 2  # exp_avg, exp_avg_sq
+    assert report.category_max_bytes["optimizer_state"] == moments
+
+    # The first step creates them: counted as temporaries until the step ends, then not at
+    # all, and nothing else changes.
+    def first_step(**options) -> list[tuple[int, str]]:
+        model = nn.Linear(IN, OUT)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        run = Trainer(Workload(model, make_batch, F.mse_loss), BATCH, 1, "fp32",
+                      torch.device("cpu"), optimizer, None)
+        with MemoryTracker(model, optimizer, **options) as tracker:
+            run.warm_up(tracker.mark_phase)
+        return [(life.requested, life.category) for life in tracker.lives()]
+
+    counted, left_out = first_step(), first_step(state_on_host=steps_on_host)
+    for life in left_out:
+        counted.remove(life)
+    assert counted == [(FLOAT, "optimizer_state")] * 2  # one per parameter
+
+
 def test_a_storage_freed_in_the_step_ends_its_life() -> None:
     run = trainer()
     with tracker_of(run) as tracker:

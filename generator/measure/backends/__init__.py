@@ -17,7 +17,7 @@ from generator.measure.models import MODELS, check_model, options_unavailable, r
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused.
-METHOD_VERSION = 11
+METHOD_VERSION = 12
 
 
 def backend_available(name: str) -> str | None:

@@ -16,18 +16,19 @@ from generator.measure.precision import MODEL_DTYPE
 from generator.measure.quantize_4bit import weights_in
 from generator.measure.step import Trainer
 from generator.measure.timeline import TrackerReport
-from generator.measure.tracker import MemoryTracker
+from generator.measure.tracker import MemoryTracker, StatePlacement
 from generator.measure.workload import Workload
 
 
 def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None,
-                in_place_sums: bool = False) -> MemoryTracker:
+                in_place_sums: bool = False,
+                state_on_host: StatePlacement | None = None) -> MemoryTracker:
     """A tracker for `trainer`'s step; inside modelled_kernels (an estimate) one that also
-    counts the buffers fused kernels hold while they run. in_place_sums: see MemoryTracker
-    (an estimate's step stands for a user's untracked one)."""
+    counts the buffers fused kernels hold while they run. in_place_sums, state_on_host: see
+    MemoryTracker (an estimate's step stands for a user's untracked one, on its device)."""
     return tracker_class()(trainer.workload.model, trainer.optimizer, round_bytes=round_bytes,
                            device_type=device_type, blocks=trainer.workload.blocks,
-                           in_place_sums=in_place_sums)
+                           in_place_sums=in_place_sums, state_on_host=state_on_host)
 
 
 def tracked_step(trainer: Trainer, *, round_bytes: int,
@@ -38,12 +39,13 @@ def tracked_step(trainer: Trainer, *, round_bytes: int,
 
 
 def tracked_warm_up(trainer: Trainer, *, round_bytes: int, device_type: str | None,
-                    in_place_sums: bool = False) -> tuple[int, MemoryTracker]:
+                    in_place_sums: bool = False,
+                    state_on_host: StatePlacement | None = None) -> tuple[int, MemoryTracker]:
     """The warm-up steps (Trainer.warm_up) under a tracker: their count and the tracker,
     which holds the lives of every storage they touched and when each phase began (the
     allocator simulation replays them)."""
     tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=device_type,
-                          in_place_sums=in_place_sums)
+                          in_place_sums=in_place_sums, state_on_host=state_on_host)
     with step.gc_paused(), tracker:
         count = trainer.warm_up(tracker.mark_phase)
     return count, tracker

@@ -67,13 +67,15 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
         workload = trainer.workload  # with the adapters, where the step trains LoRA
         round_bytes = CUDA_BLOCK_BYTES if cuda else 1
+        # Host-side optimizer state (step counts) is not the GPU's memory.
+        on_host = cuda_emulation.optimizer_state_on_host if cuda else None
         # The warm-up step, tracked: the allocator simulation replays it, and when it was the
         # only one and keeps no gradients, the measured step follows from it (the_next_step)
         # instead of being run: the same figures in half the time.
         # Both trackers add gradients up in place where autograd would in an untracked
         # step (accumulation.py): fake tensors always take a new tensor for the sum.
         warmups, warm = tracked_warm_up(trainer, round_bytes=round_bytes, device_type=None,
-                                        in_place_sums=True)
+                                        in_place_sums=True, state_on_host=on_host)
         # One reading of the warm-up's lives for all that follows: a storage it left alive
         # may still be freed later (when the fake mode exits, or by the garbage collector),
         # and two readings would then disagree on what the next step starts with.
@@ -84,7 +86,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             sums = warm.sums
         else:
             tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=None,
-                                  in_place_sums=True)
+                                  in_place_sums=True, state_on_host=on_host)
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
             sums = tracker.sums
