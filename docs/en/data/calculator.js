@@ -92,12 +92,12 @@ window.CALCULATOR_DATA = {
  "fits": [
   {
    "allocated": {
-    "fixed": 1399798631.1282556,
+    "fixed": 1399695207.237457,
     "floor": 0.0,
-    "max_rel_residual": 0.00015386725939509614,
-    "per_token": 990575.5376645123,
-    "per_token_sq": 1296.3877576029433,
-    "spread": 0.00033248389859375426
+    "max_rel_residual": 0.00015386711649128,
+    "per_token": 990575.5361446715,
+    "per_token_sq": 1296.387764317917,
+    "spread": 0.00033248406278601827
    },
    "context_bytes": [
     471859200,
@@ -113,7 +113,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 4788168192,
+     "allocated": 4788064768,
      "batch": 4,
      "floor": false,
      "key": "bert-base-b4-s512-fp32-adamw-estimate-trace",
@@ -121,7 +121,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 3598292992,
+     "allocated": 3598189568,
      "batch": 32,
      "floor": false,
      "key": "bert-base-b32-s64-fp32-adamw-estimate-trace",
@@ -129,7 +129,7 @@ window.CALCULATOR_DATA = {
      "seq": 64
     },
     {
-     "allocated": 23066285568,
+     "allocated": 23066182144,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-fp32-adamw-estimate-trace",
@@ -137,7 +137,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 39290376704,
+     "allocated": 39290273280,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-fp32-adamw-estimate-trace",
@@ -145,7 +145,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 218234854912,
+     "allocated": 218234751488,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-fp32-adamw-estimate-trace",
@@ -153,7 +153,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 142132875264,
+     "allocated": 142132771840,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-fp32-adamw-estimate-trace",
@@ -185,12 +185,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1395389438.6424804,
-    "floor": 2273564672,
-    "max_rel_residual": 0.0016538753737686163,
-    "per_token": 419118.79986242385,
-    "per_token_sq": 0.2057237037830584,
-    "spread": 0.015675159106533915
+    "fixed": 1395286043.9824991,
+    "floor": 2273461248,
+    "max_rel_residual": 0.0016539507360892863,
+    "per_token": 419118.79860395566,
+    "per_token_sq": 0.20572584142517455,
+    "spread": 0.015675187879867346
    },
    "context_bytes": [
     471859200,
@@ -209,7 +209,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2273564672,
+     "allocated": 2273461248,
      "batch": 4,
      "floor": true,
      "key": "bert-base-b4-s512-fp32-adamw-estimate-ckpt-trace",
@@ -217,7 +217,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 2269810688,
+     "allocated": 2269707264,
      "batch": 32,
      "floor": true,
      "key": "bert-base-b32-s64-fp32-adamw-estimate-ckpt-trace",
@@ -225,7 +225,7 @@ window.CALCULATOR_DATA = {
      "seq": 64
     },
     {
-     "allocated": 8264586752,
+     "allocated": 8264483328,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-fp32-adamw-estimate-ckpt-trace",
@@ -233,7 +233,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 15124107776,
+     "allocated": 15124004352,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-fp32-adamw-estimate-ckpt-trace",
@@ -241,7 +241,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 56343109120,
+     "allocated": 56343005696,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-fp32-adamw-estimate-ckpt-trace",
@@ -249,7 +249,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 56344238080,
+     "allocated": 56344134656,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-fp32-adamw-estimate-ckpt-trace",
@@ -281,12 +281,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1663212029.5642676,
+    "fixed": 1663108703.145288,
     "floor": 0.0,
-    "max_rel_residual": 0.0023213513651167282,
-    "per_token": 704343.7936893887,
-    "per_token_sq": 1002.5338336900313,
-    "spread": 0.006576891080538535
+    "max_rel_residual": 0.002321395841726308,
+    "per_token": 704343.8295197121,
+    "per_token_sq": 1002.5336175959038,
+    "spread": 0.006577095676907441
    },
    "context_bytes": [
     471859200,
@@ -302,7 +302,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 4147313664,
+     "allocated": 4147210240,
      "batch": 4,
      "floor": false,
      "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-trace",
@@ -310,7 +310,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 3243437568,
+     "allocated": 3243334144,
      "batch": 32,
      "floor": false,
      "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-trace",
@@ -318,7 +318,7 @@ window.CALCULATOR_DATA = {
      "seq": 64
     },
     {
-     "allocated": 17399022592,
+     "allocated": 17398919168,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-trace",
@@ -326,7 +326,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 28931756032,
+     "allocated": 28931652608,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-trace",
@@ -334,7 +334,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 161550277632,
+     "allocated": 161550174208,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-trace",
@@ -342,7 +342,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 102360649216,
+     "allocated": 102360545792,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-trace",
@@ -374,12 +374,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1436449426.2637057,
-    "floor": 2302404096,
-    "max_rel_residual": 0.00205362831065674,
-    "per_token": 353613.72870420467,
-    "per_token_sq": 0.036526065147326245,
-    "spread": 0.003459992478224621
+    "fixed": 1436346008.5618558,
+    "floor": 2302300672,
+    "max_rel_residual": 0.002053720753253786,
+    "per_token": 353613.72843725455,
+    "per_token_sq": 0.036526517417757594,
+    "spread": 0.0034599999666647735
    },
    "context_bytes": [
     471859200,
@@ -398,7 +398,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2297685504,
+     "allocated": 2297582080,
      "batch": 4,
      "floor": true,
      "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-ckpt-trace",
@@ -406,7 +406,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 2302404096,
+     "allocated": 2302300672,
      "batch": 32,
      "floor": true,
      "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-ckpt-trace",
@@ -414,7 +414,7 @@ window.CALCULATOR_DATA = {
      "seq": 64
     },
     {
-     "allocated": 7230498816,
+     "allocated": 7230395392,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-ckpt-trace",
@@ -422,7 +422,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 13022724096,
+     "allocated": 13022620672,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-ckpt-trace",
@@ -430,7 +430,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 47787609088,
+     "allocated": 47787505664,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-ckpt-trace",
@@ -438,7 +438,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 47787867648,
+     "allocated": 47787764224,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-ckpt-trace",
@@ -470,12 +470,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1658987213.3291206,
+    "fixed": 1658883860.6071687,
     "floor": 0.0,
-    "max_rel_residual": 0.0016116256860224652,
-    "per_token": 704146.9974915155,
-    "per_token_sq": 1004.136290012294,
-    "spread": 0.004646159753928403
+    "max_rel_residual": 0.0016116569532148494,
+    "per_token": 704147.0223256724,
+    "per_token_sq": 1004.1361382372352,
+    "spread": 0.004646303060973691
    },
    "context_bytes": [
     471859200,
@@ -491,7 +491,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 4147309568,
+     "allocated": 4147206144,
      "batch": 4,
      "floor": false,
      "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-trace",
@@ -499,7 +499,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 3237142016,
+     "allocated": 3237038592,
      "batch": 32,
      "floor": false,
      "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-trace",
@@ -507,7 +507,7 @@ window.CALCULATOR_DATA = {
      "seq": 64
     },
     {
-     "allocated": 17399018496,
+     "allocated": 17398915072,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-trace",
@@ -515,7 +515,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 28931751936,
+     "allocated": 28931648512,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-trace",
@@ -523,7 +523,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 161550273536,
+     "allocated": 161550170112,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-trace",
@@ -531,7 +531,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 102360645120,
+     "allocated": 102360541696,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-trace",
@@ -563,12 +563,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1436300426.2751439,
-    "floor": 2304759808,
-    "max_rel_residual": 0.0010247113774095617,
-    "per_token": 353596.3607773887,
-    "per_token_sq": 0.07469434132884212,
-    "spread": 0.006685529439118725
+    "fixed": 1436197014.4462345,
+    "floor": 2304656384,
+    "max_rel_residual": 0.0010247574095876197,
+    "per_token": 353596.3602614542,
+    "per_token_sq": 0.0746952154530461,
+    "spread": 0.006685543908211495
    },
    "context_bytes": [
     471859200,
@@ -587,7 +587,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2302400512,
+     "allocated": 2302297088,
      "batch": 4,
      "floor": true,
      "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-ckpt-trace",
@@ -595,7 +595,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 2304759808,
+     "allocated": 2304656384,
      "batch": 32,
      "floor": true,
      "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-ckpt-trace",
@@ -603,7 +603,7 @@ window.CALCULATOR_DATA = {
      "seq": 64
     },
     {
-     "allocated": 7230494720,
+     "allocated": 7230391296,
      "batch": 64,
      "floor": false,
      "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-ckpt-trace",
@@ -611,7 +611,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 13021147136,
+     "allocated": 13021043712,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-ckpt-trace",
@@ -619,7 +619,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 47787604992,
+     "allocated": 47787501568,
      "batch": 256,
      "floor": false,
      "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-ckpt-trace",
@@ -627,7 +627,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 47787863552,
+     "allocated": 47787760128,
      "batch": 2048,
      "floor": false,
      "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-ckpt-trace",
@@ -659,12 +659,12 @@ window.CALCULATOR_DATA = {
   },
   {
    "allocated": {
-    "fixed": 1590906236.3333406,
+    "fixed": 1590830476.1024659,
     "floor": 0.0,
-    "max_rel_residual": 0.0006664338505331496,
-    "per_token": 1658137.5516205297,
-    "per_token_sq": 1296.943256343295,
-    "spread": 0.0020583271341523125
+    "max_rel_residual": 0.0006664370432194634,
+    "per_token": 1658137.5627925382,
+    "per_token_sq": 1296.9432255583188,
+    "spread": 0.002058357755460856
    },
    "context_bytes": [
     471859200,
@@ -680,7 +680,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 7701526528,
+     "allocated": 7701450752,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-trace",
@@ -688,7 +688,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 5329064960,
+     "allocated": 5328989184,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-fp32-adamw-estimate-trace",
@@ -696,15 +696,15 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 39646313472,
+     "allocated": 39646237696,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-fp32-adamw-estimate-trace",
-     "reserved": 42024828928,
+     "reserved": 42022731776,
      "seq": 512
     },
     {
-     "allocated": 66805718528,
+     "allocated": 66805642752,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-fp32-adamw-estimate-trace",
@@ -712,7 +712,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 393159276032,
+     "allocated": 393159200256,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-fp32-adamw-estimate-trace",
@@ -720,7 +720,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 240584514560,
+     "allocated": 240584438784,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-fp32-adamw-estimate-trace",
@@ -742,22 +742,22 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-fp32-adamw-none",
    "replay_problem": null,
    "reserved": {
-    "fixed": 1763855478.359511,
+    "fixed": 1763899484.0637145,
     "floor": 0.0,
-    "max_rel_residual": 0.023269427221947855,
-    "per_token": 1867510.3158869012,
-    "per_token_sq": 1212.5773878583313,
-    "spread": 0.06828956510586864
+    "max_rel_residual": 0.02328355272523019,
+    "per_token": 1867492.9890637018,
+    "per_token_sq": 1212.5498793498414,
+    "spread": 0.06828863000415701
    }
   },
   {
    "allocated": {
-    "fixed": 1563925140.6600757,
+    "fixed": 1563849335.925324,
     "floor": 0.0,
-    "max_rel_residual": 0.0013423962508666385,
-    "per_token": 644136.0465515716,
-    "per_token_sq": 2.6259967110068425,
-    "spread": 0.002972021641537387
+    "max_rel_residual": 0.0013424024892345191,
+    "per_token": 644136.0498541277,
+    "per_token_sq": 2.6259967724273694,
+    "spread": 0.0029719695488170726
    },
    "context_bytes": [
     471859200,
@@ -776,15 +776,15 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2888209408,
+     "allocated": 2888133632,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 3900702720,
+     "reserved": 3898605568,
      "seq": 1024
     },
     {
-     "allocated": 2883209216,
+     "allocated": 2883133440,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-fp32-adamw-estimate-ckpt-trace",
@@ -792,7 +792,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 12155796480,
+     "allocated": 12155720704,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-fp32-adamw-estimate-ckpt-trace",
@@ -800,7 +800,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 22708551680,
+     "allocated": 22708475904,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-fp32-adamw-estimate-ckpt-trace",
@@ -808,15 +808,15 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 86298269696,
+     "allocated": 86298193920,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 134630866944,
+     "reserved": 134632964096,
      "seq": 1024
     },
     {
-     "allocated": 85938467840,
+     "allocated": 85938392064,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-fp32-adamw-estimate-ckpt-trace",
@@ -838,22 +838,22 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-fp32-adamw-ckpt",
    "replay_problem": null,
    "reserved": {
-    "fixed": 2179454231.456534,
+    "fixed": 2178195343.776241,
     "floor": 0.0,
-    "max_rel_residual": 0.0792870534084306,
-    "per_token": 856510.4032399599,
-    "per_token_sq": 86.8809979247431,
-    "spread": 0.2898275452291978
+    "max_rel_residual": 0.07953146490792115,
+    "per_token": 856638.8775491832,
+    "per_token_sq": 86.67317447602939,
+    "spread": 0.2902640609816316
    }
   },
   {
    "allocated": {
-    "fixed": 1837909631.2759151,
+    "fixed": 1837833848.653502,
     "floor": 0.0,
-    "max_rel_residual": 0.00042441905078289903,
-    "per_token": 1297423.0304203473,
-    "per_token_sq": 1011.1777105777851,
-    "spread": 0.0006178339277297189
+    "max_rel_residual": 0.00042441970432307923,
+    "per_token": 1297423.0294428896,
+    "per_token_sq": 1011.1777149013412,
+    "spread": 0.0006178349323426683
    },
    "context_bytes": [
     471859200,
@@ -869,7 +869,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 6616225280,
+     "allocated": 6616149504,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-trace",
@@ -877,7 +877,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 4759649280,
+     "allocated": 4759573504,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-trace",
@@ -885,15 +885,15 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 31577649152,
+     "allocated": 31577573376,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-trace",
-     "reserved": 37331402752,
+     "reserved": 37329305600,
      "seq": 512
     },
     {
-     "allocated": 52856674304,
+     "allocated": 52856598528,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-trace",
@@ -901,7 +901,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 307562364928,
+     "allocated": 307562289152,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-trace",
@@ -909,7 +909,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 188807395328,
+     "allocated": 188807319552,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-trace",
@@ -931,22 +931,22 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-amp-fp16-adamw-none",
    "replay_problem": null,
    "reserved": {
-    "fixed": 1606051254.986137,
+    "fixed": 1606088941.558068,
     "floor": 0.0,
-    "max_rel_residual": 0.04963366462863847,
-    "per_token": 1538680.38868995,
-    "per_token_sq": 1221.6225397603919,
-    "spread": 0.08483769678420165
+    "max_rel_residual": 0.04964395660901122,
+    "per_token": 1538665.7179472283,
+    "per_token_sq": 1221.5949615279967,
+    "spread": 0.08481106049735994
    }
   },
   {
    "allocated": {
-    "fixed": 1820291407.0430949,
+    "fixed": 1820215593.301693,
     "floor": 0.0,
-    "max_rel_residual": 0.001471260794815708,
-    "per_token": 541956.4584307732,
-    "per_token_sq": 2.8391496313697986,
-    "spread": 0.005508517295033497
+    "max_rel_residual": 0.0014712684871011777,
+    "per_token": 541956.4572818724,
+    "per_token_sq": 2.8391598168376357,
+    "spread": 0.005508485730204396
    },
    "context_bytes": [
     471859200,
@@ -965,15 +965,15 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2937309696,
+     "allocated": 2937233920,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 3701473280,
+     "reserved": 3699376128,
      "seq": 1024
     },
     {
-     "allocated": 2928458752,
+     "allocated": 2928382976,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-ckpt-trace",
@@ -981,7 +981,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 10739322880,
+     "allocated": 10739247104,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-ckpt-trace",
@@ -989,7 +989,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 19622320128,
+     "allocated": 19622244352,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-ckpt-trace",
@@ -997,7 +997,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 73176715776,
+     "allocated": 73176640000,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-ckpt-trace",
@@ -1005,7 +1005,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 72818342400,
+     "allocated": 72818266624,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-ckpt-trace",
@@ -1027,22 +1027,22 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-amp-fp16-adamw-ckpt",
    "replay_problem": null,
    "reserved": {
-    "fixed": 2055905059.9457202,
+    "fixed": 2054758970.5962908,
     "floor": 0.0,
-    "max_rel_residual": 0.12055996920577933,
-    "per_token": 814440.4463645698,
-    "per_token_sq": 36.30414606065736,
-    "spread": 0.20742989597230185
+    "max_rel_residual": 0.1205249599709833,
+    "per_token": 814561.4416204812,
+    "per_token_sq": 36.10598170137016,
+    "spread": 0.2078783813054572
    }
   },
   {
    "allocated": {
-    "fixed": 1842363957.2352846,
+    "fixed": 1842288184.580254,
     "floor": 0.0,
-    "max_rel_residual": 0.00035249954154924706,
-    "per_token": 1297609.3323267824,
-    "per_token_sq": 1010.3718319562829,
-    "spread": 0.0007911877854215053
+    "max_rel_residual": 0.0003524992079256139,
+    "per_token": 1297609.335962301,
+    "per_token_sq": 1010.3718226426488,
+    "spread": 0.000791189001751592
    },
    "context_bytes": [
     471859200,
@@ -1058,7 +1058,7 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 6617271296,
+     "allocated": 6617195520,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-trace",
@@ -1066,7 +1066,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 4765400576,
+     "allocated": 4765324800,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-trace",
@@ -1074,15 +1074,15 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 31577646592,
+     "allocated": 31577570816,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-trace",
-     "reserved": 37331402752,
+     "reserved": 37329305600,
      "seq": 512
     },
     {
-     "allocated": 52856671744,
+     "allocated": 52856595968,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-trace",
@@ -1090,7 +1090,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 307562362368,
+     "allocated": 307562286592,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-trace",
@@ -1098,7 +1098,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 188807392768,
+     "allocated": 188807316992,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-trace",
@@ -1120,22 +1120,22 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-amp-bf16-adamw-none",
    "replay_problem": null,
    "reserved": {
-    "fixed": 1787366621.9289796,
+    "fixed": 1787405013.2537107,
     "floor": 0.0,
-    "max_rel_residual": 0.04890039993257099,
-    "per_token": 1572286.876095431,
-    "per_token_sq": 1117.1883280526627,
-    "spread": 0.11565294468859615
+    "max_rel_residual": 0.04888953810600542,
+    "per_token": 1572272.119244225,
+    "per_token_sq": 1117.1614544798351,
+    "spread": 0.11562605476327692
    }
   },
   {
    "allocated": {
-    "fixed": 1818979118.1035378,
+    "fixed": 1818903301.317351,
     "floor": 0.0,
-    "max_rel_residual": 0.0015416209829988664,
-    "per_token": 541914.0435993517,
-    "per_token_sq": 2.988046409633909,
-    "spread": 0.006710117893695457
+    "max_rel_residual": 0.0015416288356035355,
+    "per_token": 541914.0393222668,
+    "per_token_sq": 2.9880634981394842,
+    "spread": 0.006710102819660961
    },
    "context_bytes": [
     471859200,
@@ -1154,15 +1154,15 @@ window.CALCULATOR_DATA = {
    "optimizer": "adamw",
    "points": [
     {
-     "allocated": 2937307136,
+     "allocated": 2937231360,
      "batch": 2,
      "floor": false,
      "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 3701473280,
+     "reserved": 3699376128,
      "seq": 1024
     },
     {
-     "allocated": 2925952512,
+     "allocated": 2925876736,
      "batch": 16,
      "floor": false,
      "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1170,7 +1170,7 @@ window.CALCULATOR_DATA = {
      "seq": 128
     },
     {
-     "allocated": 10739320320,
+     "allocated": 10739244544,
      "batch": 32,
      "floor": false,
      "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1178,7 +1178,7 @@ window.CALCULATOR_DATA = {
      "seq": 512
     },
     {
-     "allocated": 19622317568,
+     "allocated": 19622241792,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1186,7 +1186,7 @@ window.CALCULATOR_DATA = {
      "seq": 256
     },
     {
-     "allocated": 73176713216,
+     "allocated": 73176637440,
      "batch": 128,
      "floor": false,
      "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1194,7 +1194,7 @@ window.CALCULATOR_DATA = {
      "seq": 1024
     },
     {
-     "allocated": 72818339840,
+     "allocated": 72818264064,
      "batch": 1024,
      "floor": false,
      "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-ckpt-trace",
@@ -1216,12 +1216,12 @@ window.CALCULATOR_DATA = {
    "replay": "gpt2-small-amp-bf16-adamw-ckpt",
    "replay_problem": null,
    "reserved": {
-    "fixed": 2055905059.9457202,
+    "fixed": 2054758970.5962908,
     "floor": 0.0,
-    "max_rel_residual": 0.12055996920577933,
-    "per_token": 814440.4463645698,
-    "per_token_sq": 36.30414606065736,
-    "spread": 0.20742989597230185
+    "max_rel_residual": 0.1205249599709833,
+    "per_token": 814561.4416204812,
+    "per_token_sq": 36.10598170137016,
+    "spread": 0.2078783813054572
    }
   }
  ],
