@@ -31,7 +31,7 @@ from torch import nn
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from generator.measure.timeline import TrackerReport
-from generator.measure.tracker import PRECEDENCE, MemoryTracker, own_storage
+from generator.measure.tracker import PRECEDENCE, MemoryTracker, StatePlacement, own_storage
 from generator.results.shapes import CATEGORIES
 
 SHARDING_CATEGORIES: tuple[str, ...] = CATEGORIES + ("comm_buffers",)
@@ -63,11 +63,14 @@ class ShardedMemoryTracker(MemoryTracker):
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *,
                  round_bytes: int = 1, device_type: str | None = None,
                  persistent: Iterable[torch.Tensor] = (),
-                 cast_category: str = "autocast_copies") -> None:
+                 cast_category: str = "autocast_copies",
+                 state_on_host: StatePlacement | None = None) -> None:
         """persistent: buffers that outlive the step (DDP's buckets), counted from its start.
         cast_category: the label of low-precision copies of parameters; FSDP2's mixed
-        precision casts each shard before the all-gather, a communication buffer."""
-        super().__init__(model, optimizer, round_bytes=round_bytes, device_type=device_type)
+        precision casts each shard before the all-gather, a communication buffer.
+        state_on_host: see MemoryTracker."""
+        super().__init__(model, optimizer, round_bytes=round_bytes, device_type=device_type,
+                         state_on_host=state_on_host)
         self._persistent = list(persistent)
         self._cast_category = cast_category
 

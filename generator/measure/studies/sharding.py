@@ -36,7 +36,7 @@ from typing import Any
 
 from generator.measure.studies import unknown_params
 
-VERSION = 1
+VERSION = 2
 STRATEGIES = ("fsdp2", "ddp")
 WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
 DEFAULTS: dict[str, Any] = {"precision": "amp-bf16", "optimizer": "adamw", "attention": "sdpa",
@@ -131,7 +131,7 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.profiler import record_function
 
-    from generator.measure.cuda_emulation import CudaKernelPolicy
+    from generator.measure.cuda_emulation import CudaKernelPolicy, optimizer_state_on_host
     from generator.measure.parallel import DDPBuckets, apply_fsdp2, fake_world
     from generator.measure.precision import make_optimizer
     from generator.measure.sharded_tracker import ShardedMemoryTracker, rank_figures
@@ -160,9 +160,10 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
         trainer = Trainer(workload, p["batch_size"], p["seq_len"], step_precision,
                           torch.device("cpu"), optimizer, None, fake=fake)
         warmups = trainer.warm_up()
-        tracker = ShardedMemoryTracker(workload.model, optimizer, persistent=persistent,
-                                       round_bytes=CUDA_BLOCK_BYTES if cuda else 1,
-                                       cast_category=cast_category)
+        tracker = ShardedMemoryTracker(
+            workload.model, optimizer, persistent=persistent,
+            round_bytes=CUDA_BLOCK_BYTES if cuda else 1, cast_category=cast_category,
+            state_on_host=optimizer_state_on_host if cuda else None)  # as the estimate
         with record_function(MEASURED_STEP):
             report = tracked_step(trainer, tracker)
         figures = rank_figures(report)
