@@ -4,6 +4,8 @@ for a missing value."""
 
 from __future__ import annotations
 
+import math
+
 
 def mib(nbytes: float | None) -> str:
     """Bytes → MiB, number only: '1,024.0'."""
@@ -31,6 +33,15 @@ def pct(fraction: float | None, digits: int = 1) -> str:
     if fraction is None:
         return "–"
     return f"{round(fraction * 100, digits) + 0.0:.{digits}f} %"
+
+
+def pct_figures(fraction: float | None, figures: int = 2) -> str:
+    """A small deviation in percent to `figures` significant figures, so that 0.004 % does
+    not print as 0.00 %; at least as many decimals as pct(…, 2)."""
+    if fraction is None or fraction == 0:
+        return pct(fraction, 2)
+    magnitude = math.floor(math.log10(abs(fraction * 100)))
+    return pct(fraction, max(2, figures - 1 - magnitude))
 
 
 def gb(nbytes: float | None) -> str:

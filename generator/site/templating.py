@@ -72,7 +72,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(mib=units.mib, gib=units.gib, size=units.size, pct=units.pct,
-                       gb=units.gb, mb=units.mb)
+                       pct_figures=units.pct_figures, gb=units.gb, mb=units.mb)
     env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
                        backends=BACKEND_LABELS, colors=CATEGORY_COLORS, report_slug=report_slug,
                        options_of=option_words, kind=kind,

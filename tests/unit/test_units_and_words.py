@@ -38,6 +38,14 @@ def test_percentages() -> None:
     assert units.pct(-0.25) == "-25.0 %"
 
 
+def test_small_deviations_keep_two_significant_figures() -> None:
+    assert units.pct_figures(3.95e-05) == "0.0039 %"  # not 0.00 %
+    assert units.pct_figures(0.0002) == "0.020 %"
+    assert units.pct_figures(0.005733) == "0.57 %"
+    assert units.pct_figures(0.1234) == "12.34 %"  # never fewer decimals than pct(…, 2)
+    assert units.pct_figures(0) == "0.00 %" and units.pct_figures(None) == "–"
+
+
 def test_decimal_units_for_the_articles_figures() -> None:
     assert units.gb(13.7e9) == "13.7" and units.gb(123e9) == "123" and units.gb(None) == "–"
     assert units.mb(420e6) == "420" and units.mb(None) == "–"
