@@ -4,7 +4,7 @@
 
 Without --run it reads the stored estimates (results/); with --run it estimates every
 reproduced run afresh in this process first (the `[[reference]]` table of
-generator/jobs/suites/validation.toml) and prints the wall time of the whole suite. Each
+generator/experiment/suites/validation.toml) and prints the wall time of the whole suite. Each
 row: allocated and reserved peaks, estimate ÷ real, and PyTorch MemTracker's ÷ real; then
 the worst and median errors. Reproduce the stored figures with the transformers version
 the H100 runs used (see generator/results/reference_data/SOURCE.md):

@@ -82,9 +82,9 @@ stage 12 "$python" bench/gpu_cudnn_rnn_reserve.py "$out/cudnn_rnn_reserve.csv"
 stage 20 "$python" -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
 stage 40 "$python" bench/gpu_memory_snapshot.py --results results "$out/snapshots"
 stage 75 "$python" -m generator measure \
-    --config generator/jobs/suites/optional/validation-cuda.toml --results results
+    --config generator/experiment/suites/optional/validation-cuda.toml --results results
 stage 85 env PYTHONPATH="$qlora_path" "$python" -m generator measure --backend cuda \
-    --config generator/jobs/suites/optional/qlora-cuda.toml --results results
+    --config generator/experiment/suites/optional/qlora-cuda.toml --results results
 stage 97 "$python" -m generator measure --backend cuda --results results
 
 find results -type f | sort | comm -13 "$before" - >"$out/new_results.txt"

@@ -8,7 +8,7 @@ its parameters alone. The published H100 runs build theirs on the GPU
 which set torch's default dtype first), and building frees blocks that stay cached: the
 output layer's own weight, which `tie_weights` replaces by the input embedding. This script
 estimates each of those runs (the `[[reference]]` table of
-generator/jobs/suites/validation.toml) both ways, `built_on_device` off and on, and prints
+generator/experiment/suites/validation.toml) both ways, `built_on_device` off and on, and prints
 estimate ÷ real for the reserved peak. The allocated peak counts from the first step either
 way (the runs reset the peaks after building), so it does not move.
 

@@ -126,7 +126,7 @@ def bench_tracker(runs: int) -> None:
     from generator.experiment import Experiment
     from generator.measure.backends.common import tracked_step
     from generator.measure.models import MODELS
-    from generator.measure.step import Trainer
+    from generator.measure.training.step import Trainer
 
     exp = Experiment(model="bert-base", batch_size=2, seq_len=128, backend="cpu")
     trainer = Trainer.create(MODELS["bert-base"].build(), exp, device=torch.device("cpu"))

@@ -2,7 +2,7 @@
 
 import sys
 
-from generator.cli import main
+from generator.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,9 +6,9 @@
         [--device cpu]
 
 For each strategy and each GPU count k (default: 1, 2, 4, … up to the job's size), ranks
-0 … k-1 run the training step of generator/measure/step.py in a process group of their own
+0 … k-1 run the training step of generator/measure/training/step.py in a process group of their own
 (NCCL, the real `DistributedDataParallel`, the real `fully_shard`, sharded as the estimate
-shards: generator/measure/parallel.apply_fsdp2); the other ranks wait. Each row holds the tracker's
+shards: generator/measure/training/parallel.apply_fsdp2); the other ranks wait. Each row holds the tracker's
 breakdown on rank 0 and, as ground truth, `torch.cuda.max_memory_allocated` and
 `max_memory_reserved`, the largest over the k ranks. DDP's buckets, which its C++ reducer
 allocates, are labelled as communication buffers by a communication hook that then runs
@@ -94,12 +94,12 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
     from torch.distributed.device_mesh import DeviceMesh
     from torch.nn.parallel import DistributedDataParallel
 
-    from generator.measure.parallel import apply_fsdp2
-    from generator.measure.precision import make_optimizer
-    from generator.measure.sharded_tracker import ShardedMemoryTracker, rank_figures
-    from generator.measure.step import Trainer, tracked_step
-    from generator.measure.tracker import CUDA_BLOCK_BYTES
-    from generator.measure.workload import Workload
+    from generator.measure.training.parallel import apply_fsdp2
+    from generator.measure.training.precision import make_optimizer
+    from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
+    from generator.measure.training.step import Trainer, tracked_step
+    from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
+    from generator.measure.training.workload import Workload
 
     cuda = p["device"] == "cuda"
     device = torch.device("cuda", local) if cuda else torch.device("cpu")

@@ -90,7 +90,7 @@ def cli(capsys: pytest.CaptureFixture[str],
     """`generator.cli.main(ARGS)` in this process, run from `cwd` as `python -m generator`
     would be: a usage error's SystemExit becomes the exit status, and SIGTERM's handler
     (main installs its own) is put back."""
-    from generator.cli import main
+    from generator.cli.main import main
 
     def run(args: list[Any], cwd: Path) -> Run:
         monkeypatch.chdir(cwd)

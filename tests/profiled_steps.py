@@ -3,7 +3,7 @@
 `profiled_step` runs a model's step after its warm-up inside a named profiler range, tracked
 or not, so that a test can set a tracked step beside the untracked one a user runs (the CPU
 allocator's blocks: allocator_alignment.allocator_blocks; autograd's additions:
-`backward_adds`). Tests of the observer effect and of accumulation.py share it."""
+`backward_adds`). Tests of the observer effect and of in_place_sums.py share it."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.experiment import Experiment
-from generator.measure import step
+from generator.measure.training import step
 from generator.measure.backends.common import build_workload
 from generator.measure.models import resolve_model
-from generator.measure.step import Trainer
-from generator.measure.tracker import MemoryTracker
+from generator.measure.training.step import Trainer
+from generator.measure.tracking.tracker import MemoryTracker
 
 #: The profiler range around the step.
 WINDOW = "profiled_steps::step"

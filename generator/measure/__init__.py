@@ -5,7 +5,7 @@
     study ─────► studies.<kind>.run
 
 `backends/` holds the three ways to run a step (estimate with fake tensors, cpu, cuda),
-`cuda_emulation.py` what the estimate models of CUDA, `environment.py` where a result was
+`cuda_kernels.py` what the estimate models of CUDA, `environment.py` where a result was
 measured. Everything here may import PyTorch, and importing this package imports it
 (imports_frozen says why here); nothing downstream of the results does.
 """

@@ -11,7 +11,7 @@ from typing import Any, Optional, TypedDict
 
 #: The categories of a step's memory, in the order tables, charts and timelines list them.
 #: `not_attributed`: bytes the CPU allocator handed out that neither a tracked tensor nor an
-#: op's internal buffer explains (real CPU runs only, generator/measure/allocator_alignment.py);
+#: op's internal buffer explains (real CPU runs only, generator/measure/tracking/cpu_allocator_blocks.py);
 #: results measured before it existed read it as 0 (store.py).
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
               "autocast_copies", "temporaries", "not_attributed")
@@ -87,7 +87,7 @@ class GroundTruth(TypedDict, total=False):
 
 class AllocatorPrediction(TypedDict):
     """The CUDA caching allocator's figures, simulated over the warm-up, the measured step
-    and replays of it (generator/measure/reserved.py); estimates modelling CUDA only."""
+    and replays of it (generator/measure/emulation/allocator_replay.py); estimates modelling CUDA only."""
 
     source: str
     steps: int
@@ -101,7 +101,7 @@ class AllocatorPrediction(TypedDict):
     out_of_memory: Optional[str]
     """Where the allocator ran out within the budget (gpu_memory less the CUDA context)."""
     context_bytes: list[int]
-    """The CUDA context's size on the modelled GPU, low and high (gpu_overheads.py): what
+    """The CUDA context's size on the modelled GPU, low and high (plan/gpus.py): what
     nvidia-smi shows on top of reserved memory."""
     # With allocation_trace, also "trace": the events replayed (generator/allocator/trace.py).
 

@@ -10,7 +10,7 @@ from typing import Any
 from generator.experiment import is_plain_step, step_options_of
 from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
-from generator.site.style.labels import PRECISION_LABELS
+from generator.site.labels import PRECISION_LABELS
 
 Result = StepResult
 #: What a GPU holds beyond PyTorch's pool when no `cuda` result measured it: the CUDA context

@@ -17,7 +17,7 @@ from html import unescape
 
 from markupsafe import Markup
 
-from generator.site.style.palette import FILE_INK
+from generator.site.palette import FILE_INK
 
 _TITLE = re.compile(r"<title\b[^>]*>(.*?)</title>", re.DOTALL)
 _DESC = re.compile(r"<desc\b[^>]*>(.*?)</desc>", re.DOTALL)

@@ -51,7 +51,7 @@ def _scan(low_name: str) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, when run alone
     from autocast_state import forced_autocast
 
-    from generator.measure.cuda_emulation import CudaKernelPolicy
+    from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 
     low = getattr(torch, low_name)
 

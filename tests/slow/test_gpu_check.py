@@ -14,7 +14,7 @@ import pytest
 import torch
 from conftest import REPO_ROOT, cli_env
 
-from generator.jobs.suite import DEFAULT_SUITE, load_suite
+from generator.jobs.load import DEFAULT_SUITE, load_suite
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a run without a "
                                 "GPU, and this machine has one (there the stages measure)")

@@ -1,4 +1,4 @@
-"""On real models, the gradient sums a tracker folds (accumulation.py) are the ones an
+"""On real models, the gradient sums a tracker folds (in_place_sums.py) are the ones an
 untracked CPU step makes in place, and the rest are the ones it makes in a new tensor: the
 estimate's step stands for the user's own, where nothing watches autograd."""
 
@@ -8,7 +8,7 @@ import pytest
 from profiled_steps import backward_adds, profiled_step
 
 from generator.experiment import Experiment
-from generator.measure.tracker import MemoryTracker
+from generator.measure.tracking.tracker import MemoryTracker
 
 
 def summing_tracker(trainer) -> MemoryTracker:

@@ -1,6 +1,6 @@
 """Small conv + LSTM and convolutional models estimated for the CPU against real steps of
 them: the estimate, with the fused LSTM kernel's workspace and buffers modelled
-(modelled_kernels.py) and oneDNN's convolution buffers measured (kernel_probes.py), within
+(cpu_kernels.py) and oneDNN's convolution buffers measured (onednn_conv_probes.py), within
 1 % of the CPU allocator's peak (the convolutional one to 0.1 %); the real step's figures,
 the allocator's blocks labelled by the tracker, sum to that peak with nothing left
 unattributed."""
@@ -15,7 +15,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.experiment import Experiment
 from generator.measure.backends import estimate, measure
-from generator.measure.modelled_kernels import modelled_kernels
+from generator.measure.emulation.cpu_kernels import modelled_kernels
 
 CONV_LSTM = dict(model="conv-lstm", batch_size=4, seq_len=30)
 CONVNET = dict(model="convnet-small", batch_size=8, seq_len=32)

@@ -104,10 +104,10 @@ def test_stale_generated_files_are_removed_and_the_nav_rewritten(tmp_path: Path)
 def test_a_chart_is_byte_identical_in_another_process() -> None:
     """No state of this process (fonts found, hash seeds, matplotlib's counters) reaches a
     chart: another process draws the same bytes."""
-    from generator.site.style import step_charts
+    from generator.site.charts import step_charts
 
     path = FIXTURES / "results" / "estimate" / "bert-base-b32-s128-fp32-adamw-estimate.json"
-    code = ("import json, pathlib, sys\nfrom generator.site.style import step_charts\n"
+    code = ("import json, pathlib, sys\nfrom generator.site.charts import step_charts\n"
             f"r = json.loads(pathlib.Path({str(path)!r}).read_text(encoding='utf-8'))\n"
             "sys.stdout.write(step_charts.timeline(r, 'zh'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,

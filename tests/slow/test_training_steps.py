@@ -14,7 +14,7 @@ from generator.experiment import Experiment
 from generator.measure.models import MODELS, resolve_model
 from generator.measure.models.bert import BERT_TINY, BertConfig, build_bert
 from generator.measure.models.gpt2 import GPT2Config, build_gpt2
-from generator.measure.step import Trainer
+from generator.measure.training.step import Trainer
 
 CPU = torch.device("cpu")
 SNIPPET = REPO_ROOT / "templates" / "article" / "amp_training.py"

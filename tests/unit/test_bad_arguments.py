@@ -277,7 +277,7 @@ def test_the_heading_names_an_image_side_as_such(cli, project: Path) -> None:
 def test_a_reader_gone_away_ends_quietly(cli, project: Path, monkeypatch) -> None:
     """`python -m generator models | head -1`: the rest of the output has nowhere to go,
     which is no error of the user's (the real pipe: slow/test_cli_measure.py)."""
-    from generator import commands
+    from generator.cli import commands
 
     def reader_gone(args) -> int:
         raise BrokenPipeError(32, "Broken pipe")

@@ -1,4 +1,4 @@
-"""The search for the largest batch that fits (generator/batch_search.py), on made-up needs
+"""The search for the largest batch that fits (generator/plan/search.py), on made-up needs
 whose edge is known: straight lines, the allocator's steps, noise that is not monotone."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from generator.batch_search import MAX_BATCH, largest_fitting
+from generator.plan.search import MAX_BATCH, largest_fitting
 
 
 def line(fixed: int, per_sample: int):

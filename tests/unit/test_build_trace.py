@@ -1,5 +1,5 @@
 """A model built on the GPU (`built_on_device`): what building frees stays in the caching
-allocator's cache when training starts (build_trace.py, reserved.py). The published H100
+allocator's cache when training starts (build_trace.py, allocator_replay.py). The published H100
 runs build their models that way; a model loaded elsewhere and moved arrives as its
 parameters alone, the default."""
 
@@ -15,7 +15,7 @@ from torch import nn
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment, option_words
-from generator.measure import build_trace
+from generator.measure.tracking import build_trace
 from generator.site.note_words import ORIGINAL, note_text
 
 MIB = 2**20

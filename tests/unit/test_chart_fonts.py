@@ -21,9 +21,9 @@ from fontTools.ttLib import TTFont
 from matplotlib import font_manager
 from matplotlib.ft2font import FT2Font
 
-from generator.site.style import step_charts
-from generator.site.style.charts import chart_figure, chart_svg
-from generator.site.style.palette import FONT_STACK
+from generator.site.charts import step_charts
+from generator.site.charts.canvas import chart_figure, chart_svg
+from generator.site.palette import FONT_STACK
 
 RESULT = (Path(__file__).resolve().parents[1] / "fixtures" / "results" / "estimate"
           / "bert-base-b32-s128-fp32-adamw-estimate.json")

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from generator.measure.cuda_emulation import CudaKernelPolicy
+from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 
 
 def test_dropout_takes_the_fused_kernel_with_a_bool_mask():
@@ -49,7 +49,7 @@ def test_attention_takes_a_fused_cuda_kernel_on_fake_tensors():
 
 def test_which_optimizer_state_a_gpu_step_keeps_on_the_host():
     """torch.optim's Adam family counts steps in a CPU scalar unless capturable or fused."""
-    from generator.measure.cuda_emulation import optimizer_state_on_host
+    from generator.measure.emulation.cuda_kernels import optimizer_state_on_host
 
     def placement(optimizer) -> dict[str, bool]:
         param = optimizer.param_groups[0]["params"][0]

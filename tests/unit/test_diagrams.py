@@ -15,7 +15,7 @@ from page_checks import check_svg
 from generator.results.shapes import CATEGORIES
 from generator.site.pages.article import diagrams
 from generator.site.pages.article.diagram_text import STYLES, text_width
-from generator.site.style.palette import CATEGORY_COLORS
+from generator.site.palette import CATEGORY_COLORS
 
 FIXTURES = ALL_FIXTURES / "results" / "estimate"
 PRECISIONS = ("fp32", "amp-fp16", "amp-bf16")

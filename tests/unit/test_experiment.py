@@ -18,7 +18,7 @@ from generator.experiment import (
     options,
     step_defaults,
 )
-from generator.options import parse_size, resolved_optimizer_impl
+from generator.experiment.option import parse_size, resolved_optimizer_impl
 from generator.site.pages.levers import BASELINE as LEVER_BASELINE
 
 TINY = {"model": "tiny", "batch_size": 2, "seq_len": 16}

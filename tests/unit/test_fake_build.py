@@ -8,7 +8,7 @@ import torch
 from torch import nn
 from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensorMode
 
-from generator.measure.fake_build import LIMIT, KnownValues, fake_build
+from generator.measure.emulation.fake_build import LIMIT, KnownValues, fake_build
 
 
 def test_drop_path_rates_read_as_transformers_reads_them() -> None:

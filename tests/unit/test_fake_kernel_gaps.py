@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator.measure import fake_kernel_gaps
+from generator.measure.emulation import fake_kernel_gaps
 
 GROUPS, M, K, N = 3, 16, 24, 40
 OFFS = torch.tensor([5, 9, 16], dtype=torch.int32)  # three groups of tokens (or of K)

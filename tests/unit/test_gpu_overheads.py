@@ -1,11 +1,11 @@
-"""The GPU overhead assumptions (gpu_overheads.py): lookup by device name and compute
+"""The GPU overhead assumptions (plan/gpus.py): lookup by device name and compute
 capability, consistent ranges, PyTorch's workspace defaults, and a source for every entry."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator import gpu_overheads as go
+from generator.plan import gpus as go
 
 MIB = 2**20
 

@@ -1,5 +1,5 @@
 """Gradient sums made in place where autograd makes them so in a step nobody watches
-(generator/measure/accumulation.py): the folding of lives, and which sums, held against an
+(generator/measure/tracking/in_place_sums.py): the folding of lives, and which sums, held against an
 untracked step's own ops as the profiler records them."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from profiled_steps import backward_adds
 from torch.profiler import ProfilerActivity, profile
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator.measure.accumulation import InPlaceSums, _dense
-from generator.measure.timeline import StorageLife
-from generator.measure.tracker import PRECEDENCE, MemoryTracker
+from generator.measure.tracking.in_place_sums import InPlaceSums, _dense
+from generator.measure.tracking.timeline import StorageLife
+from generator.measure.tracking.tracker import PRECEDENCE, MemoryTracker
 
 RANK = {name: i for i, name in enumerate(PRECEDENCE)}
 

@@ -1,4 +1,4 @@
-"""oneDNN's convolution buffers, measured for estimates of the CPU (kernel_probes.py): a
+"""oneDNN's convolution buffers, measured for estimates of the CPU (onednn_conv_probes.py): a
 fake convolution gets the bytes its real kernel holds beyond its outputs, measured once per
 distinct call; other ops get none; an estimate that models CUDA never probes."""
 
@@ -9,7 +9,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.experiment import Experiment
-from generator.measure import kernel_probes
+from generator.measure.emulation import onednn_conv_probes as kernel_probes
 from generator.measure.backends import measure
 
 aten = torch.ops.aten

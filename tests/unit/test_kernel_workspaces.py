@@ -1,4 +1,4 @@
-"""The CPU's fused LSTM kernel on fake tensors (kernel_workspaces.py, modelled_kernels.py):
+"""The CPU's fused LSTM kernel on fake tensors (onednn_lstm.py, cpu_kernels.py):
 oneDNN's size rules, the workspace autograd saves and the buffers the kernel holds while it
 runs, each against a real tiny run of the same kernel; a GRU needs no model. The estimate of
 a whole model against a real step: slow/test_kernel_estimates.py."""
@@ -12,15 +12,9 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from generator.measure.kernel_workspaces import LSTMLayer, good_ld, page_packed
-from generator.measure.modelled_kernels import (
-    MODELLED,
-    KernelBufferTracker,
-    kernel_buffers,
-    modelled_kernels,
-    tracker_class,
-)
-from generator.measure.tracker import MemoryTracker
+from generator.measure.emulation.onednn_lstm import LSTMLayer, good_ld, page_packed
+from generator.measure.emulation.cpu_kernels import MODELLED, KernelBufferTracker, kernel_buffers, modelled_kernels, tracker_class
+from generator.measure.tracking.tracker import MemoryTracker
 
 T, N, I, H = 7, 3, 5, 16  # small, and not multiples of anything oneDNN pads to
 

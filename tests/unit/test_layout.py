@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "generator"
-MAX_LINES = 300
+#: Size is a smell, not a rule: past this a module probably holds two concepts. Never split one
+#: concept in two to meet it (a table beside the code that reads it, a check beside its option).
+MAX_LINES = 500
 
 
 def _modules() -> dict[str, Path]:
@@ -57,7 +59,7 @@ def _target(module: str, names: list[str]) -> list[str]:
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_modules_stay_small(name: str) -> None:
     lines = MODULES[name].read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by concern"
+    assert lines <= MAX_LINES, f"{name} has {lines} lines: does it still hold one concept?"
 
 
 def test_no_private_name_is_imported_from_another_module() -> None:
@@ -98,7 +100,7 @@ def test_no_import_cycles() -> None:
 @pytest.mark.parametrize("name", sorted(n for n in MODULES
                                         if n.startswith(("generator.site", "generator.results"))
                                         or n in ("generator.words", "generator.units",
-                                                 "generator.options", "generator.experiment")))
+                                                 "generator.experiment.option", "generator.experiment")))
 def test_what_renders_needs_no_torch(name: str) -> None:
     """The site, the results store and what they read import neither PyTorch nor the
     measuring layer, at any level: publishing the site needs results only."""

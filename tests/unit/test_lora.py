@@ -14,7 +14,7 @@ from conftest import assert_refused
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment, option_words
-from generator.measure import lora
+from generator.measure.training import lora
 from generator.measure.models import experiment_unavailable
 from generator.site.note_words import ORIGINAL, note_text
 

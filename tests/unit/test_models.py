@@ -17,7 +17,7 @@ from generator.errors import ModelError
 from generator.measure.models import MODELS, ModelSpec, resolve_model
 from generator.measure.models.bert import BERT_TINY, BertConfig, build_bert
 from generator.measure.models.gpt2 import GPT2Config, build_gpt2
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 CPU = torch.device("cpu")
 SMALL_GPT2 = GPT2Config(vocab_size=500, hidden_size=32, num_layers=2, num_heads=4,

@@ -12,11 +12,11 @@ import torch
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment
-from generator.measure import optimizer_8bit
+from generator.measure.training import optimizer_8bit
 from generator.measure.backends import measure
 from generator.measure.backends.common import build_workload
 from generator.measure.models import resolve_model
-from generator.measure.step import Trainer
+from generator.measure.training.step import Trainer
 
 TINY = {"model": "tiny", "batch_size": 8, "seq_len": 32}
 NEEDS_BNB = pytest.mark.skipif(optimizer_8bit.unavailable("adamw-8bit") is not None,

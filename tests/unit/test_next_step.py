@@ -11,16 +11,17 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.experiment import Experiment
-from generator.measure import optimizer_8bit, reserved
+from generator.measure.training import optimizer_8bit
+from generator.measure.emulation import allocator_replay as reserved
 from generator.measure.backends.common import (
     build_workload,
     new_tracker,
     tracked_warm_up,
 )
-from generator.measure.cuda_emulation import CudaKernelPolicy
+from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.models import resolve_model
-from generator.measure.step import Trainer, tracked_step
-from generator.measure.timeline import the_next_step
+from generator.measure.training.step import Trainer, tracked_step
+from generator.measure.tracking.timeline import the_next_step
 
 CASES = [
     {"model": "tiny"},

@@ -1,5 +1,5 @@
 """The not_attributed category: its place, names and colour; older results read it as 0; the
-cpu backend's labelling of the allocator's blocks (allocator_alignment.py) on made-up events,
+cpu backend's labelling of the allocator's blocks (cpu_allocator_blocks.py) on made-up events,
 which sums to the allocator's peak; tables list it only where it has bytes. On a real step:
 slow/test_kernel_estimates.py and slow/test_measure_cpu.py."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 from made_results import hand_made_result
 
-from generator.measure.allocator_alignment import Block, aligned_report, label_blocks
-from generator.measure.timeline import StorageLife
+from generator.measure.tracking.cpu_allocator_blocks import Block, aligned_report, label_blocks
+from generator.measure.tracking.timeline import StorageLife
 from generator.results import store
 from generator.results.shapes import CATEGORIES
-from generator.site.style import tables
-from generator.site.style.labels import CATEGORY_LABELS
-from generator.site.style.palette import CATEGORY_COLORS
+from generator.site import tables
+from generator.site.labels import CATEGORY_LABELS
+from generator.site.palette import CATEGORY_COLORS
 
 
 def test_the_category_comes_last_named_in_both_languages_in_its_own_grey() -> None:

@@ -1,4 +1,4 @@
-"""The allocation sequence the allocator simulation replays (reserved.py): storages alive
+"""The allocation sequence the allocator simulation replays (allocator_replay.py): storages alive
 before a step are allocated first, births and deaths keep their order, a storage alive
 across steps is one allocation, and the cuBLAS workspaces come as forward and backward begin."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from generator.allocator import trace
 from generator.allocator.caching import simulate
-from generator.measure.reserved import TrackedSteps, allocation_events, predict
-from generator.measure.timeline import StorageLife
+from generator.measure.emulation.allocator_replay import TrackedSteps, allocation_events, predict
+from generator.measure.tracking.timeline import StorageLife
 
 MIB = 2**20
 
@@ -83,7 +83,7 @@ def test_predict_counts_workspaces_in_allocated_and_reserved() -> None:
 
 
 def test_fit_verdict_reads_the_allocator_and_the_context() -> None:
-    from generator.estimate_text import fit_verdict
+    from generator.cli.estimate import fit_verdict
 
     allocator = {"peak_allocated_bytes": 10 * MIB, "peak_reserved_bytes": 20 * MIB,
                  "context_bytes": [4 * MIB, 8 * MIB]}

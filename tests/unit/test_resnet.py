@@ -20,7 +20,7 @@ from generator.measure.models.resnet import (
     build_resnet,
     make_image_batch,
 )
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 CPU = torch.device("cpu")
 #: torchvision.models.resnet50().parameters(), summed.

@@ -15,9 +15,9 @@ from conftest import FIXTURES, LANGS
 from page_checks import SVG, check_svg, svg_ids, svg_texts
 
 from generator.results.shapes import CATEGORIES
-from generator.site.style import charts, step_charts
-from generator.site.style.labels import CATEGORY_LABELS, PRECISION_LABELS
-from generator.site.style.palette import CATEGORY_COLORS
+from generator.site.charts import canvas as charts, step_charts
+from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
+from generator.site.palette import CATEGORY_COLORS
 
 ESTIMATE = "estimate/bert-base-b32-s128-{}-adamw-estimate.json"
 CPU = "cpu-amd-epyc/bert-base-b4-s128-{}-adamw-cpu.json"

@@ -17,7 +17,7 @@ from generator.experiment import Experiment
 from generator.measure.backends import measure
 from generator.measure.backends.common import build_workload, new_tracker
 from generator.measure.models import resolve_model
-from generator.measure.step import Trainer, tracked_step
+from generator.measure.training.step import Trainer, tracked_step
 
 TINY = {"model": "llama-tiny", "batch_size": 2, "seq_len": 32}
 SAFE_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

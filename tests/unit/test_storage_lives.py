@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from generator.measure.storage_lives import StorageLives
+from generator.measure.tracking.storage_lives import StorageLives
 
 
 def test_a_life_ends_when_the_storage_is_freed_not_when_a_view_goes() -> None:

@@ -1,4 +1,4 @@
-"""The built-in suite (generator/jobs/suites/*.toml): it loads, and measures what each page
+"""The built-in suite (generator/experiment/suites/*.toml): it loads, and measures what each page
 needs, cheaply enough for `python -m generator build` on a small machine."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from generator.experiment import Experiment
-from generator.jobs.suite import DEFAULT_SUITE, load_suite
+from generator.jobs.load import DEFAULT_SUITE, load_suite
 from generator.measure.studies import Study, sharding
 from generator.site.analysis import ARTICLE
 from generator.site.pages import levers
@@ -104,10 +104,10 @@ def test_measure_runs_only_the_backend_asked_for(cli, tmp_path, monkeypatch) -> 
 def test_reference_runs_on_another_backend() -> None:
     """The validation-cuda suite is the built-in validation suite's steps on the GPU: the same
     experiments but for the backend, and the runs this project can build come first."""
-    from generator.jobs.suite import load_suite
+    from generator.jobs.load import load_suite
     from generator.results import reference_runs
 
-    folder = Path(__file__).resolve().parents[2] / "generator" / "jobs" / "suites"
+    folder = Path(__file__).resolve().parents[2] / "generator" / "experiment" / "suites"
     estimates = load_suite(folder / "validation.toml")
     on_gpu = load_suite(folder / "optional" / "validation-cuda.toml")
     assert {job.backend for job in on_gpu} == {"cuda"}
@@ -117,7 +117,7 @@ def test_reference_runs_on_another_backend() -> None:
 
 
 def test_a_list_of_names_is_one_value_and_a_list_of_lists_expands() -> None:
-    from generator.suite_tables import expand
+    from generator.experiment.suite import expand
 
     base = {"model": "llama-tiny", "batch_size": 1, "seq_len": 8, "lora_rank": 8}
     one = expand({**base, "lora_targets": ["q_proj", "v_proj"]})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from generator.measure.timeline import StorageLife, downsample, frees_in_order, summarise
+from generator.measure.tracking.timeline import StorageLife, downsample, frees_in_order, summarise
 from generator.results.shapes import CATEGORIES
 
 PHASES = [("forward", 1), ("backward", 5), ("optimizer", 8)]
@@ -133,8 +133,8 @@ def test_a_thinned_timeline_still_gives_the_peak_phase() -> None:
 def test_phase_maxima_cover_each_phase_from_its_first_tick() -> None:
     """What is live as a phase begins counts for it: an optimizer step that allocates nothing
     still holds the parameters and gradients it began with."""
-    from generator.measure.timeline import StorageLife as Life
-    from generator.measure.timeline import summarise as run
+    from generator.measure.tracking.timeline import StorageLife as Life
+    from generator.measure.tracking.timeline import summarise as run
 
     lives = [Life(100, "parameters", 0), Life(50, "gradients", 3), Life(30, "temporaries", 5, 6)]
     maxima = run(lives, [("forward", 1), ("backward", 2), ("optimizer", 7)], end=9).phase_max_bytes

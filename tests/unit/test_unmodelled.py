@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from torch import nn
 
-from generator.measure.modelled_kernels import CUDNN_RESERVE_NOTE, unmodelled
+from generator.measure.emulation.cpu_kernels import CUDNN_RESERVE_NOTE, unmodelled
 from generator.site.note_words import ORIGINAL, note_text
 
 

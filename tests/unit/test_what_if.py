@@ -1,10 +1,10 @@
-"""The levers `estimate --levers` tries on a user's step (generator/what_if.py): those the
+"""The levers `estimate --levers` tries on a user's step (generator/plan/levers.py): those the
 step does not use yet and the model has an option for, and the best of each kind together."""
 
 from __future__ import annotations
 
 from generator.experiment import Experiment
-from generator.what_if import Lever, levers_for, together
+from generator.plan.levers import Lever, levers_for, together
 
 MLM = ("attention", "logits")  # what the built-in BERT takes
 

@@ -13,7 +13,7 @@ from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.measure.backends import measure
 from generator.measure.models import MODELS, check_model
-from generator.measure.tracker import top_level_blocks
+from generator.measure.tracking.tracker import top_level_blocks
 
 CPU = torch.device("cpu")
 FAMILIES = {"convnet-small": (1_166_506, ["stem", "layers.0", "layers.1", "layers.2", "head"]),

@@ -8,16 +8,16 @@ from dataclasses import asdict
 from typing import Any, Callable
 
 from generator.experiment import Experiment
-from generator.measure import step
-from generator.measure.build_trace import built_in
-from generator.measure.fake_build import fake_build
-from generator.measure.modelled_kernels import tracker_class
-from generator.measure.precision import MODEL_DTYPE
-from generator.measure.quantize_4bit import weights_in
-from generator.measure.step import Trainer
-from generator.measure.timeline import TrackerReport
-from generator.measure.tracker import MemoryTracker, StatePlacement
-from generator.measure.workload import Workload
+from generator.measure.training import step
+from generator.measure.tracking.build_trace import built_in
+from generator.measure.emulation.fake_build import fake_build
+from generator.measure.emulation.cpu_kernels import tracker_class
+from generator.measure.training.precision import MODEL_DTYPE
+from generator.measure.training.quantize_4bit import weights_in
+from generator.measure.training.step import Trainer
+from generator.measure.tracking.timeline import TrackerReport
+from generator.measure.tracking.tracker import MemoryTracker, StatePlacement
+from generator.measure.training.workload import Workload
 
 
 def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None,

@@ -7,7 +7,7 @@ everything the step touches: parameters, optimizer state, activations and the re
 largest value during the measured step is the ground truth for the tracker's peak.
 
 The result's figures are the allocator's blocks labelled by the tracker
-(allocator_alignment.py): live at the peak they sum to the allocator's peak, buffers that
+(cpu_allocator_blocks.py): live at the peak they sum to the allocator's peak, buffers that
 kernels allocate and free inside themselves count as temporaries, and what neither explains
 as `not_attributed`. The tracker's own peak, blind to those buffers, is kept beside the
 ground truth as `tracker_peak_bytes`.
@@ -21,20 +21,14 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.experiment import Experiment
-from generator.measure import step
-from generator.measure.allocator_alignment import (
-    TimedTracker,
-    aligned_report,
-    allocator_blocks,
-    label_blocks,
-    peak_bytes,
-)
+from generator.measure.training import step
+from generator.measure.tracking.cpu_allocator_blocks import TimedTracker, aligned_report, allocator_blocks, label_blocks, peak_bytes
 from generator.measure.backends.common import (
     build_workload,
     figures,
     median_step_seconds,
 )
-from generator.measure.step import Trainer
+from generator.measure.training.step import Trainer
 
 MEASURED_STEP = "generator::measured_step"
 

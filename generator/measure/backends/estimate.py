@@ -3,8 +3,8 @@
 A CPU-only PyTorch cannot run autograd on fake CUDA tensors, so the estimate runs fake CPU
 tensors and models the CUDA device by what matters for memory: the caching allocator's
 512-byte blocks, the foreach optimizer kernels that PyTorch picks on CUDA, CUDA's kernels and
-autocast policy (cuda_emulation.py), and, over the warm-up and measured steps, the caching
-allocator itself with the cuBLAS workspaces (reserved.py), for the allocated and reserved
+autocast policy (cuda_kernels.py), and, over the warm-up and measured steps, the caching
+allocator itself with the cuBLAS workspaces (allocator_replay.py), for the allocated and reserved
 peaks a GPU would report.
 """
 
@@ -17,25 +17,26 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator import gpu_overheads
+from generator.plan import gpus as gpu_overheads
 from generator.experiment import Experiment
-from generator.measure import (
-    build_trace, cuda_emulation, fake_kernel_gaps, imports_frozen, quiet, reserved, step,
-)
+from generator.measure.tracking import build_trace
+from generator.measure.emulation import cuda_kernels as cuda_emulation, fake_kernel_gaps, allocator_replay as reserved
+from generator.measure import imports_frozen, quiet
+from generator.measure.training import step
 from generator.measure.backends.common import (
     build_workload,
     figures,
     new_tracker,
     tracked_warm_up,
 )
-from generator.measure.cuda_emulation import CudaKernelPolicy
-from generator.measure.modelled_kernels import modelled_kernels, unmodelled
+from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
+from generator.measure.emulation.cpu_kernels import modelled_kernels, unmodelled
 from generator.measure.models import hf_masks
-from generator.measure.precision import AUTOCAST_DTYPE
-from generator.measure.reserved import TrackedSteps
-from generator.measure.step import Trainer
-from generator.measure.timeline import the_next_step
-from generator.measure.tracker import CUDA_BLOCK_BYTES
+from generator.measure.training.precision import AUTOCAST_DTYPE
+from generator.measure.emulation.allocator_replay import TrackedSteps
+from generator.measure.training.step import Trainer
+from generator.measure.tracking.timeline import the_next_step
+from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
 
 with imports_frozen():  # FakeTensorMode imports torch._dynamo at its first use: 1 s of imports
     import torch._dynamo
@@ -73,7 +74,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         # only one and keeps no gradients, the measured step follows from it (the_next_step)
         # instead of being run: the same figures in half the time.
         # Both trackers add gradients up in place where autograd would in an untracked
-        # step (accumulation.py): fake tensors always take a new tensor for the sum.
+        # step (in_place_sums.py): fake tensors always take a new tensor for the sum.
         warmups, warm = tracked_warm_up(trainer, round_bytes=round_bytes, device_type=None,
                                         in_place_sums=True, state_on_host=on_host)
         # One reading of the warm-up's lives for all that follows: a storage it left alive

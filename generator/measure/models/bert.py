@@ -24,7 +24,7 @@ from generator.measure.models.transformer_parts import (
     init_weights,
     seeded_generator,
 )
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 #: Label value the loss ignores (Hugging Face's convention).
 IGNORE_INDEX = -100

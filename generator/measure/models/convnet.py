@@ -20,7 +20,7 @@ from torch import nn
 
 from generator.measure.models.resnet import classification_loss
 from generator.measure.models.transformer_parts import seeded_generator
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 #: Seed of every batch, so that two runs see identical inputs.
 BATCH_SEED = 0

@@ -26,7 +26,7 @@ from generator.measure.models.transformer_parts import (
     init_weights,
     seeded_generator,
 )
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 #: Seed of every batch, so that two runs see identical inputs.
 BATCH_SEED = 0

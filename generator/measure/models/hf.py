@@ -130,9 +130,9 @@ def build(config, name: str, *, task: str, attention: str):
     """The workload: the model in training mode, random batches, the model's own loss."""
     import torch
     from torch import nn
-    from generator.measure.fake_build import under_fake_tensors
-    from generator.measure.step import recompute_in_same_modes
-    from generator.measure.workload import Workload
+    from generator.measure.emulation.fake_build import under_fake_tensors
+    from generator.measure.training.step import recompute_in_same_modes
+    from generator.measure.training.workload import Workload
 
     transformers = transformers_module()
     transformers.logging.set_verbosity_error()  # notes about config fields we do not use

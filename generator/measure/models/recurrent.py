@@ -1,6 +1,6 @@
 """Recurrent models, built from code: a convolutional front end + LSTM classifier, and a GRU
 language model. They bring what transformers and CNNs lack: PyTorch's fused RNN kernels,
-whose memory the estimate models in generator/measure/kernel_workspaces.py (on the CPU an
+whose memory the estimate models in generator/measure/emulation/onednn_lstm.py (on the CPU an
 LSTM runs oneDNN's kernel, which keeps a workspace for backward; a GRU runs step by step).
 
 `seq_len` is the sequence length: audio frames for `conv-lstm`, tokens for `gru-lm`. Each
@@ -19,7 +19,7 @@ from torch import nn
 from generator.measure.models.gpt2 import lm_loss
 from generator.measure.models.resnet import classification_loss
 from generator.measure.models.transformer_parts import seeded_generator
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 #: Seed of every batch, so that two runs see identical inputs.
 BATCH_SEED = 0

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from generator.measure.models.transformer_parts import seeded_generator
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 #: Seed of every batch, so that two runs see identical inputs.
 BATCH_SEED = 0

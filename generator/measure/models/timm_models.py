@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 
 from generator.errors import ModelError
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 TIMM_PREFIX = "timm:"
 

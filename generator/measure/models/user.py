@@ -16,7 +16,7 @@ from typing import Any, Callable
 from torch import Tensor, nn
 
 from generator.errors import ModelError
-from generator.measure.workload import Workload
+from generator.measure.training.workload import Workload
 
 #: How the form of a user model is described in messages.
 FACTORY_FORM = "package.module:function"

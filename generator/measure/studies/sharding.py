@@ -60,7 +60,7 @@ def settings(params: dict[str, Any]) -> dict[str, Any]:
 
 def problems(params: dict[str, Any]) -> list[str]:
     from generator.experiment import ATTENTIONS, DEVICES, OPTIMIZERS
-    from generator.measure.parallel import PRECISIONS
+    from generator.measure.training.parallel import PRECISIONS
 
     found = [f"sharding needs {name}" for name in REQUIRED if name not in params]
     found += unknown_params("sharding", params, REQUIRED + tuple(DEFAULTS))
@@ -135,12 +135,12 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.profiler import record_function
 
-    from generator.measure.cuda_emulation import CudaKernelPolicy, optimizer_state_on_host
-    from generator.measure.parallel import DDPBuckets, apply_fsdp2, fake_world
-    from generator.measure.precision import make_optimizer
-    from generator.measure.sharded_tracker import ShardedMemoryTracker, rank_figures
-    from generator.measure.step import Trainer, tracked_step
-    from generator.measure.tracker import CUDA_BLOCK_BYTES
+    from generator.measure.emulation.cuda_kernels import CudaKernelPolicy, optimizer_state_on_host
+    from generator.measure.training.parallel import DDPBuckets, apply_fsdp2, fake_world
+    from generator.measure.training.precision import make_optimizer
+    from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
+    from generator.measure.training.step import Trainer, tracked_step
+    from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
 
     started = time.perf_counter()
     cuda = p["device"] == "cuda"

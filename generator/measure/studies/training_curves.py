@@ -24,13 +24,9 @@ import torch
 import torch.nn.functional as F
 
 from generator.errors import ConfigError
-from generator.measure.precision import (
-    AUTOCAST_DTYPE,
-    autocast_context,
-    make_grad_scaler,
-)
+from generator.measure.training.precision import AUTOCAST_DTYPE, autocast_context, make_grad_scaler
 from generator.measure.studies import unknown_params
-from generator.measure.threads import one_thread
+from generator.measure.training.threads import one_thread
 
 VERSION = 1
 DEFAULTS: dict[str, Any] = {"device": "cpu", "precisions": None, "steps": 300,

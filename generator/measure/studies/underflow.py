@@ -21,7 +21,7 @@ import torch
 
 from generator.errors import ConfigError
 from generator.measure.studies import unknown_params
-from generator.measure.threads import one_thread
+from generator.measure.training.threads import one_thread
 
 VERSION = 2
 DEFAULTS: dict[str, Any] = {"model": "bert-base", "batch_size": 2, "seq_len": 128, "seed": 0}

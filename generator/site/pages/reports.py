@@ -18,9 +18,9 @@ from markupsafe import Markup
 from generator.results.shapes import StepResult
 from generator.site.analysis import beside_published, result_id
 from generator.site.pages import Page
-from generator.site.style import step_charts
-from generator.site.style import tables as step_tables
-from generator.site.style.labels import PRECISION_LABELS
+from generator.site.charts import step_charts
+from generator.site import tables as step_tables
+from generator.site.labels import PRECISION_LABELS
 from generator.units import mib, pct
 from generator.words import LANGS, Words
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator import gpu_overheads
+from generator.plan import gpus as gpu_overheads
 from generator.allocator.blocks import ROUND_LARGE
 from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.site.style import charts
-from generator.site.style.palette import INK
-from generator.site.style.svgtools import finalize
+from generator.site.charts import canvas as charts
+from generator.site.palette import INK
+from generator.site.charts.svgtools import finalize
 from generator.words import Words
 
 #: (field, words, colour, marker) of each series.

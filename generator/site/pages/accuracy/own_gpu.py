@@ -1,5 +1,5 @@
 """The accuracy page's second yardstick: the published runs' steps measured on a GPU by this
-project itself (generator/jobs/suites/optional/validation-cuda.toml), each beside its estimate.
+project itself (generator/experiment/suites/optional/validation-cuda.toml), each beside its estimate.
 
 Unlike the published H100 runs, these ran the very code the estimate models (the same step,
 the same transformers), so what separates the two is the estimate's own error. A result
@@ -17,7 +17,7 @@ from generator.results import reference_runs
 from generator.results.shapes import StepResult
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.pages.accuracy.stats import errors as stats
-from generator.site.style.tables import markdown_table
+from generator.site.tables import markdown_table
 from generator.units import gib
 from generator.words import Words
 

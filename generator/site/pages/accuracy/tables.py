@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.site.style.tables import markdown_table
+from generator.site.tables import markdown_table
 from generator.units import gib, pct
 from generator.words import LANGS, Words
 

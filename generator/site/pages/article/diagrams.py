@@ -21,13 +21,9 @@ from generator.site.pages.article.diagram_text import (
     text_width,
     wrap,
 )
-from generator.site.style import svgtools
-from generator.site.style.labels import (
-    BACKEND_LABELS,
-    CATEGORY_LABELS,
-    PRECISION_LABELS,
-)
-from generator.site.style.palette import CATEGORY_COLORS, FONT_STACK
+from generator.site.charts import svgtools
+from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
+from generator.site.palette import CATEGORY_COLORS, FONT_STACK
 from generator.site.templating import environment
 from generator.units import size as size_text
 from generator.words import LANGS, Words

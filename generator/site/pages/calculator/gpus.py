@@ -1,7 +1,7 @@
 """The GPUs the calculator checks a step against: one representative card per common size,
 with the total memory `nvidia-smi` reports for it (MiB, as it prints them) and where that
 figure was read. The CUDA context each adds on top of reserved memory comes from
-generator/gpu_overheads.py, by the card's generation.
+generator/plan/gpus.py, by the card's generation.
 
 A card's nvidia-smi total is less than its marketed size (an "80GB" H100 shows 81,559 MiB,
 85.5 GB) and is what a process can ask for; the driver keeps a little of it on some cards.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator import gpu_overheads
+from generator.plan import gpus as gpu_overheads
 
 MIB = 2 ** 20
 
@@ -34,7 +34,7 @@ class Card:
     def overheads(self) -> gpu_overheads.Overheads:
         found = gpu_overheads.for_device_name(self.name)
         if found is None:  # a card without a generation entry could not be checked
-            raise ValueError(f"no CUDA context figures for {self.name} in gpu_overheads.py")
+            raise ValueError(f"no CUDA context figures for {self.name} in plan/gpus.py")
         return found
 
 

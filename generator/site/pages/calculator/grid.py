@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from generator.experiment import Experiment
-from generator.suite_tables import DEFAULT_SUITE, expand
+from generator.experiment.suite import DEFAULT_SUITE, expand
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import as_held, options
-from generator.options import NOT_A_LEVER, resolved_optimizer_impl
+from generator.experiment.option import NOT_A_LEVER, resolved_optimizer_impl
 from generator.results.shapes import StepResult, result_trust
 from generator.site import analysis
 from generator.site.analysis import ARTICLE

@@ -8,10 +8,10 @@ from typing import Any
 
 from generator.results.shapes import CATEGORIES
 from generator.site.pages.levers.tables import label
-from generator.site.style import charts
-from generator.site.style.labels import BACKEND_LABELS, CATEGORY_LABELS
-from generator.site.style.palette import CATEGORY_COLORS, INK
-from generator.site.style.svgtools import finalize
+from generator.site.charts import canvas as charts
+from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS
+from generator.site.palette import CATEGORY_COLORS, INK
+from generator.site.charts.svgtools import finalize
 from generator.words import Words
 
 GIB = 2 ** 30

@@ -8,8 +8,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.site.style.labels import BACKEND_LABELS
-from generator.site.style.tables import markdown_table, swatch
+from generator.site.labels import BACKEND_LABELS
+from generator.site.tables import markdown_table, swatch
 from generator.units import gib, mib, pct
 from generator.words import Words
 

@@ -10,9 +10,9 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.site.pages.precision.charts import REFERENCE_COLOR, power_of_two
-from generator.site.style.labels import PRECISION_LABELS
-from generator.site.style.tables import markdown_table
-from generator.site.style.tables import precision_swatch as swatch
+from generator.site.labels import PRECISION_LABELS
+from generator.site.tables import markdown_table
+from generator.site.tables import precision_swatch as swatch
 from generator.units import pct
 from generator.words import Words
 

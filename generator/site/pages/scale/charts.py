@@ -14,9 +14,9 @@ from generator.site.pages.scale.tables import (
     label,
     shown_categories,
 )
-from generator.site.style.charts import chart_figure, chart_svg, gib, words
-from generator.site.style.palette import INK
-from generator.site.style.svgtools import finalize
+from generator.site.charts.canvas import chart_figure, chart_svg, gib, words
+from generator.site.palette import INK
+from generator.site.charts.svgtools import finalize
 from generator.words import Words
 
 GIB = 2**30

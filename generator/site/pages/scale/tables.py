@@ -11,13 +11,13 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.site.style.labels import CATEGORY_LABELS
-from generator.site.style.palette import CATEGORY_COLORS
-from generator.site.style.tables import markdown_table, swatch
+from generator.site.labels import CATEGORY_LABELS
+from generator.site.palette import CATEGORY_COLORS
+from generator.site.tables import markdown_table, swatch
 from generator.units import gib, pct
 from generator.words import Words
 
-#: The sharding study's seventh category (generator/measure/sharded_tracker.py): FSDP2's gathered
+#: The sharding study's seventh category (generator/measure/tracking/sharded_tracker.py): FSDP2's gathered
 #: weights, DDP's gradient buckets; its label and colour are in labels.py and palette.py.
 COMM = "comm_buffers"
 #: Model state first (what sharding divides), then what each GPU keeps whole.

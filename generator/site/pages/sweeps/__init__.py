@@ -19,7 +19,7 @@ from generator.site.pages import Page
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits
 from generator.site.pages.sweeps import tables as sweep_tables
-from generator.site.style.step_charts import PRECISION_ORDER
+from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.words import LANGS
 
 Result = StepResult

@@ -8,8 +8,8 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.site.pages.sweeps.fits import BUDGETS_GIB
-from generator.site.style.tables import markdown_table
-from generator.site.style.tables import precision_swatch as swatch
+from generator.site.tables import markdown_table
+from generator.site.tables import precision_swatch as swatch
 from generator.units import gib, mib, pct
 from generator.words import Words
 

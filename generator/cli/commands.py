@@ -1,0 +1,123 @@
+"""What each sub-command does, top to bottom: suite → measure → render → site."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from generator.errors import ConfigError, SiteBuildError
+
+MKDOCS_CONFIG = Path("mkdocs.yml")
+
+
+def _require_torch() -> None:
+    """Measuring needs PyTorch; rendering and the site do not, so it is not a dependency."""
+    if importlib.util.find_spec("torch") is None:
+        raise ConfigError("measuring needs PyTorch, which is not installed: pip install torch "
+                          "(the CPU or CUDA build you want), or pip install '.[measure]'")
+
+
+def _measure_suite(args: argparse.Namespace) -> int:
+    _require_torch()
+    from generator.jobs.runner import run_all
+    from generator.jobs.load import load_suite
+
+    jobs = load_suite(args.config)
+    if args.backend is not None:
+        jobs = [job for job in jobs if job.backend == args.backend]
+        if not jobs:
+            where = args.config or "the built-in suite"
+            raise ConfigError(f"{where} has no jobs on backend {args.backend!r}")
+    outcomes = run_all(jobs, args.results, force=args.force)
+    counts = {}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    print(f"{len(outcomes)} jobs: {summary}; results in {args.results}/", file=sys.stderr)
+    return 1 if counts.get("failed") else 0
+
+
+def measure(args: argparse.Namespace) -> int:
+    return _measure_suite(args)
+
+
+def render(args: argparse.Namespace) -> int:
+    from generator.site import freshness
+    from generator.site.render import render as render_pages
+
+    config = MKDOCS_CONFIG if MKDOCS_CONFIG.exists() else None
+    written = render_pages(args.results, args.docs, config)
+    freshness.record(args.results, args.docs, config)
+    print(f"rendered {len(written)} files (pages, figures, data) into {args.docs}/", file=sys.stderr)
+    return 0
+
+
+def site(args: argparse.Namespace) -> int:
+    from generator.results import ensure_writable
+    from generator.site.mkdocs import build_site
+
+    ensure_writable(args.site, "the site")
+    build_site(MKDOCS_CONFIG, args.site)
+    print(f"site built in {args.site}/ (open {args.site}/index.html, or run `mkdocs serve`)",
+          file=sys.stderr)
+    return 0
+
+
+def build(args: argparse.Namespace) -> int:
+    from generator.results import ensure_writable
+    from generator.site import freshness
+
+    # Everything that would stop the build after measuring is checked before it: minutes of
+    # measuring must not end in "cannot write".
+    if not MKDOCS_CONFIG.exists():
+        raise SiteBuildError(f"no mkdocs config at {MKDOCS_CONFIG}; run from the project folder")
+    for folder, what in ((args.results, "results"), (args.docs, "pages"), (args.site, "the site")):
+        ensure_writable(folder, what)
+    status = _measure_suite(args)
+    if freshness.is_fresh(args.results, args.docs, MKDOCS_CONFIG):
+        print(f"pages in {args.docs}/ are up to date (results, templates and code unchanged); "
+              "not rendered again", file=sys.stderr)
+    else:
+        render(args)
+    site(args)
+    return status
+
+
+def models(args: argparse.Namespace) -> int:
+    _require_torch()
+    from generator.measure.models import MODELS
+
+    width = max(len(name) for name in MODELS)
+    for spec in MODELS.values():
+        limit = f" (≤ {spec.max_seq_len} tokens)" if spec.max_seq_len else ""
+        print(f"{spec.name:<{width}}  {spec.description}{limit}")
+    _print_hf_models()
+    print("\nor your own: --model package.module:function returning (model, make_batch, loss_fn)")
+    return 0
+
+
+def _print_hf_models() -> None:
+    """The Hugging Face configs shipped with the package, when transformers is installed."""
+    from generator.measure.models.hf import shipped_summary
+    from generator.measure.models.hf_config import INSTALL, transformers_installed
+
+    print("\nHugging Face models, as hf:<hub id | config.json | folder>; these configs ship "
+          "with the package (no download):")
+    if not transformers_installed():
+        print(f"  (install transformers to use them: {INSTALL})")
+        return
+
+    rows = shipped_summary()
+    width = max(len(row["id"]) for row in rows) + 3
+    for row in rows:
+        print(f"{'hf:' + row['id']:<{width}}  {row['task']:<11} {row['parameters']:>14,} "
+              f"parameters, {row['stacks']}")
+
+
+def estimate(args: argparse.Namespace) -> int:
+    _require_torch()
+    from generator.cli import estimate as estimate_command
+
+    return estimate_command.run(args)

@@ -1,0 +1,141 @@
+"""The command line: build, measure, render, site, estimate, models."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from generator.errors import GeneratorError
+from generator.experiment import BACKENDS, Experiment, options
+from generator.experiment.option import Option
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line, like every other user error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _parsed(parse):
+    """An argparse type from an option's parser: its one-line error becomes a usage error."""
+    def read(text: str):
+        try:
+            return parse(text)
+        except GeneratorError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    read.__name__ = parse.__name__
+    return read
+
+
+def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option,
+                required: bool = True) -> None:
+    flag = "--" + name.replace("_", "-")
+    flags = (opt.short, flag) if opt.short else (flag,)
+    default = {f.name: f.default for f in fields(Experiment)}[name]
+    if isinstance(default, bool):
+        parser.add_argument(*flags, action="store_true", help=opt.help)
+    elif opt.choices is not None:
+        parser.add_argument(*flags, choices=opt.choices, default=default or opt.choices[0],
+                            help=opt.help)
+    elif opt.parse is not None:
+        parser.add_argument(*flags, type=_parsed(opt.parse), default=default,
+                            metavar=opt.metavar, help=opt.help)
+    else:  # a count with no default: batch size and sequence length
+        parser.add_argument(*flags, type=_positive_int, required=required, help=opt.help)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m generator", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def paths(sub: argparse.ArgumentParser, *, docs: bool = False, site: bool = False) -> None:
+        sub.add_argument("--results", type=Path, default=Path("results"),
+                         help="results folder (default: results)")
+        if docs:
+            sub.add_argument("--docs", type=Path, default=Path("docs"),
+                             help="where pages are written (default: docs)")
+        if site:
+            sub.add_argument("--site", type=Path, default=Path("site"),
+                             help="where the site is built (default: site)")
+
+    def suite(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--config", type=Path, default=None,
+                         help="an experiments.toml (default: the built-in suite)")
+        sub.add_argument("--force", action="store_true", help="measure again even if stored")
+        sub.add_argument("--backend", choices=BACKENDS, default=None,
+                         help="measure only the suite's jobs on this backend (default: all); "
+                              "e.g. cuda on a GPU machine, leaving stored estimates as they are")
+
+    build = commands.add_parser("build", help="measure the suite, render pages, build the site")
+    suite(build)
+    paths(build, docs=True, site=True)
+    measure = commands.add_parser("measure", help="measure the suite into the results folder")
+    suite(measure)
+    paths(measure)
+    paths(commands.add_parser("render", help="render pages from stored results"), docs=True)
+    commands.add_parser("site", help="mkdocs build --strict").add_argument(
+        "--site", type=Path, default=Path("site"))
+
+    est = commands.add_parser("estimate", help="estimate one training step, nothing allocated")
+    est.add_argument("model", nargs="?", help="a model from `models`, or package.module:function")
+    est.add_argument("--model", dest="model_option", metavar="MODEL", help="the same, as an option")
+    for name, opt in options().items():  # every flag from the option's declaration
+        if opt.cli:  # the batch is searched for with --largest-batch
+            _add_option(est, name, opt, required=name != "batch_size")
+    est.add_argument("--largest-batch", action="store_true",
+                     help="with --gpu-memory: estimate batch after batch to find the largest "
+                          "that fits (from --batch-size if given, else 1)")
+    est.add_argument("--levers", action="store_true",
+                     help="then estimate each lever this step does not use yet "
+                          "(checkpointing, SDPA, AMP, fused or 8-bit AdamW, gradient "
+                          "accumulation, …), one at a time, and print what each saves")
+    est.add_argument("--json", action="store_true",
+                     help="print one JSON object instead: the estimate as the results store "
+                          "keeps it, the budget's verdict, the search or the levers")
+    est.set_defaults(usage_error=est.error)
+    commands.add_parser("models", help="list the model zoo")
+    return parser
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a CI job cancelled, `kill`): clean up as for Ctrl-C
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from generator.cli import commands
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        status = getattr(commands, args.command)(args)
+        sys.stdout.flush()  # here, so that a reader gone away is caught below, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader closed the pipe (`| head`): nothing more to say, and Python's own flush
+        # at exit must not try again and print a traceback.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE
+    except GeneratorError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: results measured so far are kept; run again to finish", file=sys.stderr)
+        return 130
+

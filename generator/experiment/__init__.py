@@ -1,0 +1,24 @@
+"""What to measure: one experiment (experiment.py), how each of its options is declared and
+checked (option.py), and the suites that list experiments (suite.py, suites/*.toml).
+
+Torch-free: the site reads experiments and suites without PyTorch.
+"""
+
+from generator.experiment.experiment import (
+    ATTENTIONS,
+    BACKENDS,
+    DEVICES,
+    HF_PREFIX,
+    OPTIMIZERS,
+    PRECISIONS,
+    Experiment,
+    as_held,
+    is_hf_name,
+    is_plain_step,
+    list_fields,
+    option_words,
+    attention_default,
+    options,
+    step_defaults,
+    step_options_of,
+)

@@ -1,0 +1,245 @@
+"""How an experiment option is declared: once, as metadata on its field of `Experiment`.
+
+From one declaration come the `estimate` command's flag (choices, default, help), the part of
+the experiment's key and of its progress label that names a non-default value, the words
+pages use for it in both languages, and, for a lever, the value of the levers page's
+baseline. `experiment.py` declares the options; nothing else restates them.
+
+The checks of single options and of their combinations live here too, beside the
+declarations they check; `experiment_problems` gathers what they find.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import MISSING, Field, dataclass, field, fields
+from typing import Any, Callable
+
+from generator import units
+from generator.errors import ConfigError
+from generator.words import Words, same
+
+#: Not a lever: the levers page never varies it.
+NOT_A_LEVER = object()
+
+
+@dataclass(frozen=True)
+class Option:
+    """One experiment field, as users give it and readers see it."""
+
+    help: str
+    """What it does, for --help."""
+    choices: tuple | None = None
+    """The values it takes, or None for numbers and free text."""
+    cli: bool = True
+    """Whether the `estimate` command takes it as a flag (--name-with-dashes)."""
+    short: str | None = None
+    """A one-letter flag beside the long one (-b for --batch-size), for the options every
+    command line gives."""
+    metavar: str | None = None
+    parse: Callable[[str], Any] | None = None
+    """Reads the flag's text (e.g. a size such as 24GiB)."""
+    step_option: bool = False
+    """Beyond a plain training step: named in the key, the label and report headings when
+    it differs from its default; results of plain steps are what the article is about."""
+    tag: Callable[[Any], str] | None = None
+    """Its part of the key when not the default (step options only)."""
+    label: Callable[[Any], str] | None = None
+    """Its word in progress lines when not the default (step options only)."""
+    words: Callable[[Any], Words] | None = None
+    """How pages name a non-default value, in both languages (step options only)."""
+    lever: Any = NOT_A_LEVER
+    """The value the levers page's baseline uses; NOT_A_LEVER for other options."""
+
+
+def option(default: Any = MISSING, **declaration: Any) -> Any:
+    """A dataclass field carrying its Option; without a default the field is required."""
+    return field(default=default, metadata={"option": Option(**declaration)})
+
+
+def option_of(f: Field) -> Option | None:
+    return f.metadata.get("option")
+
+
+# -- values in words -------------------------------------------------------------------------
+_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """'24GiB' → bytes. Decimal (GB) and binary (GiB) units; a bare number means GiB."""
+    match = _SIZE.match(text)
+    if not match:
+        raise ConfigError(f"cannot read memory size {text!r}; write e.g. 24GiB or 80GB")
+    number, unit = float(match.group(1)), match.group(2).lower() or "gib"
+    if unit not in _UNITS:
+        raise ConfigError(f"unknown memory unit {match.group(2)!r} in {text!r}; "
+                          "use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB")
+    size = int(number * _UNITS[unit])
+    if size <= 0:
+        raise ConfigError(f"memory size must be positive, got {text!r}")
+    return size
+
+
+def size_text(nbytes: int) -> str:
+    """1048576 → '1 MiB': a budget in a progress line, readable beside two like it."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.4g} {unit}"
+    return f"{nbytes} B"
+
+
+def size_tag(nbytes: int) -> str:
+    """24 GiB → '24gib'; sizes that are no whole GiB or MiB stay in bytes."""
+    for unit, size in (("gib", 2**30), ("mib", 2**20)):
+        if isinstance(nbytes, int) and nbytes % size == 0:
+            return f"{nbytes // size}{unit}"
+    return f"{nbytes}b"
+
+
+def budget_words(nbytes: int) -> Words:
+    return Words(f"budget {units.size(nbytes)}", f"显存预算 {units.size(nbytes)}")
+
+
+def resolved_optimizer_impl(impl: str, device: str) -> str:
+    """"auto" is what PyTorch itself picks on the device: foreach kernels on CUDA, the
+    for-loop on the CPU."""
+    if impl != "auto":
+        return impl
+    return "foreach" if device == "cuda" else "for-loop"
+
+
+# -- checks ------------------------------------------------------------------------------------
+INT64_MAX = 2**63 - 1
+#: A module name (or the dotted end of a path) PEFT can match, or all-linear.
+_TARGET = re.compile(r"^(all-linear|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*)$")
+
+
+def positive_int_problem(name: str, value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{name} must be a positive integer, got {value!r}"
+    if value < 1:
+        return f"{name} must be a positive integer, got {value}"
+    if value > INT64_MAX:  # PyTorch sizes are int64; a larger one fails deep inside torch
+        return f"{name} {value} is larger than any tensor can be (at most 2⁶³ − 1)"
+    return None
+
+
+def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
+    """Every problem of one experiment (an Experiment, whose options are `declared`), so that
+    the user can fix them all at once."""
+    problems = [positive_int_problem("batch_size", exp.batch_size),
+                positive_int_problem("seq_len", exp.seq_len)]
+    for name, opt in declared.items():
+        value = getattr(exp, name)
+        if opt.choices is not None and value not in opt.choices:
+            problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
+    for field in fields(exp):  # the switches: every field declared with a bool default
+        if isinstance(field.default, bool) and not isinstance(getattr(exp, field.name), bool):
+            problems.append(f"{field.name} must be true or false, "
+                            f"got {getattr(exp, field.name)!r}")
+    problems += step_option_problems(exp) + lora_problems(exp)
+    if exp.gpu_memory is not None and positive_int_problem("gpu_memory", exp.gpu_memory):
+        problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
+    if not isinstance(exp.model, str) or not exp.model.strip():
+        problems.append(f"model must be a non-empty name, got {exp.model!r}")
+    if exp.allocation_trace is True and (exp.backend, exp.device) != ("estimate", "cuda"):
+        problems.append("allocation_trace needs the estimate backend modelling cuda: only "
+                        "it simulates the caching allocator")
+    if exp.built_on_device is True and exp.device != "cuda":
+        problems.append("built_on_device is about what the CUDA caching allocator holds when "
+                        "training starts: it needs a CUDA step (cuda, or an estimate of one)")
+    if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:
+        problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
+                        "a real run measures its own device")
+    return [p for p in problems if p]
+
+
+def step_option_problems(exp: Any) -> list[str]:
+    """What is wrong with the step options of `exp` (an Experiment), alone or together."""
+    problems = []
+    classes = exp.checkpoint_classes
+    if not isinstance(classes, tuple) or not all(
+            isinstance(c, str) and c.isidentifier() for c in classes):
+        problems.append(f"checkpoint_classes must be module class names, got {classes!r}")
+    elif classes and exp.checkpointing:
+        problems.append("checkpointing (every block) and checkpoint_classes are two ways to "
+                        "choose what to recompute; give one")
+    if exp.loss_scaling == "off" and exp.precision != "amp-fp16":
+        problems.append(f"loss_scaling 'off' is for amp-fp16; precision {exp.precision!r} "
+                        "never scales the loss")
+    decay = exp.weight_decay
+    if decay is not None and (isinstance(decay, bool) or not isinstance(decay, (int, float))
+                              or not 0 <= decay < float("inf")):
+        problems.append(f"weight_decay must be a number ≥ 0, got {decay!r}")
+    problems.append(_micro_batch_problem(exp.micro_batches, exp.batch_size))
+    if exp.optimizer == "adamw-8bit" and exp.optimizer_impl != "auto":
+        problems.append(f"optimizer_impl {exp.optimizer_impl!r} is for PyTorch's optimizers; "
+                        "adamw-8bit (bitsandbytes) has kernels of its own")
+    return [p for p in problems if p]
+
+
+def lora_problems(exp: Any) -> list[str]:
+    """LoRA's options: a rank ≥ 0 (0: no LoRA), and targets, dropout or 4-bit base weights
+    (QLoRA: they cannot train) only with one."""
+    rank, targets, dropout = exp.lora_rank, exp.lora_targets, exp.lora_dropout
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
+        return [f"lora_rank must be a whole number ≥ 1 (0: no LoRA), got {rank!r}"]
+    problems = []
+    if not isinstance(targets, tuple) or not all(
+            isinstance(t, str) and _TARGET.match(t) for t in targets):
+        problems.append(f"lora_targets must be module names such as q_proj,v_proj or "
+                        f"all-linear, got {targets!r}")
+    elif "all-linear" in targets and len(targets) > 1:
+        problems.append("lora_targets: all-linear already names every linear layer; give it "
+                        "alone")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
+            or not 0 <= dropout < 1:
+        problems.append(f"lora_dropout must be a probability in [0, 1), got {dropout!r}")
+    if not rank:
+        unused = [name for name, value, default in (("lora_targets", targets, ()),
+                                                    ("lora_dropout", dropout, 0.0),
+                                                    ("quantization", exp.quantization, "none"))
+                  if value != default]
+        if unused:
+            problems.append(f"{' and '.join(unused)} need{'s' if len(unused) == 1 else ''} "
+                            "lora_rank (the adapters' rank, e.g. 16)")
+    return problems
+
+
+def _micro_batch_problem(micro_batches: Any, batch_size: Any) -> str | None:
+    problem = positive_int_problem("micro_batches", micro_batches)
+    if problem or positive_int_problem("batch_size", batch_size):
+        return problem
+    if batch_size % micro_batches:
+        return (f"micro_batches {micro_batches} does not divide batch_size {batch_size}: "
+                "each micro-batch must have the same number of samples")
+    return None
+
+
+def names(text: str) -> tuple[str, ...]:
+    """'LlamaMLP, LlamaRMSNorm' → ('LlamaMLP', 'LlamaRMSNorm'): module classes to recompute,
+    or modules to give adapters; validation checks the names."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def share(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"expected a probability, e.g. 0.05; got {text!r}") from None
+
+
+def decay(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"weight decay must be a number, e.g. 1e-4; got {text!r}") from None
+
+
+def count(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"expected a whole number, got {text!r}") from None

@@ -1,0 +1,113 @@
+"""Read experiments.toml files into a list of validated jobs: experiments and studies.
+
+The built-in suite is every file of generator/experiment/suites/, in name order; `--config FILE`
+replaces it with one file of the same form.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Union
+
+from generator.errors import ConfigError, GeneratorError
+from generator.experiment import Experiment
+from generator.experiment.suite import DEFAULT_SUITE, expand
+from generator.measure.models import check_model, experiment_unavailable
+from generator.measure.studies import Study
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+Job = Union[Experiment, Study]
+
+
+def load_suite(path: Path | None = None) -> list[Job]:
+    """All jobs of a suite file (or of the built-in suite); every problem is reported at once."""
+    paths = [Path(path)] if path is not None else sorted(DEFAULT_SUITE.glob("*.toml"))
+    jobs: list[Job] = []
+    for one in paths:
+        jobs += _load_file(one)
+    return list(dict.fromkeys(jobs))
+
+
+def _load_file(path: Path) -> list[Job]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:  # TOML is UTF-8 by definition
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); "
+                          "save it as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: malformed TOML: {error}") from None
+    tables, studies = data.get("experiment", []), data.get("study", [])
+    unknown = sorted(set(data) - {"experiment", "study", "reference"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; "
+                          "use [[experiment]], [[study]] and [[reference]]")
+    single = [name for name in ("experiment", "study", "reference")
+              if isinstance(data.get(name), dict)]
+    if single:
+        raise ConfigError(f"{path}: [{single[0]}] is one table; write [[{single[0]}]] "
+                          "(double brackets)")
+    try:
+        tables = tables + _reference_tables(data.get("reference", []))
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    if not isinstance(tables, list) or not isinstance(studies, list) or not (tables or studies):
+        raise ConfigError(f"{path}: no [[experiment]] or [[study]] tables")
+    jobs: list[Job] = []
+    problems = []
+    for number, table in enumerate(tables, start=1):
+        try:
+            combinations = expand(table)
+        except ConfigError as error:
+            problems.append(f"experiment {number}: {error}")
+            continue
+        for combination in combinations:
+            try:
+                jobs.append(Experiment.from_dict(combination))
+                if not experiment_unavailable(jobs[-1]):  # skipped when run, with the reason
+                    check_model(jobs[-1])
+            except (GeneratorError, TypeError) as error:
+                problems.append(f"experiment {number}: {error}")
+    for number, table in enumerate(studies, start=1):
+        try:
+            jobs.append(Study.from_dict(table))
+        except (GeneratorError, TypeError) as error:
+            problems.append(f"study {number}: {error}")
+    if problems:
+        raise ConfigError(f"{path}: " + "; ".join(dict.fromkeys(problems)))
+    return jobs
+
+
+def _reference_tables(tables: Any) -> list[dict[str, Any]]:
+    """[[reference]] dataset = "…": one experiment per configuration of a published dataset
+    of real GPU runs (results/reference_runs.py), so that their figures live in one file.
+    `backend` (default "estimate"; a list for several) runs the same steps there instead:
+    "cuda" measures them on this machine's GPU."""
+    from generator.results import reference_runs
+
+    experiments = []
+    for table in tables:
+        if not isinstance(table, dict) or "dataset" not in table or \
+                not set(table) <= {"dataset", "backend"}:
+            raise ConfigError('[[reference]] takes dataset = "<name>" and, optionally, '
+                              'backend = "<backend>" or a list of them')
+        if table["dataset"] != reference_runs.DATASET:
+            raise ConfigError(f"unknown reference dataset {table['dataset']!r}; "
+                              f"known: {reference_runs.DATASET}")
+        # values that are lists would expand into combinations: wrap them (the backend's
+        # list is meant to expand)
+        experiments += [{**{name: [value] if isinstance(value, list) else value
+                            for name, value in run.experiment().items()},
+                         **({"backend": table["backend"]} if "backend" in table else {})}
+                        # the runs this project can build first: a GPU's time goes to them
+                        for run in sorted(reference_runs.runs(),
+                                          key=lambda run: run.skipped is not None)]
+    return experiments

@@ -1,0 +1,3 @@
+"""Planning with an estimate, without PyTorch: the GPUs people train on (gpus.py), whether a
+step fits one (fit.py), the largest batch that does (search.py) and the levers that would
+lower a step (levers.py). The command line, the API, the pages and the calculator ask here."""
