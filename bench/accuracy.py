@@ -29,7 +29,7 @@ from generator.site.pages import accuracy  # noqa: E402
 def estimate_all() -> tuple[list[dict], float]:
     """Every reproduced run, estimated now: (results, seconds for all of them)."""
     from generator.experiment import Experiment
-    from generator.jobs.worker import measure_to_result
+    from generator.measure.run import measure_to_result
     from generator.results.reference_runs import runs
 
     start = time.perf_counter()

@@ -95,7 +95,7 @@ def snapshot_run(name_part: str, out_dir: Path, results_dir: Path | None = None)
     from generator import results
     from generator.experiment import Experiment
     from generator.jobs.runner import job_path
-    from generator.jobs.worker import measure_to_result
+    from generator.measure.run import measure_to_result
     from generator.results.reference_runs import runs
 
     run = next(r for r in runs() if name_part in r.name and not r.skipped)

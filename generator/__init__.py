@@ -1,3 +1,33 @@
-"""显存去哪了 · Where did the GPU memory go? Measure the memory of a PyTorch training step."""
+"""显存去哪了 · Where did the GPU memory go? The memory of a PyTorch training step.
+
+    import generator
+    e = generator.estimate("bert-base", batch_size=32, seq_len=128, precision="amp-bf16")
+    e.reserved_bytes, e.fits("RTX 4090").word
+
+One function per question (generator/api.py): `estimate`, `measure_step`, `largest_batch`,
+`levers`, `track`; `Estimate.fits` judges a step on a GPU of the catalogue. Importing the
+package imports no PyTorch, and no call changes the caller's process for good.
+"""
+
+from generator.api import (
+    Estimate,
+    LargestBatch,
+    LeverReport,
+    LeverRow,
+    Measurement,
+    OutOfMemory,
+    StepMemory,
+    Verdict,
+    estimate,
+    largest_batch,
+    levers,
+    measure_step,
+    track,
+)
+from generator.errors import ConfigError, GeneratorError, ModelError
 
 __version__ = "0.1.0"
+
+__all__ = ["ConfigError", "Estimate", "GeneratorError", "LargestBatch", "LeverReport",
+           "LeverRow", "Measurement", "ModelError", "OutOfMemory", "StepMemory", "Verdict",
+           "estimate", "largest_batch", "levers", "measure_step", "track"]

@@ -3,6 +3,8 @@
 import sys
 
 from generator.cli.main import main
+from generator.measure import own_process
 
 if __name__ == "__main__":
+    own_process()  # this process is the tool's own: its imports' objects are frozen
     sys.exit(main())

@@ -6,10 +6,10 @@
         [--device cpu]
 
 For each strategy and each GPU count k (default: 1, 2, 4, … up to the job's size), ranks
-0 … k-1 run the training step of generator/measure/training/step.py in a process group of their own
-(NCCL, the real `DistributedDataParallel`, the real `fully_shard`, sharded as the estimate
-shards: generator/measure/training/parallel.apply_fsdp2); the other ranks wait. Each row holds the tracker's
-breakdown on rank 0 and, as ground truth, `torch.cuda.max_memory_allocated` and
+0 … k-1 run the training step of generator/measure/training/step.py in a process group of
+their own (NCCL, the real `DistributedDataParallel`, the real `fully_shard`, sharded as the
+estimate shards: generator/measure/training/parallel.apply_fsdp2); the other ranks wait. Each
+row holds the tracker's breakdown on rank 0 and, as ground truth, `torch.cuda.max_memory_allocated` and
 `max_memory_reserved`, the largest over the k ranks. DDP's buckets, which its C++ reducer
 allocates, are labelled as communication buffers by a communication hook that then runs
 DDP's default all-reduce (`allreduce_hook`).
@@ -94,11 +94,11 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
     from torch.distributed.device_mesh import DeviceMesh
     from torch.nn.parallel import DistributedDataParallel
 
+    from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
+    from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
     from generator.measure.training.parallel import apply_fsdp2
     from generator.measure.training.precision import make_optimizer
-    from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
     from generator.measure.training.step import Trainer, tracked_step
-    from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
     from generator.measure.training.workload import Workload
 
     cuda = p["device"] == "cuda"
@@ -171,8 +171,7 @@ def main(argv: list[str]) -> int:
     args = parse(argv)
     try:
         rank, world, local = check_machine(args.device)
-        from generator.measure.studies import Study
-        from generator.measure.studies import sharding
+        from generator.measure.studies import Study, sharding
 
         params = params_of(args, world)
         study = Study(kind="sharding", name=args.name or f"sharding-{args.model}",

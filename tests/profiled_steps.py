@@ -14,11 +14,11 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.experiment import Experiment
-from generator.measure.training import step
 from generator.measure.backends.common import build_workload
 from generator.measure.models import resolve_model
-from generator.measure.training.step import Trainer
 from generator.measure.tracking.tracker import MemoryTracker
+from generator.measure.training import step
+from generator.measure.training.step import Trainer
 
 #: The profiler range around the step.
 WINDOW = "profiled_steps::step"

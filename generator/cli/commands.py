@@ -13,16 +13,20 @@ MKDOCS_CONFIG = Path("mkdocs.yml")
 
 
 def _require_torch() -> None:
-    """Measuring needs PyTorch; rendering and the site do not, so it is not a dependency."""
+    """Measuring needs PyTorch; rendering and the site do not, so it is not a dependency.
+    Where it is there, it is imported now (measure.preload)."""
     if importlib.util.find_spec("torch") is None:
         raise ConfigError("measuring needs PyTorch, which is not installed: pip install torch "
                           "(the CPU or CUDA build you want), or pip install '.[measure]'")
+    from generator.measure import preload
+
+    preload()
 
 
 def _measure_suite(args: argparse.Namespace) -> int:
     _require_torch()
-    from generator.jobs.runner import run_all
     from generator.jobs.load import load_suite
+    from generator.jobs.runner import run_all
 
     jobs = load_suite(args.config)
     if args.backend is not None:
@@ -118,6 +122,6 @@ def _print_hf_models() -> None:
 
 def estimate(args: argparse.Namespace) -> int:
     _require_torch()
-    from generator.cli import estimate as estimate_command
+    from generator.cli import estimate
 
-    return estimate_command.run(args)
+    return estimate.run(args)

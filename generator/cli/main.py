@@ -12,7 +12,7 @@ from pathlib import Path
 
 from generator.errors import GeneratorError
 from generator.experiment import BACKENDS, Experiment, options
-from generator.experiment.option import Option
+from generator.experiment.option import Option, choice_problem
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,11 +35,22 @@ def _positive_int(text: str) -> int:
 def _parsed(parse):
     """An argparse type from an option's parser: its one-line error becomes a usage error."""
     def read(text: str):
+        if text == "":  # an option's empty default (--gpu: none named) reads as itself
+            return text
         try:
             return parse(text)
         except GeneratorError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     read.__name__ = parse.__name__
+    return read
+
+
+def _choice(name: str, choices: tuple):
+    def read(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(choice_problem(name, text, choices))
+        return text
+    read.__name__ = name
     return read
 
 
@@ -50,9 +61,10 @@ def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option,
     default = {f.name: f.default for f in fields(Experiment)}[name]
     if isinstance(default, bool):
         parser.add_argument(*flags, action="store_true", help=opt.help)
-    elif opt.choices is not None:
-        parser.add_argument(*flags, choices=opt.choices, default=default or opt.choices[0],
-                            help=opt.help)
+    elif opt.choices is not None:  # refused in the words the API uses (choice_problem)
+        parser.add_argument(*flags, type=_choice(name, opt.choices),
+                            default=default or opt.choices[0],
+                            metavar="{" + ",".join(opt.choices) + "}", help=opt.help)
     elif opt.parse is not None:
         parser.add_argument(*flags, type=_parsed(opt.parse), default=default,
                             metavar=opt.metavar, help=opt.help)

@@ -4,13 +4,28 @@ the progress label, the words pages use and the levers' baseline all derive from
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from generator.errors import ConfigError
-from generator.experiment.option import count, decay, experiment_problems, names, share
-from generator.experiment.option import Option, budget_words, option, option_of, parse_size, size_tag, size_text
+from generator.experiment.option import (
+    Option,
+    budget_words,
+    count,
+    decay,
+    experiment_problems,
+    gpu_name,
+    gpu_tag,
+    names,
+    option,
+    option_of,
+    parse_size,
+    share,
+    size_tag,
+    size_text,
+)
 from generator.words import Words, same
 
 #: amp-*: fp32 weights under autocast; fp16 / bf16: the whole model and optimizer in 16 bits.
@@ -164,11 +179,24 @@ class Experiment:
         help="with --lora-rank: dropout on the adapters' input (default 0, as PEFT's); "
              "above 0 each adapter keeps its own dropped copy of its input for backward")
     """PEFT's `lora_dropout`: each adapted module drops its input for its adapter alone."""
+    gpu: str = option(
+        "", metavar="NAME", parse=gpu_name,
+        help="the GPU to model and to judge the step against, from the catalogue (e.g. 'RTX "
+             "4090', 'A100 80GB', H100; loosely matched): its cuBLAS workspace, CUDA context "
+             "and memory (default: an H100, which the output names)")
+    """The CUDA GPU an estimate models (plan/gpus.py), by its catalogue name; empty: the
+    catalogue's assumed one (an H100), unnamed in the key."""
     gpu_memory: int | None = option(
         None, step_option=True, metavar="SIZE", parse=parse_size,
         tag=lambda v: f"budget-{size_tag(v)}", words=budget_words,
-        help="say whether the step fits in SIZE, e.g. 24GiB or 80GB")
+        help="say whether the step fits in SIZE, e.g. 24GiB or 80GB (a GPU the catalogue lacks; "
+             "with --gpu, that GPU's overheads)")
     """A memory budget in bytes: a step whose peak exceeds it is recorded as out of memory."""
+    tracked: bool = option(
+        False, cli=False,
+        help="a user's own step, tracked by generator.track(): the tool did not build it, "
+             "so its model and optimizer may be any")
+    """A step of the user's own code, tracked (generator.track); no suite can ask for one."""
     allocation_trace: bool = option(
         False, cli=False,
         help="suites: keep the simulated CUDA allocator's input in the result, every "
@@ -184,6 +212,9 @@ class Experiment:
             object.__setattr__(self, "device", modelled)
         if self.attention in ("", "auto"):
             object.__setattr__(self, "attention", attention_default(self.model))
+        if self.gpu and isinstance(self.gpu, str):  # its catalogue name; checked below
+            with contextlib.suppress(ConfigError):
+                object.__setattr__(self, "gpu", gpu_name(self.gpu))
         problems = experiment_problems(self, options())
         if problems:
             raise ConfigError("; ".join(problems))
@@ -196,13 +227,17 @@ class Experiment:
                f"-{self.backend}")
         if self.backend == "estimate" and self.device != "cuda":
             key += f"-as-{self.device}"
+        if self.gpu:
+            key += f"-on-{gpu_tag(self.gpu)}"
         tags = [opt.tag(value) for opt, value in self.step_options()]
-        return "-".join([key] + tags + (["trace"] if self.allocation_trace else []))
+        return "-".join([key] + tags + (["trace"] if self.allocation_trace else [])
+                        + (["tracked"] if self.tracked else []))
 
     @property
     def label(self) -> str:
         """Short human-readable description for progress lines and tables."""
-        where = self.backend if self.backend != "estimate" else f"estimate ({self.device})"
+        where = self.backend if self.backend != "estimate" else \
+            f"estimate ({self.device}{', ' + gpu_tag(self.gpu) if self.gpu else ''})"
         budget = f" in {size_text(self.gpu_memory)}" if self.gpu_memory is not None else ""
         extra = "".join(f" {opt.label(value)}" for opt, value in self.step_options() if opt.label)
         return (f"{self.model} batch {self.batch_size} seq {self.seq_len} "

@@ -98,6 +98,20 @@ def size_tag(nbytes: int) -> str:
     return f"{nbytes}b"
 
 
+def gpu_name(text: str) -> str:
+    """A GPU's catalogue name from a loose one ("3090" → "NVIDIA GeForce RTX 3090")."""
+    from generator.plan.gpus import find
+
+    return find(text).name
+
+
+def gpu_tag(name: str) -> str:
+    """A GPU in a key: "NVIDIA GeForce RTX 3090" → "rtx-3090"."""
+    from generator.plan.gpus import find
+
+    return re.sub(r"[^a-z0-9]+", "-", find(name).short_name.lower()).strip("-")
+
+
 def budget_words(nbytes: int) -> Words:
     return Words(f"budget {units.size(nbytes)}", f"显存预算 {units.size(nbytes)}")
 
@@ -114,6 +128,12 @@ def resolved_optimizer_impl(impl: str, device: str) -> str:
 INT64_MAX = 2**63 - 1
 #: A module name (or the dotted end of a path) PEFT can match, or all-linear.
 _TARGET = re.compile(r"^(all-linear|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*)$")
+
+
+def choice_problem(name: str, value: Any, choices: tuple) -> str:
+    """An option's value that is none of its choices, in the words the API and the command
+    line both give."""
+    return f"unknown {name} {value!r}; choose one of: {', '.join(choices)}"
 
 
 def positive_int_problem(name: str, value: Any) -> str | None:
@@ -133,8 +153,11 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
                 positive_int_problem("seq_len", exp.seq_len)]
     for name, opt in declared.items():
         value = getattr(exp, name)
-        if opt.choices is not None and value not in opt.choices:
-            problems.append(f"unknown {name} {value!r}; choose one of: {', '.join(opt.choices)}")
+        if exp.tracked is True and name == "optimizer":  # the user's own, any
+            if not isinstance(value, str) or not value:
+                problems.append(f"optimizer must be a name, got {value!r}")
+        elif opt.choices is not None and value not in opt.choices:
+            problems.append(choice_problem(name, value, opt.choices))
     for field in fields(exp):  # the switches: every field declared with a bool default
         if isinstance(field.default, bool) and not isinstance(getattr(exp, field.name), bool):
             problems.append(f"{field.name} must be true or false, "
@@ -150,6 +173,19 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
     if exp.built_on_device is True and exp.device != "cuda":
         problems.append("built_on_device is about what the CUDA caching allocator holds when "
                         "training starts: it needs a CUDA step (cuda, or an estimate of one)")
+    if not isinstance(exp.gpu, str):
+        problems.append(f"gpu must be a GPU's name, got {exp.gpu!r}")
+    elif exp.gpu:
+        try:
+            gpu_name(exp.gpu)
+        except ConfigError as error:
+            problems.append(str(error))
+    if exp.tracked is True and exp.backend == "estimate":
+        problems.append("tracked is for a user's own step that ran for real (backend cpu or "
+                        "cuda, from generator.track), never an estimate")
+    if exp.gpu and (exp.backend, exp.device) != ("estimate", "cuda"):
+        problems.append("gpu names the GPU an estimate models: it needs the estimate backend "
+                        "modelling cuda (a real run measures its own device)")
     if exp.backend in ("cpu", "cuda") and exp.device != exp.backend:
         problems.append(f"device {exp.device!r} contradicts backend {exp.backend!r}: "
                         "a real run measures its own device")

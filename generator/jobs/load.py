@@ -72,6 +72,9 @@ def _load_file(path: Path) -> list[Job]:
         for combination in combinations:
             try:
                 jobs.append(Experiment.from_dict(combination))
+                if jobs[-1].tracked:
+                    raise ConfigError("tracked steps come from generator.track() around "
+                                      "the user's own code; a suite cannot run one")
                 if not experiment_unavailable(jobs[-1]):  # skipped when run, with the reason
                     check_model(jobs[-1])
             except (GeneratorError, TypeError) as error:

@@ -1,6 +1,8 @@
-"""What a GPU holds for a PyTorch training step besides the tensors: stated, sourced assumptions.
+"""The GPUs people train on, and what each holds for a training step besides the tensors.
 
-Pure data (no torch import). Each `Overheads` entry is one GPU generation or family:
+Pure data (no torch import). `CATALOGUE` lists GPUs by name, each with the memory a process
+can have of it and its generation; `find` picks one by a loose name ("3090", "a100-80gb").
+Each `Overheads` entry is one GPU generation or family, with stated, sourced assumptions:
 - `context_bytes_low/high`: device memory the process holds outside PyTorch's caching allocator
   (nvidia-smi minus `memory_reserved`): the CUDA context with the kernels loaded so far. Low: a
   process that has only run `torch.ones(1, device="cuda")` with lazy module loading (PyTorch's
@@ -28,8 +30,11 @@ measurement of a family was found (Hopper, Blackwell context) the range is an ex
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
+
+from generator.errors import ConfigError
 
 MIB = 2**20
 #: ":4096:2:16:8": 2 x 4 MiB + 8 x 16 KiB, PyTorch's default off Hopper (Blackwell: see below).
@@ -140,3 +145,136 @@ def nvidia_smi_bytes(allocator: dict) -> tuple[int, int]:
     `allocator` figures): its reserved peak plus the CUDA context, low and high."""
     low, high = allocator["context_bytes"]
     return allocator["peak_reserved_bytes"] + low, allocator["peak_reserved_bytes"] + high
+
+
+# -- the catalogue ---------------------------------------------------------------------------
+#: Where most totals were read: captures of nvidia-smi and of CUDA's deviceQuery sample.
+_CAPTURES = "thamada/gls:gls/{}@e20f22d0eec076b6eeed628fdb1312d84a6fb663"
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One GPU as PyTorch sees it."""
+
+    name: str
+    """As `torch.cuda.get_device_name()` and nvidia-smi print it."""
+    memory_bytes: int
+    """What a process can have of it: `torch.cuda.get_device_properties().total_memory`
+    (CUDA's totalGlobalMem). The verdict judges against this."""
+    smi_total_mib: int
+    """The total nvidia-smi prints: larger by what the driver keeps for itself."""
+    sources: tuple[str, ...]
+    """Where each figure was read (a driver may move the totals by a few tens of MiB)."""
+    aliases: tuple[str, ...] = ()
+    """Other names it goes by, matched loosely as its name is."""
+
+    @property
+    def overheads(self) -> Overheads:
+        found = for_device_name(self.name)
+        if found is None:  # the catalogue's test holds every entry to a generation
+            raise ValueError(f"no generation in OVERHEADS matches {self.name}")
+        return found
+
+    @property
+    def context_bytes(self) -> tuple[int, int]:
+        """The CUDA context this GPU's generation takes, low and high."""
+        return self.overheads.context_bytes_low, self.overheads.context_bytes_high
+
+    @property
+    def short_name(self) -> str:
+        """The name without the vendor's words: "RTX 3090", "A100-SXM4-80GB", "H100 80GB HBM3"."""
+        return re.sub(r"^NVIDIA\s+(GeForce\s+)?", "", self.name)
+
+
+CATALOGUE: tuple[GPU, ...] = (
+    GPU("NVIDIA GeForce RTX 3060", 12_629_508_096, 12288,
+        ("https://github.com/geerlingguy/raspberry-pi-pcie-devices/issues/790",
+         "intelav/cuda-practices:cppIntegration/README.md@11596c32c94c725a24cc7df70a646e18d71216bf"),
+        ("rtx 3060 12gb",)),
+    GPU("NVIDIA GeForce RTX 3070", 8_351_318_016, 8192,
+        (_CAPTURES.format("RTX3070_smi.py"), _CAPTURES.format("RTX3070_deviceQuery.py"))),
+    GPU("NVIDIA GeForce RTX 3090", 25_327_697_920, 24576,
+        ("https://github.com/noonghunna/club-3090/issues/1127",
+         _CAPTURES.format("RTX3090_deviceQuery.py"))),
+    GPU("NVIDIA GeForce RTX 4090", 25_386_352_640, 24564,
+        ("https://github.com/RLinf/RLinf/issues/255", _CAPTURES.format("RTX4090_deviceQuery.py"))),
+    GPU("NVIDIA GeForce RTX 5090", 33_680_457_728, 32607,
+        ("https://github.com/noonghunna/club-3090/issues/617",
+         _CAPTURES.format("RTX5090_deviceQuery.py"))),
+    GPU("NVIDIA A10", 23_595_909_120, 23028,
+        (_CAPTURES.format("A10_smi.py"), _CAPTURES.format("A10_deviceQuery.py")),
+        ("a10 24gb",)),
+    GPU("NVIDIA L4", 23_570_219_008, 23034,
+        (_CAPTURES.format("L4_smi.py"), _CAPTURES.format("L4_deviceQuery.py"))),
+    GPU("NVIDIA L40S", 47_803_596_800, 46068,
+        (_CAPTURES.format("L40S_smi.py"), _CAPTURES.format("L40S_deviceQuery.py"))),
+    GPU("NVIDIA A100-SXM4-40GB", 42_298_834_944, 40960,
+        ("https://github.com/bottlerocket-os/bottlerocket-core-kit/pull/834",
+         "https://github.com/bottlerocket-os/bottlerocket/pull/3873"),
+        ("a100 40gb", "a100-40gb", "a100 40gb pcie")),
+    GPU("NVIDIA A100-SXM4-80GB", 85_100_068_864, 81920,
+        (_CAPTURES.format("A100SXMx4_smi.py"), _CAPTURES.format("A100SXMx4_deviceQuery.py"),
+         # the PCIe card: 84,974,239,744 B, 0.15 % less
+         "WFU-HPC/deac-docs:source/cluster-gpu.rst@cfc6d17f3fdfc5dad90acea34efb601498d60eef"),
+        ("a100 80gb", "a100-80gb", "a100 80gb pcie")),
+    GPU("NVIDIA H100 80GB HBM3", 85_045_477_376, 81559,
+        ("https://github.com/NVIDIA/nccl/issues/1264",
+         _CAPTURES.format("H100SXMx8_deviceQuery.py")),
+        ("h100", "h100 sxm", "h100 80gb")),
+    GPU("NVIDIA H200", 150_021_734_400, 143771,
+        (_CAPTURES.format("H200_smi.py"), _CAPTURES.format("H200_deviceQuery.py")),
+        ("h200 141gb",)),
+    GPU("NVIDIA B200", 191_503_007_744, 183359,
+        ("https://github.com/NVIDIA/TensorRT-LLM/issues/10278",
+         "mispa-ms/srt-slurm:configs/patches/vllm-container-deps-k3-b200-dcp8-emptycache.sh"
+         "@5805859062ea583ba214f490f8baedfaab50b1af",
+         "decoderesearch/interp-engine:interp_engine/memory.py"
+         "@021825e487c1eedc826cfc73385d30dab1977b6b")),
+)
+#: The GPU an estimate models when none is named: a Hopper GPU, the generation of the
+#: published H100 runs the accuracy page compares against.
+ASSUMED = "NVIDIA H100 80GB HBM3"
+
+
+def _loose(name: str) -> str:
+    """"NVIDIA GeForce RTX 3090" and "rtx-3090" → "3090"; "A100 80GB" → "a10080gb"."""
+    words = re.sub(r"\b(nvidia|geforce|rtx|tesla)\b", " ", name.lower())
+    return re.sub(r"[^a-z0-9]+", "", words)
+
+
+def _names(gpu: GPU) -> set[str]:
+    return {_loose(n) for n in (gpu.name, gpu.short_name, *gpu.aliases)}
+
+
+def _begins(name: str, key: str) -> bool:
+    """`name` begins with `key`, and a number in it does not go on ("h20" is no "h200")."""
+    return name.startswith(key) and not (key[-1].isdigit() and name[len(key):][:1].isdigit())
+
+
+def find(name: str) -> GPU:
+    """The catalogue's GPU of that name, matched loosely ("3090", "RTX 4090", "a100-80gb",
+    "h100"): an exact loose match, else the one GPU whose names begin with it. A name that
+    matches none or several is a ConfigError naming the close ones."""
+    key = _loose(name)
+    exact = [gpu for gpu in CATALOGUE if key and key in _names(gpu)]
+    if exact:
+        return exact[0]
+    starting = [gpu for gpu in CATALOGUE if key and any(_begins(n, key) for n in _names(gpu))]
+    if len(starting) == 1:
+        return starting[0]
+    close = starting or [gpu for gpu in CATALOGUE
+                         if difflib.get_close_matches(key, _names(gpu), n=1, cutoff=0.6)]
+    hint = (f"did you mean {', '.join(repr(g.short_name) for g in close)}?" if close else
+            f"the GPUs known: {', '.join(g.short_name for g in CATALOGUE)}")
+    what = "names several GPUs" if len(starting) > 1 else "is not a GPU of the catalogue"
+    raise ConfigError(f"{name!r} {what}; {hint} (or give --gpu-memory SIZE)")
+
+
+def workspace_sizes() -> tuple[int, ...]:
+    """The cuBLAS workspace sizes the catalogue's GPUs keep, each once, in order."""
+    return tuple(dict.fromkeys(gpu.overheads.cublas_workspace_bytes for gpu in CATALOGUE))
+
+
+def assumed() -> GPU:
+    """The GPU an estimate of CUDA models when none is named."""
+    return find(ASSUMED)

@@ -1,97 +1,194 @@
-"""What to try when a step does not fit: the levers beyond the options a user chose, each one
-change to their experiment, for `estimate --levers` to estimate one by one beside the step as
-chosen. A lever the step already uses is left out, and so is one the model has no option
-for; one the model refuses for another reason is estimated and refused with its reason.
+"""The levers that lower a step's memory, declared once: what each changes in an experiment,
+its name and its cost in both languages, the category it acts on, and when it applies. The
+API and `estimate --levers` try the ones a step does not use yet (`offered`); the levers page
+shows the same levers, measured on the article's example.
 
-Torch-free: the command estimates each.
+Torch-free: the API estimates each lever; this module only says what it is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
 
 from generator.experiment import Experiment, is_hf_name
 from generator.experiment.option import resolved_optimizer_impl
+from generator.words import Words
 
-#: Gradient accumulation is tried at these multiples of the step's micro-batches.
-ACCUMULATION = (2, 4)
 #: LoRA is tried at this rank, on PEFT's default modules for the model's type.
 LORA_RANK = 16
+#: The optimizers by the names their papers and PyTorch give them.
+OPTIMIZER_NAMES = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "adamw-8bit": "8-bit AdamW"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the levers need to know of a step beside its experiment: the experiment fields
+    its model takes (its ModelSpec's) and the attention it ran (None: no attention option)."""
+
+    takes: tuple[str, ...] = ()
+    attention_ran: str | None = None
 
 
 @dataclass(frozen=True)
 class Lever:
-    words: str
-    """What it is, in a few words."""
-    changes: dict[str, Any]
-    """The experiment fields it sets."""
-    cost: str
+    id: str
+    name: Words
+    """What it is, in a few words; `{optimizer}`, `{micro_batches}` and `{micro_batch}` are
+    filled in from the step it is applied to."""
+    changes: Mapping[str, Any]
+    """The experiment fields it sets; a callable value is computed from the experiment."""
+    cost: Words
     """What it costs beside memory."""
+    acts_on: str | None
+    """The category it acts on first (None: the allocator's reserve, not a category)."""
+    kind: str
+    """Levers of one kind replace each other: one precision, one optimizer, one count of
+    micro-batches, one way to fine-tune."""
+    applies: Callable[[Experiment, Step], bool] = lambda exp, step: True
+    """Whether the lever is one the step does not use yet, and one its model has."""
+    suggested: bool = True
+    """Whether `offered` tries it: False for levers a better one of their kind replaces
+    (AMP fp16 beside AMP bf16, the for-loop optimizer beside the fused one) or that change
+    what is trained (SGD for AdamW); the levers page still measures them."""
+    against: Mapping[str, Any] = field(default_factory=dict)
+    """Where the lever is a default already (set_to_none=True), the fields it is compared
+    against; empty: the step without it."""
+    phase: str | None = None
+    """Where it acts: None, on what is live at the peak; "optimizer", within the optimizer
+    step (where the peak may not be)."""
 
     def apply(self, exp: Experiment, *more: Lever) -> Experiment:
         """`exp` with this lever, and any more, on."""
-        changes = dict(self.changes)
-        for lever in more:
-            changes.update(lever.changes)
+        changes: dict[str, Any] = {}
+        for lever in (self, *more):
+            changes.update({name: value(exp) if callable(value) else value
+                            for name, value in lever.changes.items()})
         return replace(exp, **changes)
 
-    @property
-    def kind(self) -> str:
-        """Levers of one kind replace each other: one precision, one optimizer (its kernels
-        or its state), one count of micro-batches."""
-        field = next(iter(self.changes))
-        return "optimizer" if field == "optimizer_impl" else field
+    def title(self, exp: Experiment, lang: str = "en") -> str:
+        """Its name on `exp`: "gradient accumulation, 4 micro-batches of 8"."""
+        changed = self.apply(exp)
+        return self.name[lang].format(optimizer=OPTIMIZER_NAMES.get(exp.optimizer, exp.optimizer),
+                                      micro_batches=changed.micro_batches,
+                                      micro_batch=changed.batch_size // changed.micro_batches)
 
 
-def levers_for(exp: Experiment, *, takes: tuple[str, ...],
-               attention_ran: str | None) -> list[Lever]:
-    """The levers to try on `exp`, for a model that takes the experiment fields `takes`
-    (its ModelSpec's) and ran `attention_ran` (None: no attention option)."""
-    found = []
-    if not exp.checkpointing and not exp.checkpoint_classes:
-        found.append(Lever("activation checkpointing", {"checkpointing": True},
-                           "backward runs each block's forward again"))
-    if "attention" in takes and attention_ran not in (None, "sdpa"):
-        found.append(Lever("SDPA attention", {"attention": "sdpa"},
-                           "none: a fused kernel in place of eager attention"))
-    if exp.precision == "fp32":
-        found.append(Lever("AMP bf16", {"precision": "amp-bf16"},
-                           "bf16 matmuls; needs a GPU with bf16 (Ampere or later)"))
-    if exp.precision != "bf16":
-        found.append(Lever("pure bf16", {"precision": "bf16"},
-                           "weights and optimizer state in bf16: small updates can round "
-                           "away"))
-    if exp.optimizer in ("adamw", "adam") and \
-            resolved_optimizer_impl(exp.optimizer_impl, exp.device) != "fused":
-        found.append(Lever(f"fused {exp.optimizer} kernel", {"optimizer_impl": "fused"},
-                           "none (Hugging Face's Trainer picks it with PyTorch 2.8 or "
-                           "later)"))
-    if exp.optimizer == "adamw":
-        found.append(Lever("8-bit AdamW", {"optimizer": "adamw-8bit"},
-                           "bitsandbytes; optimizer state quantised to 8 bits"))
-    for times in ACCUMULATION:
-        count = exp.micro_batches * times
-        if exp.batch_size % count == 0:
-            found.append(Lever(f"gradient accumulation, {count} micro-batches of "
-                               f"{exp.batch_size // count}", {"micro_batches": count},
-                               f"{count} forward and backward passes per optimizer step"))
-    if "logits" in takes and exp.logits == "all":
-        found.append(Lever("logits at masked positions only", {"logits": "masked"},
-                           "none: the same loss"))
-    if is_hf_name(exp.model) and not exp.lora_rank:  # PEFT knows their module names
-        found.append(Lever(f"LoRA, rank {LORA_RANK}", {"lora_rank": LORA_RANK},
-                           "a different fine-tune: PEFT's adapters train, the model's own "
-                           "weights stay frozen"))
-        found.append(Lever(f"QLoRA: NF4 base, LoRA rank {LORA_RANK}",
-                           {"lora_rank": LORA_RANK, "quantization": "nf4"},
-                           "as LoRA, and the frozen weights in 4 bits: dequantized for every "
-                           "matmul (slower steps), a little precision lost"))
-    if exp.device == "cuda" and not exp.expandable_segments:
-        found.append(Lever("expandable segments", {"expandable_segments": True},
-                           "none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; "
-                           "acts on reserved memory only"))
-    return found
+def _accumulation(times: int) -> Lever:
+    def micro_batches(exp: Experiment) -> int:
+        return exp.micro_batches * times
+
+    return Lever(
+        f"accumulation-x{times}",
+        Words("gradient accumulation, {micro_batches} micro-batches of {micro_batch}",
+              "梯度累积，{micro_batches} 个微批次，每个 {micro_batch} 个样本"),
+        {"micro_batches": micro_batches},
+        Words("{micro_batches} forward and backward passes per optimizer step",
+              "每次优化器更新要做 {micro_batches} 次前向和反向"),
+        "activations", "micro_batches",
+        lambda exp, step: exp.batch_size % micro_batches(exp) == 0)
+
+
+def _adam(exp: Experiment) -> bool:
+    return exp.optimizer in ("adamw", "adam")
+
+
+def _impl(exp: Experiment) -> str:
+    return resolved_optimizer_impl(exp.optimizer_impl, exp.device)
+
+
+REGISTRY: tuple[Lever, ...] = (
+    Lever("checkpointing", Words("activation checkpointing", "激活检查点"),
+          {"checkpointing": True},
+          Words("backward runs each block's forward again", "反向传播时把每个块的前向再算一遍"),
+          "activations", "checkpointing",
+          lambda exp, step: not exp.checkpointing and not exp.checkpoint_classes),
+    Lever("sdpa", Words("SDPA attention", "融合注意力 SDPA"), {"attention": "sdpa"},
+          Words("none: a fused kernel in place of eager attention",
+                "无：用融合内核代替逐步计算的注意力"),
+          "activations", "attention",
+          lambda exp, step: "attention" in step.takes and step.attention_ran not in
+          (None, "sdpa")),
+    Lever("amp-bf16", Words("AMP bf16", "AMP bf16"), {"precision": "amp-bf16"},
+          Words("bf16 matmuls; needs a GPU with bf16 (Ampere or later)",
+                "矩阵乘法用 bf16；需要支持 bf16 的 GPU（Ampere 及以后）"),
+          "activations", "precision", lambda exp, step: exp.precision == "fp32"),
+    Lever("amp-fp16", Words("AMP fp16", "AMP fp16"), {"precision": "amp-fp16"},
+          Words("fp16 matmuls and a GradScaler; for GPUs without bf16",
+                "矩阵乘法用 fp16，还要 GradScaler；用于不支持 bf16 的 GPU"),
+          "activations", "precision", lambda exp, step: exp.precision == "fp32",
+          suggested=False),
+    Lever("bf16", Words("pure bf16", "纯 bf16"), {"precision": "bf16"},
+          Words("weights and optimizer state in bf16: small updates can round away",
+                "权重和优化器状态都用 bf16：很小的更新可能被舍入掉"),
+          "optimizer_state", "precision", lambda exp, step: exp.precision != "bf16"),
+    Lever("sgd", Words("SGD (momentum) for AdamW", "SGD（动量）代替 AdamW"),
+          {"optimizer": "sgd"},
+          Words("another optimizer: one state tensor per weight instead of two, and training "
+                "that may converge differently",
+                "换了优化器：每个权重一份状态而不是两份，训练的收敛也可能不同"),
+          "optimizer_state", "optimizer", lambda exp, step: _adam(exp), suggested=False),
+    Lever("set-to-none", Words("`zero_grad(set_to_none=True)`", "`zero_grad(set_to_none=True)`"),
+          {"zero_grad": "none"},
+          Words("none: PyTorch's default since 2.0", "无：PyTorch 2.0 起的默认做法"),
+          "gradients", "zero_grad", lambda exp, step: exp.zero_grad == "zeros",
+          against={"zero_grad": "zeros"}),
+    Lever("fused", Words("fused {optimizer} kernel", "fused {optimizer} 内核"),
+          {"optimizer_impl": "fused"},
+          Words("none (Hugging Face's Trainer picks it with PyTorch 2.8 or later)",
+                "无（PyTorch 2.8 起 Hugging Face 的 Trainer 默认就选它）"),
+          "temporaries", "optimizer",
+          lambda exp, step: _adam(exp) and _impl(exp) != "fused", phase="optimizer"),
+    Lever("for-loop", Words("for-loop {optimizer}", "for-loop {optimizer}"),
+          {"optimizer_impl": "for-loop"},
+          Words("one parameter at a time: a slower optimizer step on a GPU",
+                "逐个参数更新：在 GPU 上优化器这一步更慢"),
+          "temporaries", "optimizer",
+          lambda exp, step: _adam(exp) and _impl(exp) == "foreach", suggested=False,
+          phase="optimizer"),
+    Lever("adamw-8bit", Words("8-bit AdamW (bitsandbytes)", "8 位 AdamW（bitsandbytes）"),
+          # bitsandbytes' own kernels: PyTorch's choice of kernels no longer applies
+          {"optimizer": "adamw-8bit", "optimizer_impl": "auto"},
+          Words("bitsandbytes; the optimizer state quantised to 8 bits",
+                "要装 bitsandbytes；优化器状态量化到 8 位"),
+          "optimizer_state", "optimizer", lambda exp, step: exp.optimizer == "adamw"),
+    _accumulation(2),
+    _accumulation(4),
+    Lever("masked-logits", Words("logits at masked positions only", "只在遮盖位置算 logits"),
+          {"logits": "masked"}, Words("none: the same loss", "无：损失不变"),
+          "temporaries", "logits",
+          lambda exp, step: "logits" in step.takes and exp.logits == "all"),
+    Lever("lora", Words(f"LoRA, rank {LORA_RANK}", f"LoRA（秩 {LORA_RANK}）"),
+          {"lora_rank": LORA_RANK},
+          Words("another fine-tune: PEFT's adapters train, the model's own weights stay frozen",
+                "另一种微调：只训练 PEFT 的适配器，模型自己的权重冻结"),
+          "optimizer_state", "fine-tune",
+          # PEFT knows the module names of transformers' models, not of the built-in ones
+          lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
+    Lever("qlora", Words(f"QLoRA: NF4 base, LoRA rank {LORA_RANK}",
+                         f"QLoRA：NF4 底座，LoRA 秩 {LORA_RANK}"),
+          {"lora_rank": LORA_RANK, "quantization": "nf4"},
+          Words("as LoRA, and the frozen weights in 4 bits: dequantized for every matmul "
+                "(slower steps), a little precision lost",
+                "与 LoRA 相同，冻结的权重再存成 4 位：每次矩阵乘法都要反量化（训练步更慢），"
+                "精度略有损失"),
+          "parameters", "fine-tune",
+          lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
+    Lever("expandable-segments", Words("expandable segments", "可扩展段（expandable segments）"),
+          {"expandable_segments": True},
+          Words("none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; acts on reserved "
+                "memory only",
+                "无：设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True；只影响预留的显存"),
+          None, "expandable",
+          lambda exp, step: exp.device == "cuda" and not exp.expandable_segments),
+)
+BY_ID: dict[str, Lever] = {lever.id: lever for lever in REGISTRY}
+
+
+def offered(exp: Experiment, step: Step) -> list[Lever]:
+    """The levers to try on `exp`, in the registry's order: each one the step does not use
+    yet and its model has, where no better one of its kind stands beside it."""
+    return [lever for lever in REGISTRY if lever.suggested and lever.applies(exp, step)]
 
 
 def together(saved: list[tuple[Lever, int]]) -> list[Lever]:

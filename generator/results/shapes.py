@@ -11,8 +11,9 @@ from typing import Any, Optional, TypedDict
 
 #: The categories of a step's memory, in the order tables, charts and timelines list them.
 #: `not_attributed`: bytes the CPU allocator handed out that neither a tracked tensor nor an
-#: op's internal buffer explains (real CPU runs only, generator/measure/tracking/cpu_allocator_blocks.py);
-#: results measured before it existed read it as 0 (store.py).
+#: op's internal buffer explains (real CPU runs only,
+#: generator/measure/tracking/cpu_allocator_blocks.py); results measured before it existed
+#: read it as 0 (store.py).
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
               "autocast_copies", "temporaries", "not_attributed")
 #: Categories that tables list only where a result has bytes in them (charts show only the
@@ -87,7 +88,8 @@ class GroundTruth(TypedDict, total=False):
 
 class AllocatorPrediction(TypedDict):
     """The CUDA caching allocator's figures, simulated over the warm-up, the measured step
-    and replays of it (generator/measure/emulation/allocator_replay.py); estimates modelling CUDA only."""
+    and replays of it (generator/measure/emulation/allocator_replay.py); estimates modelling
+    CUDA only."""
 
     source: str
     steps: int

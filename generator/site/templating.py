@@ -17,9 +17,15 @@ import jinja2
 
 from generator import units
 from generator.experiment import option_words
+from generator.site.labels import (
+    BACKEND_LABELS,
+    CATEGORY_LABELS,
+    KIND_LABELS,
+    MODELLED_DEVICE_LABELS,
+    PRECISION_LABELS,
+)
 from generator.site.note_words import note_text
 from generator.site.pages.reports import report_slug
-from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS, KIND_LABELS, MODELLED_DEVICE_LABELS, PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"

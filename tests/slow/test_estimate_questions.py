@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator.experiment import Experiment
-from generator.jobs.worker import measure_to_result
+from generator.measure.run import measure_to_result
 
 
 def test_largest_batch_is_an_edge_the_estimates_agree_with(cli, project: Path) -> None:

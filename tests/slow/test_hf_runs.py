@@ -126,7 +126,7 @@ def test_estimates_beyond_dense_text_models_match_the_real_cpu_run(
     """A mixture of experts and convolutional vision models: the CPU-modelled estimate
     lands within 1 % of the CPU allocator's peak of the same step run for real."""
     from generator.experiment import Experiment
-    from generator.jobs.worker import measure_to_result
+    from generator.measure.run import measure_to_result
 
     (tmp_path / family).mkdir()
     (tmp_path / family / "config.json").write_text(json.dumps(BEYOND_DENSE[family]),
@@ -145,7 +145,7 @@ def test_an_encoder_decoder_estimate_leaves_out_the_masks_the_real_run_leaves_ou
     mask, and so does the estimate (hf_masks.py). Before, the estimate built the masks: 3 %
     over the real peak at this size, growing with the sequence's square."""
     from generator.experiment import Experiment
-    from generator.jobs.worker import measure_to_result
+    from generator.measure.run import measure_to_result
 
     config = {"model_type": "bart", "architectures": ["BartForConditionalGeneration"],
               "d_model": 128, "encoder_layers": 2, "decoder_layers": 2,

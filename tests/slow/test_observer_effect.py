@@ -13,7 +13,11 @@ import pytest
 from profiled_steps import WINDOW, profiled_step
 
 from generator.experiment import Experiment
-from generator.measure.tracking.cpu_allocator_blocks import TimedTracker, allocator_blocks, peak_bytes
+from generator.measure.tracking.cpu_allocator_blocks import (
+    TimedTracker,
+    allocator_blocks,
+    peak_bytes,
+)
 
 
 def timed_tracker(trainer) -> TimedTracker:

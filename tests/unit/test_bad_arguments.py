@@ -154,7 +154,7 @@ def test_a_factory_that_converts_its_model(cli, project: Path, user_package) -> 
 
 def test_frozen_parameters_get_no_gradients(cli, project: Path, user_package) -> None:
     from generator.experiment import Experiment
-    from generator.jobs.worker import measure_to_result
+    from generator.measure.run import measure_to_result
 
     user_package(project)
     proc = cli(["estimate", "userpkg.mod:frozen_first_layer", "-b", "8", "-s", "1"], project)

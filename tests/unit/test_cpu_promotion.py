@@ -11,8 +11,8 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from generator.measure.tracking.cpu_allocator_blocks import allocator_blocks
 from generator.measure.emulation.cpu_promotion import promotion_buffers
+from generator.measure.tracking.cpu_allocator_blocks import allocator_blocks
 
 aten = torch.ops.aten
 BF16 = torch.randn(64, 100).bfloat16()

@@ -21,8 +21,16 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.checkpoint import checkpoint, set_checkpoint_early_stop
 
-from generator.measure.emulation.cuda_autocast import registered_ops
-from generator.measure.emulation.cuda_autocast import APPEND_DTYPE_TARGET, BANNED_MESSAGE, CPU_KERNELS_KEPT, CPU_KERNELS_KEPT_FOR_FFT, CPU_KERNELS_REPLACED, CUDA_AUTOCAST_POLICY, FP32_APPEND_DTYPE
+from generator.measure.emulation.cuda_autocast import (
+    APPEND_DTYPE_TARGET,
+    BANNED_MESSAGE,
+    CPU_KERNELS_KEPT,
+    CPU_KERNELS_KEPT_FOR_FFT,
+    CPU_KERNELS_REPLACED,
+    CUDA_AUTOCAST_POLICY,
+    FP32_APPEND_DTYPE,
+    registered_ops,
+)
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 
 F16, BF16, F32, LONG = torch.float16, torch.bfloat16, torch.float32, torch.long

@@ -14,8 +14,8 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 from generator.experiment import Experiment
 from generator.measure.backends import cuda as cuda_backend
 from generator.measure.models import resolve_model
-from generator.measure.training.step import Trainer
 from generator.measure.tracking.tracker import MemoryTracker
+from generator.measure.training.step import Trainer
 
 
 class ScriptedCuda:

@@ -136,21 +136,27 @@ def test_a_budget_smaller_than_the_peak_is_out_of_memory() -> None:
     assert tight["peak_bytes"] == fits["peak_bytes"]  # the figures are kept
 
 
-def test_imports_run_with_the_collector_paused_and_stay_frozen() -> None:
-    from generator.measure import imports_frozen
+def test_imports_run_with_the_collector_paused_and_freeze_in_our_own_process_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import generator.measure as measure
 
     was_enabled = gc.isenabled()
     try:
         gc.enable()
         before = gc.get_freeze_count()
-        with imports_frozen():
+        with measure.imports_frozen():  # a caller's process (the API): nothing frozen
             assert not gc.isenabled()
+            [[n] for n in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() == before
+        monkeypatch.setattr(measure, "_OWN_PROCESS", True)  # python -m generator, the worker
+        with measure.imports_frozen():
             made = [[n] for n in range(1000)]  # tracked objects, as a module's would be
         assert gc.isenabled()
         assert gc.get_freeze_count() >= before + len(made)
         gc.disable()
-        with imports_frozen():
+        with measure.imports_frozen():
             pass
         assert not gc.isenabled()  # a collector paused by the caller stays paused
     finally:
+        gc.unfreeze()
         (gc.enable if was_enabled else gc.disable)()

@@ -38,12 +38,13 @@ def made_up(monkeypatch: pytest.MonkeyPatch) -> list[Experiment]:
             raise ConfigError("logits = 'masked' works with masked-LM models")
         peak = made_up_peak(exp)
         categories = {c: 0 for c in CATEGORIES} | {"activations": peak}
-        return {"key": exp.key, "experiment": exp.to_dict(), "parameter_count": 1000,
+        return {"key": exp.key, "experiment": exp.to_dict(), "backend": exp.backend,
+                "error": None, "parameter_count": 1000,
                 "trainable_parameter_count": 1000, "attention": exp.attention,
                 "peak_bytes": peak, "live_at_peak_bytes": categories,
                 "category_max_bytes": categories, "allocator": None, "notes": [],
                 "inputs": "tokens"}
-    monkeypatch.setattr("generator.jobs.worker.measure_to_result", measure)
+    monkeypatch.setattr("generator.measure.run.measure_to_result", measure)
     return asked
 
 
@@ -88,13 +89,13 @@ def test_levers_each_on_top_of_the_step_then_together(cli, project: Path, made_u
     proc = cli(["estimate", *CPU, "-b", "8", "--gpu-memory", "1.5MiB", "--levers"], project)
     assert proc.returncode == 0, proc.stderr
     base = made_up_peak(made_up[0])
-    assert "levers, each alone on top of this step (peak of the step's tensors, change, " \
-           "whether it fits in 1.50 MiB):" in proc.stdout
+    assert "levers, each alone on top of this step (peak of the step's tensors and its " \
+           "change, whether it then fits):" in proc.stdout
     ckpt = made_up_peak(Experiment(model="tiny", batch_size=8, seq_len=16, checkpointing=True))
-    assert (f"  activation checkpointing: {ckpt / MIB:,.1f} MiB "
-            f"({(ckpt - base) / MIB:+,.1f} MiB, {(ckpt - base) / base:+.1%}), yes\n"
+    assert (f"  activation checkpointing: tensors {ckpt / MIB:,.1f} MiB "
+            f"({(ckpt - base) / MIB:+,.1f} MiB, {(ckpt - base) / base:+.1%}) · yes\n"
             "      cost: backward runs each block's forward again") in proc.stdout
-    assert "  AMP bf16: 1.8 MiB (+0.0 MiB, +0.0%), no\n" in proc.stdout  # no saving here
+    assert "  AMP bf16: tensors 1.8 MiB (+0.0 MiB, +0.0%) · no\n" in proc.stdout  # no saving
     refused = "  logits at masked positions only: not estimated: logits = 'masked' works"
     assert refused in proc.stdout
     assert proc.stdout.index(refused) > proc.stdout.index("gradient accumulation, 4 micro")
@@ -112,14 +113,16 @@ def test_json_is_one_object_with_the_rows(cli, project: Path, made_up) -> None:
     answer = json.loads(proc.stdout)  # nothing else on stdout
     base = made_up_peak(made_up[0])
     assert answer["result"]["peak_bytes"] == base
-    assert answer["fits"] == {"budget_bytes": 3 * MIB // 2, "needed_bytes": base,
-                              "verdict": "no"}
+    assert answer["fits"] == {"word": "no", "fits": False, "needed_bytes": base,
+                              "spare_bytes": 3 * MIB // 2 - base, "memory_bytes": 3 * MIB // 2,
+                              "reason": f"{(base - 3 * MIB // 2) / 1024:.2f} KiB short "
+                                        "(the tensors alone)", "gpu": None}
     rows = {row["lever"]: row for row in answer["levers"]}
-    assert rows["activation checkpointing"]["changes"] == {"checkpointing": True}
-    assert rows["activation checkpointing"]["change_bytes"] == -8 * 50 * 1024
-    assert rows["logits at masked positions only"]["refused"].startswith("logits = 'masked'")
-    assert answer["together"]["levers"] == ["activation checkpointing",
-                                            "gradient accumulation, 4 micro-batches of 2"]
+    assert rows["checkpointing"]["title"] == "activation checkpointing"
+    assert rows["checkpointing"]["peak_change_bytes"] == -8 * 50 * 1024
+    assert rows["checkpointing"]["reserved_change_bytes"] is None  # the CPU: no allocator
+    assert rows["masked-logits"]["refused"].startswith("logits = 'masked'")
+    assert answer["together"]["levers"] == ["checkpointing", "accumulation-x4"]
 
     search = json.loads(cli(["estimate", *CPU, "--gpu-memory", "3MiB", "--largest-batch",
                              "--json"], project).stdout)
@@ -131,7 +134,7 @@ def test_json_is_one_object_with_the_rows(cli, project: Path, made_up) -> None:
 
 def test_json_of_one_estimate_is_the_stored_result(cli, project: Path) -> None:
     """A real estimate: --json gives what the results store keeps."""
-    from generator.jobs.worker import measure_to_result
+    from generator.measure.run import measure_to_result
 
     answer = json.loads(cli(["estimate", "tiny", "-b", "2", "-s", "16", "--gpu-memory", "1KiB",
                              "--json"], project).stdout)
@@ -139,6 +142,6 @@ def test_json_of_one_estimate_is_the_stored_result(cli, project: Path) -> None:
     assert answer["result"]["key"] == same["key"] == "tiny-b2-s16-fp32-adamw-estimate"
     assert answer["result"]["peak_bytes"] == same["peak_bytes"]
     assert answer["result"]["allocator"] == same["allocator"]
-    assert answer["fits"] == {"budget_bytes": 1024, "verdict": "no", "needed_bytes":
-                              same["allocator"]["peak_reserved_bytes"] +
-                              same["allocator"]["context_bytes"][1]}
+    assert (answer["fits"]["memory_bytes"], answer["fits"]["word"]) == (1024, "no")
+    assert answer["fits"]["needed_bytes"] == \
+        same["allocator"]["peak_reserved_bytes"] + same["allocator"]["context_bytes"][1]

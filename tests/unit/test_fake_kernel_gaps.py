@@ -21,8 +21,7 @@ LAYOUTS = {  # (mat_a, mat_b, offs): the four layouts the kernel takes
 
 
 def _fake_output(a: torch.Tensor, b: torch.Tensor, offs) -> torch.Tensor:
-    fake_kernel_gaps.install()
-    with FakeTensorMode() as fake:
+    with fake_kernel_gaps.installed(), FakeTensorMode() as fake:
         return torch.nn.functional.grouped_mm(
             fake.from_tensor(a), fake.from_tensor(b),
             offs=None if offs is None else fake.from_tensor(offs))
@@ -63,9 +62,13 @@ def test_the_gap_is_still_there() -> None:
         torch.nn.functional.grouped_mm(a, b, offs=OFFS.to("meta"))
 
 
-def test_install_twice_keeps_one_rule() -> None:
-    fake_kernel_gaps.install()
-    rule = fake_kernel_gaps.fake_impls.op_implementations_dict[torch.ops.aten._grouped_mm.default]
-    fake_kernel_gaps.install()
-    assert fake_kernel_gaps.fake_impls.op_implementations_dict[
-        torch.ops.aten._grouped_mm.default] is rule
+def test_the_rule_lasts_as_long_as_the_outermost_installed() -> None:
+    rules = fake_kernel_gaps.fake_impls.op_implementations_dict
+    op = torch.ops.aten._grouped_mm.default
+    assert op not in rules  # PyTorch's own fake tensors have no rule for it
+    with fake_kernel_gaps.installed():
+        rule = rules[op]
+        with fake_kernel_gaps.installed():
+            assert rules[op] is rule
+        assert rules[op] is rule
+    assert op not in rules

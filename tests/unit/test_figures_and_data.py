@@ -13,9 +13,9 @@ from markupsafe import Markup
 from page_checks import site_inputs
 
 from generator.site import figures, sources
+from generator.site.charts.svgtools import compact_path, finalize
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.render import render_page
-from generator.site.charts.svgtools import compact_path, finalize
 from generator.site.templating import environment
 
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="200pt" height="100pt" '

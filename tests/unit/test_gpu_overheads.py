@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.plan import gpus as go
+from generator.plan import gpus
 
 MIB = 2**20
 
@@ -21,13 +21,13 @@ MIB = 2**20
     ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "Blackwell"),
 ])
 def test_a_device_name_finds_its_family(device: str, family: str) -> None:
-    entry = go.for_device_name(device)
+    entry = gpus.for_device_name(device)
     assert entry is not None and entry.name.startswith(family), (device, entry)
 
 
 def test_an_unknown_device_finds_nothing() -> None:
-    assert go.for_device_name("Tesla V100-SXM2-16GB") is None
-    assert go.for_device_name("cpu") is None
+    assert gpus.for_device_name("Tesla V100-SXM2-16GB") is None
+    assert gpus.for_device_name("cpu") is None
 
 
 @pytest.mark.parametrize(("cc", "family"), [
@@ -35,13 +35,13 @@ def test_an_unknown_device_finds_nothing() -> None:
     ((8, 9), "Ada"), ((10, 0), "Blackwell"), ((12, 0), "Blackwell"),
 ])
 def test_a_compute_capability_finds_its_family(cc: tuple[int, int], family: str) -> None:
-    entry = go.for_compute_capability(*cc)
+    entry = gpus.for_compute_capability(*cc)
     assert entry is not None and entry.name.startswith(family)
-    assert go.for_compute_capability(7, 0) is None
+    assert gpus.for_compute_capability(7, 0) is None
 
 
-@pytest.mark.parametrize("entry", go.OVERHEADS, ids=lambda e: e.name.split(" (")[0])
-def test_every_entry_is_consistent_and_sourced(entry: go.Overheads) -> None:
+@pytest.mark.parametrize("entry", gpus.OVERHEADS, ids=lambda e: e.name.split(" (")[0])
+def test_every_entry_is_consistent_and_sourced(entry: gpus.Overheads) -> None:
     assert 0 < entry.context_bytes_low <= entry.context_bytes_high < 2 * 2**30
     assert entry.cublas_workspaces == 2  # the forward's thread and autograd's device thread
     assert entry.persistent_workspace_bytes == 2 * entry.cublas_workspace_bytes
@@ -49,14 +49,14 @@ def test_every_entry_is_consistent_and_sourced(entry: go.Overheads) -> None:
     assert entry.sources and all(isinstance(s, str) and s for s in entry.sources)
     assert len(set(entry.sources)) == len(entry.sources)
     assert entry.name_patterns
-    assert go.for_device_name(entry.name) is entry  # its own name matches its patterns
+    assert gpus.for_device_name(entry.name) is entry  # its own name matches its patterns
 
 
 def test_the_workspace_defaults_are_pytorchs() -> None:
-    assert go.CUBLAS_WORKSPACE_DEFAULT == 8_519_680  # what memory_allocated shows off Hopper
-    assert go.for_device_name("NVIDIA H100 80GB HBM3").cublas_workspace_bytes == 32 * MIB
-    assert go.for_device_name("NVIDIA A100-SXM4-40GB").cublas_workspace_bytes == 8_519_680
-    assert go.for_device_name("NVIDIA GeForce RTX 4090").cublas_workspace_bytes == 8_519_680
+    assert gpus.CUBLAS_WORKSPACE_DEFAULT == 8_519_680  # what memory_allocated shows off Hopper
+    assert gpus.for_device_name("NVIDIA H100 80GB HBM3").cublas_workspace_bytes == 32 * MIB
+    assert gpus.for_device_name("NVIDIA A100-SXM4-40GB").cublas_workspace_bytes == 8_519_680
+    assert gpus.for_device_name("NVIDIA GeForce RTX 4090").cublas_workspace_bytes == 8_519_680
 
 
 @pytest.mark.parametrize(("config", "nbytes"), [
@@ -64,4 +64,4 @@ def test_the_workspace_defaults_are_pytorchs() -> None:
     ("nonsense", None), ("", None),
 ])
 def test_cublas_workspace_config_parses_as_pytorch_does(config: str, nbytes: int | None) -> None:
-    assert go.parse_cublas_workspace_config(config) == nbytes
+    assert gpus.parse_cublas_workspace_config(config) == nbytes

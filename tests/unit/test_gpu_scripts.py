@@ -95,7 +95,8 @@ def test_a_snapshot_run_writes_its_summary_and_stores_its_result(tmp_path, monke
     from made_results import hand_made_result
 
     from generator import results
-    from generator.jobs import runner, worker
+    from generator.jobs import runner
+    from generator.measure import run as measure_run
     from generator.results.reference_runs import runs
 
     snapshot = bench_script("gpu_memory_snapshot")
@@ -103,7 +104,8 @@ def test_a_snapshot_run_writes_its_summary_and_stores_its_result(tmp_path, monke
     made = hand_made_result(backend="cuda", device="cuda")
     made["ground_truth"] = {"source": "test", "peak_bytes": 8 * MIB,
                             "steps_max_reserved_bytes": 20 * MIB}
-    monkeypatch.setattr(worker, "measure_to_result", lambda exp: {**made, "key": exp.key})
+    monkeypatch.setattr(measure_run, "measure_to_result",
+                        lambda exp: {**made, "key": exp.key})
     monkeypatch.setattr(runner, "machine_id", lambda backend: "nvidia-test")
     monkeypatch.setattr(torch.cuda.memory, "_record_memory_history", lambda *a, **k: None)
     monkeypatch.setattr(torch.cuda.memory, "_snapshot", lambda: {"device_traces": [[

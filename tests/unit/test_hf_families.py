@@ -18,7 +18,7 @@ from conftest import assert_refused
 from hf_offline import estimate_args, go_offline, write_config
 
 from generator.experiment import Experiment
-from generator.jobs.worker import measure_to_result
+from generator.measure.run import measure_to_result
 
 # Mixture of experts: transformers 5 runs the experts with torch's grouped_mm
 TINY_MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],

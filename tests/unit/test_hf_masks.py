@@ -18,8 +18,8 @@ from hf_offline import go_offline, write_config
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.experiment import Experiment
-from generator.jobs.worker import measure_to_result
 from generator.measure.models import hf_masks
+from generator.measure.run import measure_to_result
 
 # An encoder-decoder whose decoder makes a padding mask of ones when given none (BART)
 TINY_BART = {"model_type": "bart", "architectures": ["BartForConditionalGeneration"],
@@ -38,8 +38,7 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def test_a_fake_padding_mask_is_read_as_one_without_padding() -> None:
-    assert hf_masks.install()
-    with FakeTensorMode():
+    with hf_masks.fake_masks_read_as_unpadded(), FakeTensorMode():
         fake = torch.ones(2, 16, dtype=torch.bool)
         assert masking._ignore_causal_mask_sdpa(fake, 16, 16, 0, 0)
         assert masking._ignore_bidirectional_mask_sdpa(fake, 16)
@@ -48,19 +47,23 @@ def test_a_fake_padding_mask_is_read_as_one_without_padding() -> None:
 
 
 def test_real_padding_masks_are_read_for_their_values() -> None:
-    hf_masks.install()
     padded = torch.ones(2, 16, dtype=torch.bool)
     padded[1, -3:] = False
-    assert masking._ignore_causal_mask_sdpa(torch.ones(2, 16, dtype=torch.bool), 16, 16, 0, 0)
-    assert not masking._ignore_causal_mask_sdpa(padded, 16, 16, 0, 0)
-    assert not masking._ignore_bidirectional_mask_sdpa(padded, 16)
+    with hf_masks.fake_masks_read_as_unpadded():
+        assert masking._ignore_causal_mask_sdpa(torch.ones(2, 16, dtype=torch.bool), 16, 16,
+                                                0, 0)
+        assert not masking._ignore_causal_mask_sdpa(padded, 16, 16, 0, 0)
+        assert not masking._ignore_bidirectional_mask_sdpa(padded, 16)
 
 
-def test_installing_twice_wraps_once() -> None:
-    hf_masks.install()
-    first = masking._ignore_causal_mask_sdpa
-    hf_masks.install()
-    assert masking._ignore_causal_mask_sdpa is first
+def test_transformers_gets_its_own_tests_back() -> None:
+    own = masking._ignore_causal_mask_sdpa
+    with hf_masks.fake_masks_read_as_unpadded():
+        wrapped = masking._ignore_causal_mask_sdpa
+        with hf_masks.fake_masks_read_as_unpadded():  # nested: wrapped once
+            assert masking._ignore_causal_mask_sdpa is wrapped
+        assert masking._ignore_causal_mask_sdpa is wrapped
+    assert wrapped is not own and masking._ignore_causal_mask_sdpa is own
 
 
 def estimate(tmp_path: Path, config: dict) -> dict:

@@ -27,8 +27,8 @@ from huggingface_hub import constants
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.experiment import Experiment
-from generator.jobs.worker import measure_to_result
 from generator.measure.models import resolve_model
+from generator.measure.run import measure_to_result
 
 SHIPPED = Path(__file__).resolve().parents[2] / "generator" / "measure" / "models" / "hf_configs"
 TINY_GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_layer": 2,

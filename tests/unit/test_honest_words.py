@@ -17,9 +17,9 @@ from page_checks import prose, site_inputs, svg_texts
 
 from generator.site import figures as figure_views
 from generator.site.figures import FigureView
+from generator.site.labels import BACKEND_LABELS
 from generator.site.pages import all_pages, pages_of
 from generator.site.render import render_page
-from generator.site.labels import BACKEND_LABELS
 from generator.site.templating import kind
 
 #: Where a word of measurement is honest: it names the CPU or a GPU.

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 import torch
 from profiled_steps import backward_adds
-from torch.profiler import ProfilerActivity, profile
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.profiler import ProfilerActivity, profile
 
 from generator.measure.tracking.in_place_sums import InPlaceSums, _dense
 from generator.measure.tracking.timeline import StorageLife

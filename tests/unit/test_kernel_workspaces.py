@@ -12,8 +12,14 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from generator.measure.emulation.cpu_kernels import (
+    MODELLED,
+    KernelBufferTracker,
+    kernel_buffers,
+    modelled_kernels,
+    tracker_class,
+)
 from generator.measure.emulation.onednn_lstm import LSTMLayer, good_ld, page_packed
-from generator.measure.emulation.cpu_kernels import MODELLED, KernelBufferTracker, kernel_buffers, modelled_kernels, tracker_class
 from generator.measure.tracking.tracker import MemoryTracker
 
 T, N, I, H = 7, 3, 5, 16  # small, and not multiples of anything oneDNN pads to

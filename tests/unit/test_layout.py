@@ -98,12 +98,30 @@ def test_no_import_cycles() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(n for n in MODULES
-                                        if n.startswith(("generator.site", "generator.results"))
-                                        or n in ("generator.words", "generator.units",
-                                                 "generator.experiment.option", "generator.experiment")))
+                                        if n.startswith(("generator.site", "generator.results",
+                                                         "generator.experiment", "generator.plan"))
+                                        or n in ("generator.words", "generator.units")))
 def test_what_renders_needs_no_torch(name: str) -> None:
     """The site, the results store and what they read import neither PyTorch nor the
     measuring layer, at any level: publishing the site needs results only."""
     imported = [module for module, names in _imports(name, MODULES[name], top_level_only=False)]
     assert not [m for m in imported if m.split(".")[0] == "torch"
                 or m.startswith(("generator.measure", "generator.jobs"))]
+
+
+def test_importing_the_package_imports_no_torch() -> None:
+    """`import generator` (the API) imports neither PyTorch nor the measuring layer: each of
+    its functions imports them when it runs."""
+    graph = {name: {t for module, names in _imports(name, path, top_level_only=True)
+                    for t in _target(module, names)} for name, path in MODULES.items()}
+    seen, todo, external = set(), ["generator"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += sorted(graph[name])
+        external |= {module.split(".")[0] for module, _ in
+                     _imports(name, MODULES[name], top_level_only=True)}
+    assert "torch" not in external
+    assert not [m for m in seen if m.startswith(("generator.measure", "generator.jobs"))]

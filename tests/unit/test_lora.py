@@ -14,8 +14,8 @@ from conftest import assert_refused
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment, option_words
-from generator.measure.training import lora
 from generator.measure.models import experiment_unavailable
+from generator.measure.training import lora
 from generator.site.note_words import ORIGINAL, note_text
 
 NEEDS_PEFT = pytest.mark.skipif(importlib.util.find_spec("peft") is None,

@@ -281,5 +281,6 @@ def test_user_module_found_from_current_directory(
     monkeypatch.chdir(tmp_path)
     cwd_entries = ("", ".", str(tmp_path))
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in cwd_entries])
+    before = list(sys.path)
     assert "it returned int" in _model_error(f"{pkg}.mod:build", build=True)
-    assert str(tmp_path) in sys.path
+    assert sys.path == before  # found there, and the caller's sys.path left as it was

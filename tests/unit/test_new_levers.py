@@ -12,10 +12,10 @@ import torch
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment
-from generator.measure.training import optimizer_8bit
 from generator.measure.backends import measure
 from generator.measure.backends.common import build_workload
 from generator.measure.models import resolve_model
+from generator.measure.training import optimizer_8bit
 from generator.measure.training.step import Trainer
 
 TINY = {"model": "tiny", "batch_size": 8, "seq_len": 32}

@@ -11,17 +11,17 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from generator.experiment import Experiment
-from generator.measure.training import optimizer_8bit
-from generator.measure.emulation import allocator_replay as reserved
 from generator.measure.backends.common import (
     build_workload,
     new_tracker,
     tracked_warm_up,
 )
+from generator.measure.emulation import allocator_replay
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.models import resolve_model
-from generator.measure.training.step import Trainer, tracked_step
 from generator.measure.tracking.timeline import the_next_step
+from generator.measure.training import optimizer_8bit
+from generator.measure.training.step import Trainer, tracked_step
 
 CASES = [
     {"model": "tiny"},
@@ -51,10 +51,10 @@ def test_the_derived_step_is_the_step_that_runs(fields: dict[str, Any]) -> None:
     for figure in ("peak_bytes", "live_at_peak_bytes", "category_max_bytes",
                    "module_activation_bytes"):
         assert getattr(derived, figure) == getattr(ran, figure), figure
-    first = reserved.TrackedSteps(warm.lives(), warm.phases())
-    assert reserved.predict([first, reserved.TrackedSteps(the_next_step(warm.lives()),
-                                                          warm.phases())]) \
-        == reserved.predict([first, reserved.TrackedSteps(second.lives(), second.phases())])
+    steps = allocator_replay.TrackedSteps
+    first = steps(warm.lives(), warm.phases())
+    assert allocator_replay.predict([first, steps(the_next_step(warm.lives()), warm.phases())]) \
+        == allocator_replay.predict([first, steps(second.lives(), second.phases())])
 
 
 @pytest.mark.parametrize("fields", [{}, {"precision": "amp-fp16"}], ids=["derived", "run"])
@@ -68,7 +68,7 @@ def test_the_allocator_replays_the_warm_up_as_it_was_read_once(
     from generator.measure.backends import estimate, measure
 
     seen: dict[str, Any] = {}
-    real_predict = reserved.predict
+    real_predict = allocator_replay.predict
 
     def predict(steps, **kwargs):
         seen["replayed"] = steps[0].lives
@@ -80,7 +80,7 @@ def test_the_allocator_replays_the_warm_up_as_it_was_read_once(
         seen.setdefault("read", lives)
         return real_read(lives, phases)
 
-    monkeypatch.setattr(estimate.reserved, "predict", predict)
+    monkeypatch.setattr(estimate.allocator_replay, "predict", predict)
     monkeypatch.setattr(estimate, "TrackedSteps", read)
     measure(Experiment(model="tiny", batch_size=2, seq_len=16, **fields))
     assert seen["replayed"] is seen["read"]

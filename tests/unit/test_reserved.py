@@ -82,20 +82,6 @@ def test_predict_counts_workspaces_in_allocated_and_reserved() -> None:
     assert with_ws["peak_reserved_bytes"] == 20 * MIB + 2 * 32 * MIB
 
 
-def test_fit_verdict_reads_the_allocator_and_the_context() -> None:
-    from generator.cli.estimate import fit_verdict
-
-    allocator = {"peak_allocated_bytes": 10 * MIB, "peak_reserved_bytes": 20 * MIB,
-                 "context_bytes": [4 * MIB, 8 * MIB]}
-    assert fit_verdict(100 * MIB, 9 * MIB, allocator).startswith("yes, 72.00 MiB")
-    assert fit_verdict(12 * MIB, 9 * MIB, allocator).startswith("no, at least 2.00 MiB")
-    assert fit_verdict(20 * MIB, 9 * MIB, allocator).startswith("only just")
-    # the reserved peak fits beside the smallest context, not beside the largest
-    assert fit_verdict(25 * MIB, 9 * MIB, allocator).startswith(
-        "maybe: if the CUDA context takes at most 5.0 MiB (it takes 4.0 MiB – 8.0 MiB")
-    assert fit_verdict(8 * MIB, 9 * MIB, None).endswith("short (tensors alone)")
-
-
 def test_a_budget_below_what_the_allocator_needs_is_out_of_memory() -> None:
     from generator.experiment import Experiment
     from generator.measure.backends import measure

@@ -14,7 +14,7 @@ from made_results import hand_made_result
 from generator import results
 from generator.errors import ConfigError, ResultsError
 from generator.experiment import Experiment
-from generator.jobs.worker import measure_to_result
+from generator.measure.run import measure_to_result
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The charts of one step (style/step_charts.py) on the fixture results of the article's
+"""The charts of one step (site/charts/step_charts.py) on the fixture results of the article's
 example: well-formed, accessible, deterministic SVG with unique ids, in both languages, the
 fixture's numbers printed. The fonts they are measured with: test_chart_fonts.py."""
 
@@ -15,7 +15,7 @@ from conftest import FIXTURES, LANGS
 from page_checks import SVG, check_svg, svg_ids, svg_texts
 
 from generator.results.shapes import CATEGORIES
-from generator.site.charts import canvas as charts, step_charts
+from generator.site.charts import canvas, step_charts
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS
 
@@ -100,12 +100,12 @@ def test_languages(rendered) -> None:
         assert CJK.search(" ".join(svg_texts(zh))), name
         assert not CJK.search(en), name
     for lang in LANGS:
-        words = charts.words(lang)
+        words = canvas.words(lang)
         assert CATEGORY_LABELS["activations"][lang] in svg_texts(rendered["bars", lang])
         assert words["events"] in svg_texts(rendered["timeline", lang])
         assert words["backward"] in svg_texts(rendered["timeline", lang])
         assert words["outside"] in svg_texts(rendered["modules", lang])
-    assert charts.words("zh")["events"] != charts.words("en")["events"]
+    assert canvas.words("zh")["events"] != canvas.words("en")["events"]
 
 
 def test_peaks_printed(rendered, by_precision) -> None:
@@ -132,7 +132,7 @@ def test_modules_in_model_order(rendered, by_precision) -> None:
     blocks = [t for t in svg_texts(rendered["modules", "en"]) if not t.endswith("MiB")
               and not re.fullmatch(r"[\d.]+", t) and "(MiB)" not in t]
     layers = [f"layers.{i}" for i in range(12)]
-    assert blocks == ["embeddings", *layers, "mlm_head", charts.words("en")["outside"]]
+    assert blocks == ["embeddings", *layers, "mlm_head", canvas.words("en")["outside"]]
     layer = by_precision["fp32"]["module_activation_bytes"]["layers.0"]
     assert f"{layer / 2**20:,.1f} MiB" in rendered["modules", "en"]
 

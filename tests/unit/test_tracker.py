@@ -10,9 +10,21 @@ from torch import nn
 from torch.nn import functional as F
 from torch.testing._internal.two_tensor import TwoTensor
 
-from generator.measure.tracking.sharded_tracker import SHARDING_CATEGORIES, SHARDING_PRECEDENCE, ShardedMemoryTracker, local_storages, rank_figures
+from generator.measure.tracking.sharded_tracker import (
+    SHARDING_CATEGORIES,
+    SHARDING_PRECEDENCE,
+    ShardedMemoryTracker,
+    local_storages,
+    rank_figures,
+)
+from generator.measure.tracking.tracker import (
+    CUDA_BLOCK_BYTES,
+    OUTSIDE_MODULES,
+    PRECEDENCE,
+    MemoryTracker,
+    round_up,
+)
 from generator.measure.training.step import Trainer, tracked_step
-from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES, OUTSIDE_MODULES, PRECEDENCE, MemoryTracker, round_up
 from generator.measure.training.workload import Workload
 
 BATCH, IN, HIDDEN, OUT = 3, 4, 8, 2

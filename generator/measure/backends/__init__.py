@@ -16,8 +16,10 @@ from generator.experiment import Experiment
 from generator.measure.models import MODELS, check_model, options_unavailable, resolve_model
 
 #: Raise when a change to the measuring code changes what it reports: stored results of an
-#: older method are measured again instead of being reused.
-METHOD_VERSION = 12
+#: older method are measured again instead of being reused. 13: an estimate of CUDA names the
+#: GPU it models and keeps the allocator's peaks with the cuBLAS workspaces of the
+#: catalogue's other GPUs (plan/gpus.py).
+METHOD_VERSION = 13
 
 
 def backend_available(name: str) -> str | None:

@@ -8,15 +8,15 @@ from dataclasses import asdict
 from typing import Any, Callable
 
 from generator.experiment import Experiment
-from generator.measure.training import step
-from generator.measure.tracking.build_trace import built_in
-from generator.measure.emulation.fake_build import fake_build
 from generator.measure.emulation.cpu_kernels import tracker_class
+from generator.measure.emulation.fake_build import fake_build
+from generator.measure.tracking.build_trace import built_in
+from generator.measure.tracking.timeline import TrackerReport
+from generator.measure.tracking.tracker import MemoryTracker, StatePlacement
+from generator.measure.training import step
 from generator.measure.training.precision import MODEL_DTYPE
 from generator.measure.training.quantize_4bit import weights_in
 from generator.measure.training.step import Trainer
-from generator.measure.tracking.timeline import TrackerReport
-from generator.measure.tracking.tracker import MemoryTracker, StatePlacement
 from generator.measure.training.workload import Workload
 
 

@@ -21,13 +21,19 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.experiment import Experiment
-from generator.measure.training import step
-from generator.measure.tracking.cpu_allocator_blocks import TimedTracker, aligned_report, allocator_blocks, label_blocks, peak_bytes
 from generator.measure.backends.common import (
     build_workload,
     figures,
     median_step_seconds,
 )
+from generator.measure.tracking.cpu_allocator_blocks import (
+    TimedTracker,
+    aligned_report,
+    allocator_blocks,
+    label_blocks,
+    peak_bytes,
+)
+from generator.measure.training import step
 from generator.measure.training.step import Trainer
 
 MEASURED_STEP = "generator::measured_step"

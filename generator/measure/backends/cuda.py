@@ -25,9 +25,9 @@ from generator.measure.backends.common import (
     median_step_seconds,
     tracked_step,
 )
+from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
 from generator.measure.training.precision import MODEL_DTYPE
 from generator.measure.training.step import Trainer, cast_model
-from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
 
 #: Untracked steps after the warm-up: with it, the five steps of the published runs.
 UNTRACKED_STEPS = 4

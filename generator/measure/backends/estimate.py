@@ -17,37 +17,30 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from generator.plan import gpus as gpu_overheads
 from generator.experiment import Experiment
-from generator.measure.tracking import build_trace
-from generator.measure.emulation import cuda_kernels as cuda_emulation, fake_kernel_gaps, allocator_replay as reserved
-from generator.measure import imports_frozen, quiet
-from generator.measure.training import step
+from generator.measure import quiet
 from generator.measure.backends.common import (
     build_workload,
     figures,
     new_tracker,
     tracked_warm_up,
 )
-from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
-from generator.measure.emulation.cpu_kernels import modelled_kernels, unmodelled
-from generator.measure.models import hf_masks
-from generator.measure.training.precision import AUTOCAST_DTYPE
+from generator.measure.emulation import allocator_replay, cuda_kernels, fake_kernel_gaps
 from generator.measure.emulation.allocator_replay import TrackedSteps
-from generator.measure.training.step import Trainer
+from generator.measure.emulation.cpu_kernels import modelled_kernels, unmodelled
+from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
+from generator.measure.models import hf_masks
+from generator.measure.tracking import build_trace
 from generator.measure.tracking.timeline import the_next_step
 from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
-
-with imports_frozen():  # FakeTensorMode imports torch._dynamo at its first use: 1 s of imports
-    import torch._dynamo
+from generator.measure.training import step
+from generator.measure.training.precision import AUTOCAST_DTYPE
+from generator.measure.training.step import Trainer
+from generator.plan import gpus
 
 #: FakeTensorMode logs a model's own error with its traceback before re-raising it; the
 #: command reports that error as one line (generator/errors.py), which the log would bury.
 FAKE_TENSOR_LOG = logging.getLogger("torch._subclasses.fake_tensor")
-
-#: The GPU whose allocator-side figures (cuBLAS workspaces) an estimate models: a Hopper GPU,
-#: the generation of the published H100 runs the accuracy page compares against.
-MODELLED_GPU = gpu_overheads.for_device_name("NVIDIA H100")
 
 
 def run(exp: Experiment, spec) -> dict[str, Any]:
@@ -57,19 +50,24 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     if cuda:
         notes.append("models CUDA: sizes rounded up to 512-byte blocks, foreach optimizer "
                      "kernels")
-        notes += cuda_emulation.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
+        notes += cuda_kernels.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
-    fake_kernel_gaps.install()
     unpadded_reads = hf_masks.unpadded_reads()
-    with quiet(FAKE_TENSOR_LOG), FakeTensorMode(), policy, \
-            modelled_kernels(exp.device) as kernels:
+    with contextlib.ExitStack() as scoped:  # every patch of torch or transformers, undone
+        scoped.enter_context(quiet(FAKE_TENSOR_LOG))
+        scoped.enter_context(fake_kernel_gaps.installed())
+        scoped.enter_context(FakeTensorMode())
+        scoped.enter_context(policy)
+        kernels = scoped.enter_context(modelled_kernels(exp.device))
         with build_trace.traced(exp.built_on_device) as building:  # (a CUDA step's option)
             workload = build_workload(spec, exp)
             trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
+        # transformers' modules are imported by now, where the model is theirs
+        scoped.enter_context(hf_masks.fake_masks_read_as_unpadded())
         workload = trainer.workload  # with the adapters, where the step trains LoRA
         round_bytes = CUDA_BLOCK_BYTES if cuda else 1
         # Host-side optimizer state (step counts) is not the GPU's memory.
-        on_host = cuda_emulation.optimizer_state_on_host if cuda else None
+        on_host = cuda_kernels.optimizer_state_on_host if cuda else None
         # The warm-up step, tracked: the allocator simulation replays it, and when it was the
         # only one and keeps no gradients, the measured step follows from it (the_next_step)
         # instead of being run: the same figures in half the time.
@@ -99,20 +97,29 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         notes.append(hf_masks.NOTE)
     allocator = None
     if cuda:
-        gpu = MODELLED_GPU
+        gpu = gpus.find(exp.gpu) if exp.gpu else gpus.assumed()
+        steps = [warm_up, measured]
+        built = TrackedSteps(building.lives) if building is not None else None
         # A budget is the GPU's memory: the allocator gets it less the CUDA context.
         capacity = (None if exp.gpu_memory is None
-                    else max(0, exp.gpu_memory - gpu.context_bytes_low))
-        allocator = reserved.predict(
-            [warm_up, measured],
-            workspace_bytes=gpu.cublas_workspace_bytes, workspaces=gpu.cublas_workspaces,
-            capacity=capacity, expandable_segments=exp.expandable_segments,
-            keep_trace=exp.allocation_trace,
-            building=TrackedSteps(building.lives) if building is not None else None)
-        allocator["context_bytes"] = [gpu.context_bytes_low, gpu.context_bytes_high]
+                    else max(0, exp.gpu_memory - gpu.context_bytes[0]))
+        allocator = allocator_replay.predict(
+            steps, workspace_bytes=gpu.overheads.cublas_workspace_bytes,
+            workspaces=gpu.overheads.cublas_workspaces, capacity=capacity,
+            expandable_segments=exp.expandable_segments, keep_trace=exp.allocation_trace,
+            building=built)
+        allocator["gpu"] = gpu.name
+        allocator["context_bytes"] = list(gpu.context_bytes)
+        # The same steps with the cuBLAS workspaces of the catalogue's other GPUs, so that
+        # the step is judged on any of them as an estimate for it would be (results/step.py).
+        allocator["other_workspaces"] = [
+            _peaks(allocator_replay.predict(
+                steps, workspace_bytes=size, workspaces=gpu.overheads.cublas_workspaces,
+                expandable_segments=exp.expandable_segments, building=built))
+            for size in gpus.workspace_sizes() if size != gpu.overheads.cublas_workspace_bytes]
         notes.append(f"allocated and reserved peaks: the CUDA caching allocator's rules "
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
-                     f"of a {gpu.name} GPU")
+                     f"of {gpu.name}{'' if exp.gpu else ' (assumed: none was named)'}")
         if building is not None:
             notes.append(build_trace.note(allocator["freed_while_building_bytes"]))
     return {
@@ -122,3 +129,9 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         "allocator": allocator,
         "notes": notes,
     }
+
+
+def _peaks(allocator: dict[str, Any]) -> dict[str, Any]:
+    """An allocator prediction's peaks, and the workspaces they include."""
+    return {name: allocator[name] for name in ("workspace_bytes", "peak_allocated_bytes",
+                                               "peak_reserved_bytes", "segments")}

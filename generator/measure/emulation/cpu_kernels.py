@@ -34,8 +34,7 @@ from torch.utils._python_dispatch import (
     _get_current_dispatch_mode_stack,
 )
 
-from generator.measure.emulation import bound_arguments
-from generator.measure.emulation import onednn_conv_probes as kernel_probes
+from generator.measure.emulation import bound_arguments, onednn_conv_probes
 from generator.measure.emulation.cpu_promotion import promotion_buffers
 from generator.measure.emulation.onednn_lstm import LSTMLayer
 from generator.measure.tracking.tracker import MemoryTracker
@@ -77,8 +76,8 @@ def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
     promoted = promotion_buffers(func, args, kwargs)
     if promoted:
         return promoted
-    if func in kernel_probes.PROBED:
-        hidden = kernel_probes.hidden_bytes(func, args, kwargs)
+    if func in onednn_conv_probes.PROBED:
+        hidden = onednn_conv_probes.hidden_bytes(func, args, kwargs)
         return [hidden] if hidden else []
     if func not in MODELLED:
         return []
@@ -125,7 +124,7 @@ class ModelledKernelsMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        self.convolutions += func in kernel_probes.PROBED
+        self.convolutions += func in onednn_conv_probes.PROBED
         # one is enough for the note: the tracker sizes every copy (kernel_buffers)
         if self.modelled and not self.promoted:
             self.promoted = bool(promotion_buffers(func, args, kwargs))
@@ -144,7 +143,7 @@ class ModelledKernelsMode(TorchDispatchMode):
         if self.modelled and self.convolutions:
             notes.append("convolutions: the buffers oneDNN's kernels hold while they run "
                          "(reorders, scratchpad) taken from running each shape's kernel once "
-                         "for real on the CPU that made the estimate (kernel_probes.py)")
+                         "for real on the CPU that made the estimate (onednn_conv_probes.py)")
         if self.promoted:
             notes.append("mixed-dtype elementwise ops: the copies the CPU's kernels make of "
                          "inputs not in the op's common dtype (TensorIterator; "

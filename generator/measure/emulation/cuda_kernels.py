@@ -50,7 +50,13 @@ import torch.nn.functional as F
 from torch._subclasses.fake_tensor import is_fake
 from torch.overrides import TorchFunctionMode
 
-from generator.measure.emulation.cuda_autocast import autocast_excluded, cached_cast, forget_weight_casts, lower_precision, register_cuda_autocast
+from generator.measure.emulation.cuda_autocast import (
+    autocast_excluded,
+    cached_cast,
+    forget_weight_casts,
+    lower_precision,
+    register_cuda_autocast,
+)
 
 
 def notes(autocast: bool) -> list[str]:

@@ -2,7 +2,8 @@
 
 An estimate runs the step on fake tensors, so each op's output comes from its meta kernel.
 Where a meta kernel is stricter than every real kernel, a model that trains on a real
-machine would fail to estimate. `install()` gives fake tensors a rule of their own for those
+machine would fail to estimate. `installed()` gives fake tensors, while it lasts, a rule of
+their own for those
 ops (FakeTensorMode consults its rules, `fake_impls.op_implementations_dict`, before the meta
 kernel), which makes the output as the real kernel allocates it and leaves every other call
 to the meta kernel. A rule, not a dispatch mode: a mode would add a Python call to every op of
@@ -19,6 +20,9 @@ every estimate (about a tenth of the step's time) for one op that few models use
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 import torch
 from torch._subclasses import fake_impls
@@ -62,7 +66,26 @@ def _grouped_mm(fake_mode, func, mat_a, mat_b, offs=None, bias=None, out_dtype=N
     return FakeTensor(fake_mode, out, mat_a.device)
 
 
-def install() -> None:
-    """Add the rules to fake tensors, once per process; a rule PyTorch has by then (its own
-    fix of the gap) is left as it is."""
-    fake_impls.op_implementations_dict.setdefault(aten._grouped_mm.default, _grouped_mm)
+@contextlib.contextmanager
+def installed() -> Iterator[None]:
+    """Fake tensors take the rules meanwhile, and only their own afterwards. A rule PyTorch
+    has by then (its own fix of the gap) is left as it is; entered again inside itself (a
+    study within an estimate), the rules stay until the outermost exit."""
+    global _holders, _added
+    rules = fake_impls.op_implementations_dict
+    if _holders == 0 and aten._grouped_mm.default not in rules:
+        rules[aten._grouped_mm.default] = _grouped_mm
+        _added = True
+    _holders += 1
+    try:
+        yield
+    finally:
+        _holders -= 1
+        if _holders == 0 and _added:
+            del rules[aten._grouped_mm.default]
+            _added = False
+
+
+#: How many `installed()` are open, and whether the outermost added the rules.
+_holders = 0
+_added = False

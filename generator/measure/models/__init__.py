@@ -11,7 +11,6 @@ from typing import Any, Callable
 
 from generator.errors import ConfigError, ModelError
 from generator.experiment import Experiment, is_hf_name
-from generator.measure.training import lora, optimizer_8bit, quantize_4bit
 from generator.measure.models import hf, hf_config
 from generator.measure.models.bert import (
     BERT_BASE,
@@ -47,6 +46,7 @@ from generator.measure.models.user import (
     import_factory,
     is_factory_name,
 )
+from generator.measure.training import lora, optimizer_8bit, quantize_4bit
 from generator.measure.training.workload import Workload
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from generator.errors import ConfigError, ModelError
 from generator.experiment import HF_PREFIX
-from generator.measure.models import hf_masks
 from generator.measure.models.hf_config import find_config, transformers_module
 
 #: task → (the auto class that builds it, the architecture suffixes that name it).
@@ -130,6 +129,7 @@ def build(config, name: str, *, task: str, attention: str):
     """The workload: the model in training mode, random batches, the model's own loss."""
     import torch
     from torch import nn
+
     from generator.measure.emulation.fake_build import under_fake_tensors
     from generator.measure.training.step import recompute_in_same_modes
     from generator.measure.training.workload import Workload
@@ -148,7 +148,6 @@ def build(config, name: str, *, task: str, attention: str):
                                  else attention, **{_dtype_argument(): torch.get_default_dtype()})
     if skip_init:
         model.tie_weights()  # part of the initialisation skipped above
-        hf_masks.install()
     model.train()  # what the Trainer does; from_config leaves dropout as configured
     parts = blocks(model, nn)
     vocab = getattr(config, "vocab_size", None)

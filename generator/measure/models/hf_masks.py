@@ -14,8 +14,11 @@ still keep (a sliding window, eager attention) holds the padding mask, as in the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
+import sys
+from collections.abc import Iterator
 
 #: The estimate's note, where a fake padding mask was read so.
 NOTE = ("attention masks: the batch holds no padding, so transformers leaves the mask to "
@@ -25,19 +28,26 @@ _unpadded_reads = 0
 SKIP_TESTS = ("_ignore_causal_mask_sdpa", "_ignore_bidirectional_mask_sdpa")
 
 
-def install() -> bool:
-    """Make the skip tests of the installed transformers read a fake padding mask as one
-    without padding (once per process; real tensors are read as before). False where
-    transformers has no masking_utils (before 4.53), whose tests read no fake values."""
+@contextlib.contextmanager
+def fake_masks_read_as_unpadded() -> Iterator[None]:
+    """Meanwhile, the skip tests of the installed transformers read a fake padding mask as
+    one without padding (real tensors are read as before); afterwards they are transformers'
+    own again. Nothing to do where transformers is not imported, or has no masking_utils
+    (before 4.53, whose tests read no fake values)."""
+    masking = sys.modules.get("transformers.masking_utils")
+    if masking is None and "transformers" in sys.modules:
+        with contextlib.suppress(ImportError):
+            masking = importlib.import_module("transformers.masking_utils")
+    own = {name: getattr(masking, name) for name in SKIP_TESTS
+           if masking is not None and hasattr(getattr(masking, name, None), "__call__")
+           and not hasattr(getattr(masking, name), "__wrapped__")}
+    for name, test in own.items():
+        setattr(masking, name, _reading_fake_masks_as_unpadded(test))
     try:
-        masking = importlib.import_module("transformers.masking_utils")
-    except ImportError:
-        return False
-    for name in SKIP_TESTS:
-        test = getattr(masking, name, None)
-        if test is not None and not hasattr(test, "__wrapped__"):
-            setattr(masking, name, _reading_fake_masks_as_unpadded(test))
-    return True
+        yield
+    finally:
+        for name, test in own.items():
+            setattr(masking, name, test)
 
 
 def unpadded_reads() -> int:

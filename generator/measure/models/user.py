@@ -8,9 +8,11 @@ Every failure is a ModelError of one line, since it is the user's mistake, not a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from torch import Tensor, nn
@@ -34,24 +36,57 @@ def _first_line(exc: BaseException) -> str:
     return f"{kind}: {lines[0]}" if lines else kind
 
 
-def _ensure_cwd_on_path() -> None:
-    # `python -m generator` from a project folder should find that project's modules, as
-    # `python -c "import my_pkg"` would; an installed entry point would not have cwd on path.
+@contextlib.contextmanager
+def _cwd_on_path() -> Iterator[None]:
+    """A model named from a project folder is found there, as `python -c "import my_pkg"`
+    would find it (`python -m generator` has the folder on sys.path already; a caller of the
+    API may not). sys.path is as it was afterwards."""
     cwd = os.getcwd()
-    if not any(entry in ("", ".", cwd) for entry in sys.path):
+    missing = not any(entry in ("", ".", cwd) for entry in sys.path)
+    if missing:
         sys.path.insert(0, cwd)
+    try:
+        yield
+    finally:
+        if missing and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+#: The factories the API was handed as Python callables, by the name their experiment
+#: carries, while the call that handed them lasts (callable_model).
+_CALLABLES: dict[str, Callable[[], Any]] = {}
+
+
+@contextlib.contextmanager
+def callable_model(factory: Callable[[], Any]) -> Iterator[str]:
+    """A Python callable as a model name, `module:qualname` (what its experiment and result
+    call it), which resolves to the callable meanwhile."""
+    name = (f"{getattr(factory, '__module__', None) or 'python'}:"
+            f"{getattr(factory, '__qualname__', type(factory).__name__)}")
+    before = _CALLABLES.get(name)
+    _CALLABLES[name] = factory
+    try:
+        yield name
+    finally:
+        if before is None:
+            del _CALLABLES[name]
+        else:
+            _CALLABLES[name] = before
 
 
 def import_factory(name: str) -> Callable[[], Any]:
-    """Import the module of `name` and return its factory; raise ModelError on any failure."""
+    """Import the module of `name` and return its factory (a callable the API was handed,
+    under that name, as it is); raise ModelError on any failure."""
+    if name in _CALLABLES:
+        return _CALLABLES[name]
     module_name, _, attr_path = name.partition(":")
     module_name, attr_path = module_name.strip(), attr_path.strip()
     if not module_name or not attr_path or ":" in attr_path:
         raise ModelError(f"invalid model factory {name!r}; expected the form {FACTORY_FORM}")
 
-    _ensure_cwd_on_path()
     try:
-        target: Any = importlib.import_module(module_name)
+        with _cwd_on_path():
+            target: Any = importlib.import_module(module_name)
     except Exception as exc:  # any import-time failure of user code is the user's to fix
         raise ModelError(
             f"cannot import module {module_name!r} for model {name!r}: {_first_line(exc)}"

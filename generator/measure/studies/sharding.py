@@ -136,11 +136,11 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
     from torch.profiler import record_function
 
     from generator.measure.emulation.cuda_kernels import CudaKernelPolicy, optimizer_state_on_host
+    from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
+    from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
     from generator.measure.training.parallel import DDPBuckets, apply_fsdp2, fake_world
     from generator.measure.training.precision import make_optimizer
-    from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
     from generator.measure.training.step import Trainer, tracked_step
-    from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
 
     started = time.perf_counter()
     cuda = p["device"] == "cuda"

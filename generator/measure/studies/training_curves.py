@@ -24,8 +24,8 @@ import torch
 import torch.nn.functional as F
 
 from generator.errors import ConfigError
-from generator.measure.training.precision import AUTOCAST_DTYPE, autocast_context, make_grad_scaler
 from generator.measure.studies import unknown_params
+from generator.measure.training.precision import AUTOCAST_DTYPE, autocast_context, make_grad_scaler
 from generator.measure.training.threads import one_thread
 
 VERSION = 1

@@ -31,7 +31,12 @@ from torch import nn
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from generator.measure.tracking.timeline import TrackerReport
-from generator.measure.tracking.tracker import PRECEDENCE, MemoryTracker, StatePlacement, own_storage
+from generator.measure.tracking.tracker import (
+    PRECEDENCE,
+    MemoryTracker,
+    StatePlacement,
+    own_storage,
+)
 from generator.results.shapes import CATEGORIES
 
 SHARDING_CATEGORIES: tuple[str, ...] = CATEGORIES + ("comm_buffers",)

@@ -27,7 +27,12 @@ from torch.utils._pytree import tree_flatten
 
 from generator.measure.tracking.in_place_sums import InPlaceSums
 from generator.measure.tracking.storage_lives import StorageLives
-from generator.measure.tracking.timeline import StorageLife, TrackerReport, frees_in_order, summarise
+from generator.measure.tracking.timeline import (
+    StorageLife,
+    TrackerReport,
+    frees_in_order,
+    summarise,
+)
 from generator.results.shapes import CATEGORIES
 
 OUTSIDE_MODULES = "(outside modules)"

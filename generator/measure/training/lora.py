@@ -38,8 +38,8 @@ def with_lora(workload: Workload, *, rank: int, targets: tuple[str, ...],
     modules, now holding adapters. Its notes say where PEFT put the adapters."""
     from generator.measure.emulation.fake_build import fake_build
 
-    quiet_bitsandbytes()
-    import peft
+    with quiet_bitsandbytes():
+        import peft
 
     model = workload.model
     default = _default_targets(model) if not targets else None

@@ -28,8 +28,8 @@ def unavailable(optimizer: str) -> str | None:
 
 def adamw_8bit(params: Iterable[torch.nn.Parameter], *, lr: float,
                weight_decay: float | None) -> torch.optim.Optimizer:
-    quiet_bitsandbytes()
-    import bitsandbytes as bnb
+    with quiet_bitsandbytes():
+        import bitsandbytes as bnb
 
     params = list(params)
     extra = {} if weight_decay is None else {"weight_decay": weight_decay}

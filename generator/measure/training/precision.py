@@ -7,8 +7,8 @@ from typing import Iterable
 
 import torch
 
-from generator.measure.training.optimizer_8bit import adamw_8bit
 from generator.experiment.option import resolved_optimizer_impl
+from generator.measure.training.optimizer_8bit import adamw_8bit
 
 #: The low-precision dtype of each precision's autocast; None means no autocast.
 AUTOCAST_DTYPE: dict[str, torch.dtype | None] = {

@@ -45,8 +45,8 @@ def unavailable(quantization: str) -> str | None:
 def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload:
     """The workload with its model's linear layers in 4 bits (bitsandbytes' Linear4bit), as
     transformers chooses them; the note says how many and what stayed as it was."""
-    quiet_bitsandbytes()
-    import bitsandbytes
+    with quiet_bitsandbytes():
+        import bitsandbytes
     from torch import nn
 
     from generator.measure.emulation.fake_build import under_fake_tensors

@@ -14,11 +14,17 @@ from torch.utils.checkpoint import checkpoint
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment
-from generator.measure.training.lora import with_lora
-from generator.measure.training.precision import AUTOCAST_DTYPE, MODEL_DTYPE, autocast_context, make_grad_scaler, make_optimizer
-from generator.measure.training.quantize_4bit import quantized
 from generator.measure.tracking.timeline import TrackerReport
 from generator.measure.tracking.tracker import MemoryTracker
+from generator.measure.training.lora import with_lora
+from generator.measure.training.precision import (
+    AUTOCAST_DTYPE,
+    MODEL_DTYPE,
+    autocast_context,
+    make_grad_scaler,
+    make_optimizer,
+)
+from generator.measure.training.quantize_4bit import quantized
 from generator.measure.training.workload import Workload
 
 #: Called with "forward", "backward", "optimizer" as the step enters each phase.
@@ -158,12 +164,14 @@ def tracked_step(trainer: Trainer, tracker: MemoryTracker) -> TrackerReport:
 def gc_paused() -> Iterator[None]:
     """Python's garbage collector waits while a tracker watches: nothing is then freed at a
     moment that depends on the GC's schedule."""
+    enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         yield
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
 
 
 class _Checkpointed(nn.Module):

@@ -26,8 +26,8 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from generator import units
-from generator.site.palette import FONT_STACK, INK
 from generator.site.charts.svgtools import prefix_ids
+from generator.site.palette import FONT_STACK, INK
 from generator.words import LANGS, Words
 
 GIB, MIB = 2 ** 30, 2 ** 20

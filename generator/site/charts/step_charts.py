@@ -14,9 +14,9 @@ from matplotlib.transforms import blended_transform_factory
 from generator.results.shapes import CATEGORIES, StepResult
 from generator.site.analysis import result_id
 from generator.site.charts.canvas import GIB, MIB, chart_figure, chart_svg, gib, mib, words
+from generator.site.charts.svgtools import finalize
 from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS, INK
-from generator.site.charts.svgtools import finalize
 
 Result = StepResult
 PRECISION_ORDER = tuple(PRECISION_LABELS)

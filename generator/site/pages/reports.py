@@ -16,11 +16,11 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.results.shapes import StepResult
-from generator.site.analysis import beside_published, result_id
-from generator.site.pages import Page
-from generator.site.charts import step_charts
 from generator.site import tables as step_tables
+from generator.site.analysis import beside_published, result_id
+from generator.site.charts import step_charts
 from generator.site.labels import PRECISION_LABELS
+from generator.site.pages import Page
 from generator.units import mib, pct
 from generator.words import LANGS, Words
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.plan import gpus as gpu_overheads
 from generator.allocator.blocks import ROUND_LARGE
+from generator.plan import gpus
 from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
@@ -55,7 +55,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     own = {"rows": own_rows, "summary": own_gpu.summary(own_rows)} if own_rows else None
     return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
             "summary": summary(rows), "twins": twins(rows), "segment_rounding": ROUND_LARGE,
-            "cublas_workspace": gpu_overheads.for_device_name(
+            "cublas_workspace": gpus.for_device_name(
                 reference_runs.GPU).cublas_workspace_bytes,
             # the run whose building left the most in the allocator's cache, for the prose
             "building": max((r for r in rows if r["freed_while_building"]), default=None,

@@ -1,13 +1,13 @@
 """The accuracy page's chart: estimate ÷ real for every run, this project's allocated and
-reserved peaks beside PyTorch MemTracker's. Drawn in the house style of charts.py."""
+reserved peaks beside PyTorch MemTracker's. Drawn in the house style of canvas.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from generator.site.charts import canvas as charts
-from generator.site.palette import INK
+from generator.site.charts import canvas
 from generator.site.charts.svgtools import finalize
+from generator.site.palette import INK
 from generator.words import Words
 
 #: (field, words, colour, marker) of each series.
@@ -32,7 +32,7 @@ def ratios(ctx: dict[str, Any], lang: str) -> str:
     values = [r[field] for r in rows for field, *_ in SERIES if r[field] is not None]
     low, high = min(values + [1 - 2 * band]), max(values + [1 + 2 * band])
     margin = (high - low) * 0.05
-    with charts.chart_figure("accuracy-ratios", lang, 1.4 + 0.3 * len(rows)) as (fig, ax):
+    with canvas.chart_figure("accuracy-ratios", lang, 1.4 + 0.3 * len(rows)) as (fig, ax):
         ax.axvspan(1 - band, 1 + band, color=INK, alpha=0.08, linewidth=0,
                    label=_WORDS["band"][lang].format(f"{band:.0%}"))
         ax.axvline(1, color=INK, alpha=0.6, linewidth=0.9)
@@ -47,8 +47,8 @@ def ratios(ctx: dict[str, Any], lang: str) -> str:
         ax.grid(axis="x")
         handles, legend = ax.get_legend_handles_labels()
         fig.legend(handles, legend, loc="outside lower center", ncol=2)
-        svg = charts.chart_svg(fig, "accuracy-ratios", lang)
-    t = charts.words(lang)
+        svg = canvas.chart_svg(fig, "accuracy-ratios", lang)
+    t = canvas.words(lang)
     desc = t["sep"].join(
         f"{name}{t['colon']}" + ", ".join(f"{r[field]:.3f}" for field, *_ in SERIES
                                           if r[field] is not None)

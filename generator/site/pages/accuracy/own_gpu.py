@@ -1,5 +1,6 @@
 """The accuracy page's second yardstick: the published runs' steps measured on a GPU by this
-project itself (generator/experiment/suites/optional/validation-cuda.toml), each beside its estimate.
+project itself (generator/experiment/suites/optional/validation-cuda.toml), each beside its
+estimate.
 
 Unlike the published H100 runs, these ran the very code the estimate models (the same step,
 the same transformers), so what separates the two is the estimate's own error. A result

@@ -13,11 +13,11 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.results.shapes import StepResult
+from generator.site import tables as step_tables
+from generator.site.charts import step_charts
 from generator.site.pages import Page
 from generator.site.pages.article import diagrams
 from generator.site.pages.article.context import site_data
-from generator.site.charts import step_charts
-from generator.site import tables as step_tables
 from generator.site.templating import template_text
 
 Result = StepResult

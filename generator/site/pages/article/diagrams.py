@@ -11,6 +11,8 @@ import math
 from typing import Any
 
 from generator.results.shapes import CATEGORIES, StepResult
+from generator.site.charts import svgtools
+from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.pages.article.diagram_text import (
     STYLES,
     Lines,
@@ -21,8 +23,6 @@ from generator.site.pages.article.diagram_text import (
     text_width,
     wrap,
 )
-from generator.site.charts import svgtools
-from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS, FONT_STACK
 from generator.site.templating import environment
 from generator.units import size as size_text

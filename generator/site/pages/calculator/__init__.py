@@ -22,11 +22,11 @@ from typing import Any
 
 from generator.experiment import step_options_of
 from generator.results.shapes import StepResult
+from generator.site.analysis import ARTICLE
+from generator.site.labels import PRECISION_LABELS
 from generator.site.pages.calculator import gpus, grid, replay
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane
 from generator.site.pages.sweeps.fits import peak_phase
-from generator.site.labels import PRECISION_LABELS
-from generator.site.analysis import ARTICLE
 from generator.site.templating import kind
 
 PAGES = ()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.plan import gpus as gpu_overheads
+from generator.plan import gpus
 
 MIB = 2 ** 20
 
@@ -31,8 +31,8 @@ class Card:
         return self.total_mib * MIB
 
     @property
-    def overheads(self) -> gpu_overheads.Overheads:
-        found = gpu_overheads.for_device_name(self.name)
+    def overheads(self) -> gpus.Overheads:
+        found = gpus.for_device_name(self.name)
         if found is None:  # a card without a generation entry could not be checked
             raise ValueError(f"no CUDA context figures for {self.name} in plan/gpus.py")
         return found

@@ -1,17 +1,17 @@
 """The levers page's chart: the example's peak with each lever, stacked by category.
 
-Drawn in the house style of charts.py (its figure, fonts, colours and SVG clean-up)."""
+Drawn in the house style of canvas.py (its figure, fonts, colours and SVG clean-up)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from generator.results.shapes import CATEGORIES
-from generator.site.pages.levers.tables import label
-from generator.site.charts import canvas as charts
-from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS
-from generator.site.palette import CATEGORY_COLORS, INK
+from generator.site.charts import canvas
 from generator.site.charts.svgtools import finalize
+from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS
+from generator.site.pages.levers.tables import label
+from generator.site.palette import CATEGORY_COLORS, INK
 from generator.words import Words
 
 GIB = 2 ** 30
@@ -33,14 +33,14 @@ def bars(ctx: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 def peaks(ctx: dict[str, Any], lang: str) -> str:
     """Horizontal bars, one per experiment, stacked by category live at the peak."""
-    t = charts.words(lang)
+    t = canvas.words(lang)
     shown = bars(ctx)
     mixed = len({r["backend"] for _, r in shown}) > 1
     names = [label(i, lang).replace("`", "") + (
         f" ({BACKEND_LABELS[r['backend']][lang]})" if mixed else "") for i, r in shown]
     used = [c for c in CATEGORIES if any(r["live_at_peak_bytes"][c] for _, r in shown)]
     baseline = ctx["baseline_peak"] / GIB
-    with charts.chart_figure("levers-peaks", lang, 1.2 + 0.36 * len(shown)) as (fig, ax):
+    with canvas.chart_figure("levers-peaks", lang, 1.2 + 0.36 * len(shown)) as (fig, ax):
         lefts = [0.0] * len(shown)
         for cat in used:
             widths = [r["live_at_peak_bytes"][cat] / GIB for _, r in shown]
@@ -48,7 +48,7 @@ def peaks(ctx: dict[str, Any], lang: str) -> str:
                     label=CATEGORY_LABELS[cat][lang], linewidth=0)
             lefts = [a + b for a, b in zip(lefts, widths)]
         for y, (_, r) in enumerate(shown):
-            ax.annotate(charts.gib(r["peak_bytes"]), (r["peak_bytes"] / GIB, y), xytext=(4, 0),
+            ax.annotate(canvas.gib(r["peak_bytes"]), (r["peak_bytes"] / GIB, y), xytext=(4, 0),
                         textcoords="offset points", va="center", fontweight="bold")
         ax.axvline(baseline, color=INK, alpha=0.5, linewidth=0.9, linestyle="--")
         ax.set_yticks(range(len(shown)), names)
@@ -58,11 +58,11 @@ def peaks(ctx: dict[str, Any], lang: str) -> str:
         ax.grid(axis="x")
         handles, legend = ax.get_legend_handles_labels()
         fig.legend(handles, legend, loc="outside lower center", ncol=min(3, len(used)))
-        svg = charts.chart_svg(fig, "levers-peaks", lang)
+        svg = canvas.chart_svg(fig, "levers-peaks", lang)
     exp = ctx["baseline"]["experiment"]
     title = _WORDS["title"][lang] + t["colon"] + t["sep"].join(
         [exp["model"], t["batch"].format(exp["batch_size"]), t["seq"].format(exp["seq_len"])])
-    desc = t["sep"].join(f"{n} {charts.gib(r['peak_bytes'])}"
+    desc = t["sep"].join(f"{n} {canvas.gib(r['peak_bytes'])}"
                          for n, (_, r) in zip(names, shown)) + t["stop"]
-    desc += _WORDS["baseline_line"][lang] + t["colon"] + charts.gib(ctx["baseline_peak"])
+    desc += _WORDS["baseline_line"][lang] + t["colon"] + canvas.gib(ctx["baseline_peak"])
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-levers-peaks-{lang}")

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from generator.site.charts.canvas import chart_figure, chart_svg, words
+from generator.site.charts.svgtools import finalize
 from generator.site.labels import PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS, INK, PRECISION_COLORS
-from generator.site.charts.svgtools import finalize
 from generator.units import pct
 from generator.words import Words
 

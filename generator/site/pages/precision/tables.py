@@ -9,8 +9,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.site.pages.precision.charts import REFERENCE_COLOR, power_of_two
 from generator.site.labels import PRECISION_LABELS
+from generator.site.pages.precision.charts import REFERENCE_COLOR, power_of_two
 from generator.site.tables import markdown_table
 from generator.site.tables import precision_swatch as swatch
 from generator.units import pct

@@ -8,15 +8,15 @@ from typing import Any
 
 from matplotlib.transforms import blended_transform_factory
 
+from generator.site.charts.canvas import chart_figure, chart_svg, gib, words
+from generator.site.charts.svgtools import finalize
 from generator.site.pages.scale.tables import (
     STRATEGY_LABELS,
     color,
     label,
     shown_categories,
 )
-from generator.site.charts.canvas import chart_figure, chart_svg, gib, words
 from generator.site.palette import INK
-from generator.site.charts.svgtools import finalize
 from generator.words import Words
 
 GIB = 2**30

@@ -17,8 +17,9 @@ from generator.site.tables import markdown_table, swatch
 from generator.units import gib, pct
 from generator.words import Words
 
-#: The sharding study's seventh category (generator/measure/tracking/sharded_tracker.py): FSDP2's gathered
-#: weights, DDP's gradient buckets; its label and colour are in labels.py and palette.py.
+#: The sharding study's seventh category (generator/measure/tracking/sharded_tracker.py):
+#: FSDP2's gathered weights, DDP's gradient buckets; its label and colour are in labels.py and
+#: palette.py.
 COMM = "comm_buffers"
 #: Model state first (what sharding divides), then what each GPU keeps whole.
 ORDER = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",

@@ -15,11 +15,11 @@ from markupsafe import Markup
 
 from generator.experiment import step_options_of
 from generator.results.shapes import StepResult, trust
+from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.site.pages import Page
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits
 from generator.site.pages.sweeps import tables as sweep_tables
-from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.words import LANGS
 
 Result = StepResult

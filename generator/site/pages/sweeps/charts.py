@@ -12,11 +12,11 @@ from typing import Any
 
 from matplotlib.lines import Line2D
 
-from generator.site.pages.sweeps import fits
 from generator.site.charts.canvas import GIB, chart_figure, chart_svg, gib, mib, words
-from generator.site.labels import BACKEND_LABELS, PRECISION_LABELS
-from generator.site.palette import INK, PRECISION_COLORS
 from generator.site.charts.svgtools import finalize
+from generator.site.labels import BACKEND_LABELS, PRECISION_LABELS
+from generator.site.pages.sweeps import fits
+from generator.site.palette import INK, PRECISION_COLORS
 from generator.units import pct
 from generator.words import Words
 

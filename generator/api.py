@@ -1,0 +1,270 @@
+"""The public API, which the command line prints and the pages mirror: one function per
+question (generator/__init__.py exports them).
+
+    estimate(model, batch_size=, seq_len=, gpu=, **options)  -> Estimate
+    measure_step(model, ..., backend="cpu" | "cuda")          -> Measurement
+    Estimate.fits(gpu)                                        -> Verdict
+    largest_batch(model, seq_len=, gpu= | memory=, ...)       -> LargestBatch
+    levers(model, batch_size=, seq_len=, ...)                 -> LeverReport
+    track(model, optimizer)                                   -> Tracking (a context manager)
+
+`model` is a built-in name (`python -m generator models`), `hf:<hub id | config.json |
+folder>`, `"package.module:function"`, or a Python callable that returns `(model,
+make_batch, loss_fn)`. The options are the fields of `Experiment` under the names suites use
+(precision, optimizer, checkpointing, lora_rank, …); a wrong name or value raises a
+GeneratorError with the one-line message the command line prints. Each call leaves the
+process as it found it (generator/measure/__init__.py says how).
+
+Importing this module imports no PyTorch: each function imports the measuring layer when
+it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
+from typing import Any, Union
+
+from generator.errors import ConfigError, GeneratorError
+from generator.experiment import Experiment
+from generator.experiment.option import parse_size
+from generator.plan import levers as lever_registry
+from generator.plan.fit import Verdict
+from generator.plan.levers import Lever
+from generator.plan.search import largest_fitting
+from generator.results.step import Estimate, Measurement, StepMemory
+
+#: A model: a name, or a factory returning (model, make_batch, loss_fn).
+Model = Union[str, Callable[[], Any]]
+#: What a caller may not set: the function says which backend it is.
+_SET_BY_THE_CALL = ("model", "backend", "batch_size", "seq_len")
+
+
+class OutOfMemory(GeneratorError):
+    """The step did not fit (a real run, or an estimate given gpu_memory); `result` holds
+    what was recorded, as the results store keeps it."""
+
+    def __init__(self, message: str, result: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def estimate(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = None,
+             **options: Any) -> Estimate:
+    """One training step estimated with fake tensors, nothing allocated: modelling a CUDA
+    GPU (`gpu`, from the catalogue; an H100 when None) unless `device="cpu"`."""
+    with _experiment(model, backend="estimate", batch_size=batch_size, seq_len=seq_len,
+                     gpu=gpu or "", **options) as exp:
+        return Estimate.from_dict(_result(exp))
+
+
+def measure_step(model: Model, *, batch_size: int, seq_len: int, backend: str = "cpu",
+                 **options: Any) -> Measurement:
+    """One training step run for real in this process, on the CPU or on this machine's CUDA
+    GPU, and measured: the tracker's categories beside the allocator's own figures."""
+    if backend not in ("cpu", "cuda"):
+        raise ConfigError(f"measure_step runs a real step: backend 'cpu' or 'cuda', got "
+                          f"{backend!r} (estimate() estimates)")
+    with _experiment(model, backend=backend, batch_size=batch_size, seq_len=seq_len,
+                     **options) as exp:
+        return Measurement.from_dict(_result(exp))
+
+
+@dataclass(frozen=True)
+class LargestBatch:
+    """The largest batch that fits, found with as few estimates as the figures allow."""
+
+    largest: int
+    """0: not even the smallest batch fits."""
+    capped: bool
+    """The search reached its limit, and that batch fits."""
+    tried: dict[int, Verdict]
+    """Every batch estimated, in the order estimated, with its verdict."""
+    estimate: Estimate
+    """The estimate of the largest batch that fits (of the smallest tried, when none does)."""
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.tried[self.estimate.experiment.batch_size]
+
+
+def largest_batch(model: Model, *, seq_len: int, gpu: str | None = None,
+                  memory: int | str | None = None, first: int | None = None,
+                  progress: Callable[[int, Estimate, Verdict], None] | None = None,
+                  **options: Any) -> LargestBatch:
+    """The largest batch (a multiple of micro_batches) that fits `gpu` or `memory` by the
+    one rule (plan/fit.py), from `first` (default: micro_batches) on. `progress` is called
+    with each batch as it is estimated."""
+    if gpu is None and memory is None:
+        raise ConfigError("largest_batch needs a gpu (e.g. 'RTX 4090') or a memory size to "
+                          "fit in")
+    step = options.get("micro_batches", 1)
+    estimates: dict[int, Estimate] = {}
+    verdicts: dict[int, Verdict] = {}
+
+    def needed(batch: int) -> int:
+        estimates[batch] = estimate(model, batch_size=batch, seq_len=seq_len, gpu=gpu,
+                                    **options)
+        verdicts[batch] = estimates[batch].fits(gpu, memory=memory)
+        if progress is not None:
+            progress(batch, estimates[batch], verdicts[batch])
+        return verdicts[batch].needed_bytes
+
+    first = first or step
+    with _experiment(model, backend="estimate", batch_size=first, seq_len=seq_len,
+                     gpu=gpu or "", **options):
+        pass  # a bad option is refused here, before any estimate
+    budget = _budget(gpu, memory)
+    search = largest_fitting(needed, budget, first=first, step=step)
+    shown = search.largest or min(estimates)
+    return LargestBatch(search.largest, search.capped,
+                        {b: verdicts[b] for b in search.needed}, estimates[shown])
+
+
+@dataclass(frozen=True)
+class LeverRow:
+    """One lever estimated on top of a step (or several together)."""
+
+    levers: tuple[Lever, ...]
+    title: str
+    """Its name on the step, in English."""
+    estimate: Estimate | None
+    """None where the model refused the lever (see refused)."""
+    refused: str | None
+    base: Estimate
+
+    @property
+    def reserved_change_bytes(self) -> int | None:
+        """The change of the reserved peak, what runs out (None off CUDA or when refused)."""
+        if self.estimate is None or self.base.reserved_bytes is None:
+            return None
+        return self.estimate.reserved_bytes - self.base.reserved_bytes
+
+    @property
+    def peak_change_bytes(self) -> int | None:
+        """The change of the tensors' peak."""
+        return None if self.estimate is None else self.estimate.peak_bytes - self.base.peak_bytes
+
+    @property
+    def change_bytes(self) -> int | None:
+        """What a lever is judged and ranked by: the reserved peak where the allocator is
+        modelled, else the tensors' peak."""
+        reserved = self.reserved_change_bytes
+        return reserved if reserved is not None else self.peak_change_bytes
+
+
+@dataclass(frozen=True)
+class LeverReport:
+    base: Estimate
+    rows: tuple[LeverRow, ...]
+    """Each lever the step does not use yet, alone on top of it, in the registry's order."""
+    together: LeverRow | None
+    """The levers that lowered the step, the best of each kind, together (None: fewer than
+    two did)."""
+
+
+def levers(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = None,
+           progress: Callable[[LeverRow], None] | None = None,
+           **options: Any) -> LeverReport:
+    """Each lever of the registry (plan/levers.py) the step does not use yet, estimated alone
+    on top of it, then the ones that lowered it together; ranked by the reserved peak, what
+    runs out, beside the tensors' peak. `progress` is called with each row as it comes."""
+    from generator.measure.models import resolve_model
+
+    base = estimate(model, batch_size=batch_size, seq_len=seq_len, gpu=gpu, **options)
+    exp = base.experiment
+    with _model_name(model):
+        spec = resolve_model(exp.model)
+    step = lever_registry.Step(spec.takes, base.to_dict().get("attention"))
+    rows = []
+    for lever in lever_registry.offered(exp, step):
+        rows.append(_lever_row(model, base, (lever,), progress))
+    saved = [(row.levers[0], -row.change_bytes) for row in rows
+             if row.change_bytes is not None and row.change_bytes < 0]
+    best = lever_registry.together(saved)
+    both = _lever_row(model, base, tuple(best), progress) if len(best) > 1 else None
+    return LeverReport(base, tuple(rows), both)
+
+
+def _lever_row(model: Model, base: Estimate, chosen: tuple[Lever, ...],
+               progress: Callable[[LeverRow], None] | None) -> LeverRow:
+    exp = base.experiment
+    changed = chosen[0].apply(exp, *chosen[1:])
+    title = " + ".join(lever.title(exp) for lever in chosen)
+    fields_changed = {f.name: getattr(changed, f.name) for f in fields(Experiment)
+                      if f.name not in _SET_BY_THE_CALL}
+    try:
+        outcome, refused = estimate(model, batch_size=changed.batch_size,
+                                    seq_len=changed.seq_len, **fields_changed), None
+    except GeneratorError as error:
+        outcome, refused = None, str(error).splitlines()[0]
+    row = LeverRow(chosen, title, outcome, refused, base)
+    if progress is not None:
+        progress(row)
+    return row
+
+
+def track(model: Any, optimizer: Any, *, name: str | None = None, batch_size: int = 1,
+          seq_len: int = 1, precision: str = "fp32"):
+    """A context manager around the user's own training-step code (their loop, their loss,
+    any device): `with generator.track(model, optimizer) as tracked: ...`. Afterwards
+    `tracked.measurement` holds the categories, peaks and timeline of what ran inside, and
+    `tracked.save("results")` stores it where `python -m generator render` finds it.
+    name, batch_size, seq_len, precision: what the report calls the step."""
+    from generator.measure.user_step import Tracking
+
+    return Tracking(model, optimizer, name=name, batch_size=batch_size, seq_len=seq_len,
+                    precision=precision)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _model_name(model: Model) -> Iterator[str]:
+    """The name a model goes by in its experiment; a Python callable resolves meanwhile."""
+    if isinstance(model, str):
+        yield model
+        return
+    if not callable(model):
+        raise ConfigError(f"model must be a name or a callable returning (model, make_batch, "
+                          f"loss_fn), got {type(model).__name__}")
+    from generator.measure.models.user import callable_model
+
+    with callable_model(model) as name:
+        yield name
+
+
+@contextlib.contextmanager
+def _experiment(model: Model, **values: Any) -> Iterator[Experiment]:
+    """The experiment of a call, every option checked at once (one ConfigError)."""
+    known = {f.name for f in fields(Experiment)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; the options are: "
+                          f"{', '.join(sorted(known - set(_SET_BY_THE_CALL)))}")
+    if isinstance(values.get("gpu_memory"), str):
+        values["gpu_memory"] = parse_size(values["gpu_memory"])
+    with _model_name(model) as name:
+        yield Experiment.from_dict({**values, "model": name})
+
+
+def _result(exp: Experiment) -> dict[str, Any]:
+    from generator.measure.run import measure_to_result
+
+    result = measure_to_result(exp)
+    if result.get("error"):
+        raise OutOfMemory(f"{exp.label}: out of memory ({result.get('error_detail')})", result)
+    return result
+
+
+def _budget(gpu: str | None, memory: int | str | None) -> int:
+    from generator.plan import gpus
+
+    if memory is not None:
+        return parse_size(memory) if isinstance(memory, str) else memory
+    return gpus.find(gpu).memory_bytes
+
+
+__all__ = ["Estimate", "LargestBatch", "LeverReport", "LeverRow", "Measurement",
+           "OutOfMemory", "StepMemory", "Verdict", "estimate", "largest_batch", "levers",
+           "measure_step", "track"]
