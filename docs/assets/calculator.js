@@ -1,14 +1,15 @@
 /* The "will it fit?" calculator (generator/site/pages/calculator/). Every figure comes from
    the data the render writes to data/calculator.js (the same data as calculator.json, as a
    script so that the widget also works from a page opened as a file) and, for a lever set
-   with a replay template, data/calculator/<fit>.js, replayed through caching-allocator.js;
-   the words come from the widget's own markup, in the page's language. The computations
-   mirror generator/site/pages/calculator/planes.py, replay.py and verdicts.py; a browser
-   test compares them. */
+   with a replay template, data/calculator/<fit>.js, replayed through caching-allocator.js
+   with each GPU's cuBLAS workspaces; whether a GPU fits and the largest batch that does come
+   from planning.js, the copy of the one fit rule and the one search. The words come from the
+   widget's own markup, in the page's language. The computations mirror
+   generator/site/pages/calculator/planes.py, replay.py and verdicts.py; a browser test
+   compares them. */
 (function () {
   "use strict";
 
-  var MAX_BATCH = 1 << 20;
   var TERMS = {"1": function () { return 1; }, "b": function (b) { return b; },
     "s": function (b, s) { return s; }, "b*s": function (b, s) { return b * s; },
     "s*s": function (b, s) { return s * s; }, "b*s*s": function (b, s) { return b * s * s; }};
@@ -18,15 +19,17 @@
     return Math.max(plane, c.floor);
   }
 
-  // replay.events_at: each allocation's fitted size at this size, the frees as they are,
-  // then trace.decode: frees counted back from the newest allocation become absolute.
-  function eventsAt(t, batch, seq) {
+  // replay.events_at: each allocation's fitted size at this size (a GPU's own cuBLAS
+  // workspace where it has one), the frees as they are, then trace.decode: frees counted back
+  // from the newest allocation become absolute.
+  function eventsAt(t, batch, seq, workspace) {
     var terms = t.monomials.map(function (m) { return TERMS[m](batch, seq); });
     var nbytes = t.sizes.map(function (c) {
       var sum = 0;
       for (var i = 0; i < c.length; i++) sum += c[i] * terms[i];
       return Math.max(0, Math.floor(sum + 0.5));
     });
+    if (workspace !== undefined && t.workspace !== undefined) nbytes[t.workspace] = workspace;
     var events = [], allocations = 0;
     t.steps.forEach(function (text, k) {
       var ops = text ? text.split(",").map(Number) : [];
@@ -41,17 +44,16 @@
     return events;
   }
 
-  // verdicts.Predictor: one lever set's (allocated, reserved) at any size, each size
-  // replayed at most once.
+  // verdicts.Predictor: one lever set's (allocated, reserved) at any size, on any GPU's
+  // workspaces, each replayed at most once.
   function predictor(fit, template) {
     var seen = {};
     return {
-      spread: template ? 0 : fit.reserved.spread,
-      peaks: function (batch, seq) {
-        var key = batch + "x" + seq;
+      peaks: function (batch, seq, workspace) {
+        var key = batch + "x" + seq + "x" + workspace;
         if (!(key in seen)) {
           if (template) {
-            var p = window.replayPeaks(eventsAt(template, batch, seq));
+            var p = window.replayPeaks(eventsAt(template, batch, seq, workspace));
             seen[key] = [p.allocated, p.reserved];
           } else {
             seen[key] = [predict(fit.allocated, batch, seq), predict(fit.reserved, batch, seq)];
@@ -67,34 +69,17 @@
     return r.tokens[0] <= t && t <= r.tokens[1] && r.seq[0] <= seq && seq <= r.seq[1];
   }
 
-  function verdict(pred, card, batch, seq) {
-    var reserved = pred.peaks(batch, seq)[1];
-    if (reserved * (1 + pred.spread) + card.context_bytes[1] <= card.total_bytes) return "fits";
-    if (reserved + card.context_bytes[0] <= card.total_bytes) return "may";
-    return "no";
+  // verdicts.verdict: the one rule (planning.judge) on this GPU's figures.
+  function verdict(pred, gpu, batch, seq) {
+    var peaks = pred.peaks(batch, seq, gpu.workspace_bytes);
+    return window.planning.judge(gpu.memory_bytes, peaks[0], peaks[1], gpu.context_bytes);
   }
 
-  // verdicts.largest_batch: from the planes' answer, widen by half until the edge is
-  // inside, then bisect.
-  function largestBatch(fit, pred, card, seq) {
-    function fits(b) { return verdict(pred, card, b, seq) === "fits"; }
-    if (!fits(1)) return 0;
-    var c = fit.reserved, guess = 1;
-    var room = (card.total_bytes - card.context_bytes[1]) / (1 + pred.spread);
-    var perSample = c.per_token * seq + c.per_token_sq * seq * seq;
-    if (!(c.floor > room || perSample <= 0)) guess = Math.max(1, Math.floor((room - c.fixed) / perSample));
-    var low = Math.min(MAX_BATCH, guess), high = low;
-    while (fits(high) && high < MAX_BATCH) {
-      low = high;
-      high = Math.min(MAX_BATCH, high + Math.floor(high / 2) + 1);
-    }
-    if (fits(high)) return high;
-    while (low > 1 && !fits(low)) { high = low; low = Math.max(1, Math.floor(low * 2 / 3)); }
-    while (high - low > 1) {
-      var middle = Math.floor((low + high) / 2);
-      if (fits(middle)) low = middle; else high = middle;
-    }
-    return low;
+  // verdicts.largest_batch: the one search (planning.largestFitting) over what the rule needs.
+  function largestBatch(pred, gpu, seq) {
+    return window.planning.largestFitting(function (b) {
+      return verdict(pred, gpu, b, seq).needed;
+    }, gpu.memory_bytes).largest;
   }
 
   function fill(text, values) {
@@ -164,29 +149,27 @@
     }
     var pred = predictor(fit, tmpl);
     var r = fit.range;
+    var gpu = data.gpus.filter(function (g) { return g.name === form.gpu.value; })[0] || data.gpus[0];
     if (!inRange(fit, batch, seq)) {
       var command = "python -m generator estimate " + fit.model + " --batch-size " + batch
         + " --seq-len " + seq + " --precision " + fit.precision
-        + (fit.levers.indexOf("ckpt") >= 0 ? " --checkpointing" : "");
+        + (fit.levers.indexOf("ckpt") >= 0 ? " --checkpointing" : "") + ' --gpu "' + gpu.short_name + '"';
       out.appendChild(el("p", {"class": "calc-outside admonition warning"}, fill(words.outside,
         {t0: r.tokens[0], t1: r.tokens[1], s0: r.seq[0], s1: r.seq[1], command: command})));
     }
     out.appendChild(el("p", {"class": "calc-kind"},
       fill(tmpl ? words.kind_replay : words.kind, {kind: fit.kind[lang], points: fit.points.length})));
     var list = el("dl", {"class": "calc-figures"});
-    var peaks = pred.peaks(batch, seq), reserved = peaks[1];
+    var peaks = pred.peaks(batch, seq, gpu.workspace_bytes), reserved = peaks[1];
     figure(list, words.allocated, peaks[0], words, lang, "allocated");
-    var dd = figure(list, words.reserved, reserved, words, lang, "reserved");
-    if (!tmpl) {
-      dd.appendChild(el("small", {}, " (" + fill(words.spread,
-        {spread: (100 * fit.reserved.spread).toFixed(1) + " %"}) + ")"));
-    }
-    var ctx = fit.context_bytes;
+    figure(list, words.reserved, reserved, words, lang, "reserved");
+    var ctx = gpu.context_bytes;
     list.appendChild(el("dt", {}, fill(words.smi, {context: Math.round(ctx[0] / 1048576)
       + "–" + Math.round(ctx[1] / 1048576) + " MiB"})));
     list.appendChild(el("dd", {"class": "calc-smi", "data-bytes": (reserved + ctx[0]) + " " + (reserved + ctx[1])},
       gib(reserved + ctx[0], lang) + "–" + gib(reserved + ctx[1], lang) + " " + words.unit));
     out.appendChild(list);
+    out.appendChild(el("p", {"class": "calc-upper-bound"}, words.upper_bound));
     var table = el("table", {"class": "calc-cards"});
     table.appendChild(el("caption", {}, words.caption));
     var head = el("tr");
@@ -195,17 +178,18 @@
     });
     table.appendChild(el("thead")).appendChild(head);
     var body = table.appendChild(el("tbody"));
-    data.cards.forEach(function (card) {
-      var row = el("tr", {"data-card": card.name});
+    data.gpus.forEach(function (g) {
+      var row = el("tr", {"data-gpu": g.name});
       var name = el("th", {scope: "row"});
-      var link = el("a", {href: card.source.indexOf("http") === 0 ? card.source : "#",
-        title: words.source + ": " + card.source}, card.name);
-      if (card.source.indexOf("http") !== 0) name.textContent = card.name; else name.appendChild(link);
+      if (g.source.indexOf("http") !== 0) name.textContent = g.short_name;
+      else name.appendChild(el("a", {href: g.source, title: words.source + ": " + g.source}, g.short_name));
       row.appendChild(name);
-      row.appendChild(el("td", {}, Math.round(card.total_bytes / 1048576) + " MiB"));
-      var v = verdict(pred, card, batch, seq);
-      row.appendChild(el("td", {"class": "calc-verdict calc-" + v, "data-verdict": v}, words[v]));
-      var most = largestBatch(fit, pred, card, seq);
+      row.appendChild(el("td", {}, gib(g.memory_bytes, lang) + " " + words.unit
+        + " (" + g.smi_total_mib + " MiB)"));
+      var v = verdict(pred, g, batch, seq).word;
+      row.appendChild(el("td", {"class": "calc-verdict calc-" + v.replace(" ", "-"),
+        "data-verdict": v}, words.verdicts[v]));
+      var most = largestBatch(pred, g, seq);
       var text = most ? String(most) : words.none;
       if (most && !inRange(fit, most, seq)) text = fill(words.beyond, {batch: most});
       row.appendChild(el("td", {"class": "calc-largest", "data-batch": String(most)}, text));

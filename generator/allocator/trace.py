@@ -25,22 +25,28 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 
-def encode(events: Sequence[tuple], step_starts: Sequence[int]) -> dict[str, Any]:
+def encode(events: Sequence[tuple], step_starts: Sequence[int],
+           workspaces: Sequence[int] = ()) -> dict[str, Any]:
     """("alloc", key, nbytes) / ("free", key) events, and the index where each step starts,
-    as a trace; identical consecutive steps are stored once."""
-    numbers = _relative(events)
+    as a trace; identical consecutive steps are stored once. `workspaces`: the indices of the
+    events that allocate the cuBLAS workspaces, kept as [step, position] pairs (of the steps
+    stored) so that a replay can give them another GPU's size."""
+    numbers = _relative(events)  # an allocation keeps its place among the events
     bounds = list(step_starts) + [len(events)]
     steps: list[str] = []
     times: list[int] = []
+    marked: list[list[int]] = []
     for start, end in zip(bounds, bounds[1:]):
         text = ",".join(map(str, numbers[start:end]))
         if steps and steps[-1] == text:
             times[-1] += 1
-        else:
-            steps.append(text)
-            times.append(1)
+            continue
+        marked += [[len(steps), i - start] for i in workspaces if start <= i < end]
+        steps.append(text)
+        times.append(1)
     packed = base64.b64encode(zlib.compress("\n".join(steps).encode("ascii"), 9)).decode("ascii")
-    return {"encoding": ENCODING, "steps": packed, "times": times}
+    found = {"encoding": ENCODING, "steps": packed, "times": times}
+    return {**found, "workspaces": marked} if marked else found
 
 
 ENCODING = "zlib+base64, a step per line"

@@ -7,12 +7,18 @@ near the edge, and the batch beside that guess usually settles it. The caching a
 reserved peak is not strictly monotone in the batch, though (fragmentation can make batch 3
 reserve more than batch 4), and a line through two small batches can mislead, so halving
 steps between the guesses keep the number of estimates logarithmic. What is found is one
-edge: a batch that fits beside the next one, which does not (as the site's calculator
-does), not a proof that no larger batch ever fits.
+edge: a batch that fits beside the next one, which does not, not a proof that no larger
+batch ever fits.
+
+One search for every surface: the command line and the API call it with estimates, the pages
+with fitted figures, and the calculator's docs/assets/planning.js mirrors it step for step
+(its guesses are computed in floating point, as JavaScript computes them, so that both try the
+same batches; a test holds the two against each other).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -71,7 +77,7 @@ def _grow(need: Callable[[int], int], fits: Callable[[int], bool], low: int, top
     while low < top:
         rise = need(low) - need(base)
         if low > base and rise > 0:
-            guess = low + (budget - need(low)) * (low - base) // rise
+            guess = low + _along(budget - need(low), low - base, rise)
         else:
             guess = 2 * low
         guess = min(top, max(low + 1, min(guess, MAX_GROWTH * low)))
@@ -89,7 +95,7 @@ def _narrow(need: Callable[[int], int], fits: Callable[[int], bool], low: int, h
     while high - low > 1:
         if move == "line":
             rise = need(high) - need(low)
-            guess = (low + (budget - need(low)) * (high - low) // rise if rise > 0
+            guess = (low + _along(budget - need(low), high - low, rise) if rise > 0
                      else (low + high) // 2)
             move = "beside"
         elif move == "beside":
@@ -104,3 +110,10 @@ def _narrow(need: Callable[[int], int], fits: Callable[[int], bool], low: int, h
             high = guess
         last = guess
     return low
+
+
+def _along(room: int, span: int, rise: int) -> int:
+    """How far along a line that rises `rise` over `span` batches `room` bytes reach, in
+    whole batches: in floating point, as docs/assets/planning.js computes it (every figure is
+    a whole number of bytes below 2**53, which a double holds exactly)."""
+    return math.floor(float(room) * float(span) / float(rise))

@@ -164,19 +164,10 @@ class Estimate(StepMemory):
                 raise ConfigError(f"this step was {self.kind}: estimate it with device "
                                   "'cuda' to judge it on a GPU (or give a memory size alone)")
             return self.peak_bytes, None, (0, 0)
-        own = super()._figures_on(None)
         if target is None:
-            return own
-        allocator = self._data["allocator"]
-        size = target.overheads.cublas_workspace_bytes * target.overheads.cublas_workspaces
-        if allocator["workspace_bytes"] == size:
-            return own[0], own[1], target.context_bytes
-        other = next((o for o in allocator.get("other_workspaces", ())
-                      if o["workspace_bytes"] == size), None)
-        if other is None:
-            raise ResultsError(f"result {self._data['key']!r} holds no figures with the "
-                               f"cuBLAS workspaces of {target.name}: estimate it again")
-        return other["peak_allocated_bytes"], other["peak_reserved_bytes"], target.context_bytes
+            return super()._figures_on(None)
+        return allocator_figures_on(self._data["allocator"], target,
+                                    what=f"result {self._data['key']!r}")
 
 
 @dataclass(frozen=True)
@@ -207,6 +198,22 @@ class Measurement(StepMemory):
         context = truth.get("context_bytes")
         return (allocated, reserved, None if context is None else (context, context),
                 device)
+
+
+def allocator_figures_on(allocator: dict[str, Any], gpu: gpus.GPU,
+                         what: str = "the estimate") -> tuple[int, int, tuple[int, int]]:
+    """(allocated, reserved, context) of a simulated allocator's figures (an estimate's, or
+    a sharded rank's) on `gpu`: the peaks replayed with that GPU's cuBLAS workspaces, which
+    the estimate keeps for every workspace size the catalogue has, and that GPU's CUDA
+    context."""
+    size = gpu.overheads.cublas_workspace_bytes * gpu.overheads.cublas_workspaces
+    same = [allocator] if allocator["workspace_bytes"] == size else []
+    found = same + [o for o in allocator.get("other_workspaces", ())
+                    if o["workspace_bytes"] == size]
+    if not found:
+        raise ResultsError(f"{what} holds no figures with the cuBLAS workspaces of "
+                           f"{gpu.name}: estimate it again")
+    return found[0]["peak_allocated_bytes"], found[0]["peak_reserved_bytes"], gpu.context_bytes
 
 
 def _frozen(data: dict[str, Any]) -> Mapping[str, Any]:

@@ -13,13 +13,6 @@ from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result
 from generator.site.labels import PRECISION_LABELS
 
 Result = StepResult
-#: What a GPU holds beyond PyTorch's pool when no `cuda` result measured it: the CUDA context
-#: with cuBLAS/cuDNN handles and kernels takes a few hundred MiB on current drivers (more
-#: without lazy module loading); 512 MiB is a round figure at the upper end.
-CONTEXT_ALLOWANCE_BYTES = 512 * 2**20
-#: The caching allocator reserves more than is allocated (rounded blocks, fragmentation); a
-#: tenth of the peak is a common rule of thumb, not a measurement.
-ALLOCATOR_SLACK = 0.10
 #: The source article's example, the configuration every headline number is about.
 ARTICLE = {"model": "bert-base", "batch_size": 32, "seq_len": 128, "optimizer": "adamw"}
 

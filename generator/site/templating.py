@@ -17,6 +17,7 @@ import jinja2
 
 from generator import units
 from generator.experiment import option_words
+from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.site.labels import (
     BACKEND_LABELS,
     CATEGORY_LABELS,
@@ -76,5 +77,7 @@ def environment() -> jinja2.Environment:
     env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
                        backends=BACKEND_LABELS, colors=CATEGORY_COLORS, report_slug=report_slug,
                        options_of=option_words, kind=kind,
-                       note_text=note_text)
+                       note_text=note_text,
+                       # the one fit rule's words, and what a reserved peak means (plan/fit.py)
+                       fit_words=WORD_TEXT, upper_bound=RESERVED_IS_AN_UPPER_BOUND)
     return env

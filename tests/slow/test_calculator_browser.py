@@ -64,7 +64,8 @@ def test_widget_matches_python(page, site, session, built_site):
                and f["levers"] == "ckpt")
     template = _template(built_site / "docs" / lang / "data", fit)
     assert template is not None, fit["replay_problem"]
-    shown = verdicts.figures(fit, 48, 256, template)
+    gpu = next(g for g in data["gpus"] if g["name"] == data["start"]["gpu"])
+    shown = verdicts.figures(fit, gpu, 48, 256, template)
     assert float(p.get_attribute(".calc-allocated", "data-bytes")) == pytest.approx(
         shown["allocated"], rel=1e-12)
     assert float(p.get_attribute(".calc-reserved", "data-bytes")) == pytest.approx(
@@ -72,16 +73,16 @@ def test_widget_matches_python(page, site, session, built_site):
     assert p.locator(".calc-outside").count() == 0
     assert {"en": "estimated", "zh": "估算"}[lang] in p.inner_text(".calc-kind")
     rows = p.locator(".calc-cards tbody tr")
-    assert rows.count() == len(data["cards"])
-    for i, card in enumerate(data["cards"]):
+    assert rows.count() == len(data["gpus"])
+    for i, gpu in enumerate(data["gpus"]):
         row = rows.nth(i)
-        assert row.get_attribute("data-card") == card["name"]
-        expected = verdicts.verdict(fit, card, 48, 256, template)
+        assert row.get_attribute("data-gpu") == gpu["name"]
+        expected = verdicts.verdict(fit, gpu, 48, 256, template).word
         assert row.locator(".calc-verdict").get_attribute("data-verdict") == expected
-        if expected == "fits":
+        if expected == "yes":
             assert row.locator(".calc-verdict").inner_text() == FITS_WORD[lang]
         assert int(row.locator(".calc-largest").get_attribute("data-batch")) == \
-            verdicts.largest_batch(fit, card, 256, template)
+            verdicts.largest_batch(fit, gpu, 256, template)
     p.fill(".calc input[name=batch]", "1")  # 256 tokens: below the fitted range
     p.keyboard.press("Tab")
     assert OUTSIDE[lang] in p.inner_text(".calc-outside")

@@ -56,8 +56,9 @@ def test_fit_predicts_a_fresh_estimate(case, context, fresh):
                   and r["experiment"]["precision"] == precision
                   and r["experiment"]["checkpointing"] == ckpt)
     assert fit["replay"], fit["replay_problem"]
-    shown = verdicts.figures(fit, batch, seq, context["replays"][fit["replay"]])
-    planes = verdicts.figures(fit, batch, seq)
+    gpu = next(g for g in context["gpus"] if g["name"] == context["start"]["gpu"])
+    shown = verdicts.figures(fit, gpu, batch, seq, context["replays"][fit["replay"]])
+    planes = verdicts.figures(fit, gpu, batch, seq)
     assert shown["in_range"]
     truth = result["allocator"]
     allocated_error = shown["allocated"] / truth["peak_allocated_bytes"] - 1

@@ -5,13 +5,10 @@ process."""
 
 from __future__ import annotations
 
-import json
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
+from node_scripts import run_node
 
 from generator.allocator import trace
 from generator.allocator.caching import simulate
@@ -28,15 +25,7 @@ console.log(JSON.stringify(cases.map((c) => { const p = replayPeaks(c);
 
 def replay_js(cases: list[list[int]], tmp_path: Path) -> list[tuple[int, int]]:
     """Peaks (allocated, reserved) of every case, from one node process."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: the JavaScript allocator cannot be run")
-    (tmp_path / "cases.json").write_text(json.dumps(cases))
-    (tmp_path / "driver.js").write_text(DRIVER)
-    out = subprocess.run([node, str(tmp_path / "driver.js"), str(SCRIPT),
-                          str(tmp_path / "cases.json")],
-                         capture_output=True, text=True, timeout=60, check=True).stdout
-    return [tuple(peaks) for peaks in json.loads(out)]
+    return [tuple(peaks) for peaks in run_node(SCRIPT, DRIVER, cases, tmp_path)]
 
 
 def replay_python(case: list[int]) -> tuple[int, int]:

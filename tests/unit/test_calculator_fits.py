@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.site.pages.calculator import verdicts
+from generator.site.pages.calculator import gpu_data, verdicts
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, predict
 
 SIZES = [(32, 64), (4, 512), (2048, 64), (256, 512), (64, 256), (256, 128)]
@@ -67,14 +67,23 @@ def _fit_dict(spread: float = 0.1) -> dict:
 
 def test_verdicts_and_largest_batch_agree():
     fit = _fit_dict()
-    card = {"total_bytes": 24564 * 2**20, "context_bytes": [250 * 2**20, 900 * 2**20]}
-    most = verdicts.largest_batch(fit, card, 128)
+    gpu = next(g for g in gpu_data() if g["short_name"] == "RTX 4090")
+    most = verdicts.largest_batch(fit, gpu, 128)
     assert most > 0
-    assert verdicts.verdict(fit, card, most, 128) == "fits"
-    assert verdicts.verdict(fit, card, most + 1, 128) != "fits"
+    assert verdicts.verdict(fit, gpu, most, 128).word == "yes"
+    assert verdicts.verdict(fit, gpu, most + 1, 128).word != "yes"
     huge = most * 10
-    assert verdicts.verdict(fit, card, huge, 128) == "no"
-    shown = verdicts.figures(fit, 64, 256)
+    assert verdicts.verdict(fit, gpu, huge, 128).word == "no"
+    shown = verdicts.figures(fit, gpu, 64, 256)
     assert shown["allocated"] == predict(fit["allocated"], 64, 256) and shown["in_range"]
-    assert shown["smi"][1] - shown["smi"][0] == (1024 - 450) * 2**20
-    assert not verdicts.figures(fit, 1, 64)["in_range"]
+    assert shown["smi"][1] - shown["smi"][0] == (900 - 250) * 2**20  # Ada's context range
+    assert not verdicts.figures(fit, gpu, 1, 64)["in_range"]
+
+
+def test_every_gpu_of_the_catalogue_with_what_the_rule_needs():
+    data = gpu_data()
+    assert [g["short_name"] for g in data][:3] == ["RTX 3060", "RTX 3070", "RTX 3090"]
+    for gpu in data:
+        assert gpu["memory_bytes"] < gpu["smi_total_mib"] * 2**20  # the driver keeps some
+        assert gpu["workspace_bytes"] in (8_519_680, 32 * 2**20)
+        assert 0 < gpu["context_bytes"][0] < gpu["context_bytes"][1]

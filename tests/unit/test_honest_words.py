@@ -15,6 +15,7 @@ from conftest import LANGS, REPO_ROOT
 from markupsafe import Markup
 from page_checks import prose, site_inputs, svg_texts
 
+from generator.plan.gpus import CATALOGUE
 from generator.site import figures as figure_views
 from generator.site.figures import FigureView
 from generator.site.labels import BACKEND_LABELS
@@ -258,6 +259,11 @@ def test_decimal_units_only_quote_the_article_or_stand_beside_our_binary_figure(
     for _, path, _, text in committed:
         text = re.sub(r"`[^`\n]*`|<[^>]+>", "", prose(text))
         text = text.replace("1 GB = ", "")  # the claims page's statement of the two units
+        # a GPU's name is a name ("H100 80GB HBM3"), not a figure; the longest first ("A10"
+        # is the start of "A100-SXM4-40GB")
+        for name in sorted({n for g in CATALOGUE for n in (g.name, g.short_name)}, key=len,
+                           reverse=True):
+            text = text.replace(name, "")
         for found in DECIMAL.finditer(text):
             before = found.group(1)
             if path not in QUOTING or not (QUOTE.search(before) or BESIDE.search(before)):

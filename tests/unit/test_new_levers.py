@@ -128,7 +128,7 @@ def test_home_ranking_leaves_out_defaults_and_merges_amp_twins() -> None:
     def row(id_: str, anchor: str, peak: float, saving: float, in_baseline: bool = False):
         return {"id": id_, "anchor": anchor, "peak": peak * 2**30, "saving": saving,
                 "saving_bytes": int(saving * 2**30), "backend": "estimate",
-                "in_baseline": in_baseline}
+                "in_baseline": in_baseline, "reserved": None}
 
     ranked = [row("accumulation", "accumulation", 2.74, 0.51),
               row("amp-bf16", "amp", 4.601, 0.183), row("amp-fp16", "amp", 4.602, 0.183),

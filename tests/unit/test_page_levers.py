@@ -82,22 +82,38 @@ def test_combinations_are_set_beside_their_best_part() -> None:
     ctx = _context()
     combo = ctx["by_id"]["amp-bf16+sdpa+checkpointing"]
     parts = [ctx["by_id"][i] for i in ("amp-bf16", "sdpa", "checkpointing")]
-    assert combo["best_part"] is min(parts, key=lambda row: row["peak"])
+    assert combo["best_part"] is min(parts, key=lambda row: row["reserved"])
     assert combo["below_best_part"] == combo["best_part"]["peak"] - combo["peak"]
+    assert combo["below_best_part_reserved"] == combo["best_part"]["reserved"] - combo["reserved"]
 
 
-def test_ranking_follows_the_data(tmp_path: Path) -> None:
+def test_savings_are_stated_on_the_reserved_peak_beside_the_tensors() -> None:
+    ctx = _context()
+    base, ckpt = _load(EST, BASE), _load(EST, f"{BASE}-ckpt")
+    row = ctx["by_id"]["checkpointing"]
+    before, after = (r["allocator"]["peak_reserved_bytes"] for r in (base, ckpt))
+    assert (row["ref_reserved"], row["reserved"]) == (before, after)
+    assert row["reserved_saving_bytes"] == before - after
+    assert row["reserved_saving"] == pytest.approx(1 - after / before)
+    assert ctx["by_reserved"] and ctx["baseline_reserved"] == before
+    # the fixture's example: AMP saves less of the reserved peak than of the tensors'
+    amp = ctx["by_id"]["amp-bf16"]
+    assert amp["reserved_saving"] < amp["saving"]
+
+
+def test_ranking_follows_the_reserved_peak(tmp_path: Path) -> None:
     ranked = _context()["ranked"]
-    savings = [row["saving_bytes"] for row in ranked]
+    savings = [row["reserved_saving_bytes"] for row in ranked]
     assert savings == sorted(savings, reverse=True)
     assert [row["rank"] for row in ranked] == list(range(1, len(ranked) + 1))
     assert ranked[0]["id"] == "checkpointing"
-    # Make fused attention save the most: it must rise to the top.
+    # Make fused attention save the most reserved memory: it must rise to the top, whatever
+    # its tensors' peak.
     changed = tmp_path / "results"
     shutil.copytree(FIXTURES, changed)
-    ckpt_peak = _load(EST, f"{BASE}-ckpt")["peak_bytes"]
+    ckpt = _load(EST, f"{BASE}-ckpt")["allocator"]["peak_reserved_bytes"]
     _edit(changed / "estimate" / f"{BASE}-sdpa.json",
-          lambda d: d.update(peak_bytes=ckpt_peak - 2**20))
+          lambda d: d["allocator"].update(peak_reserved_bytes=ckpt - 2**20))
     assert [row["id"] for row in _context(changed)["ranked"][:2]] == ["sdpa", "checkpointing"]
 
 
@@ -139,7 +155,7 @@ def test_page_prints_the_ranking(lang: str) -> None:
     ctx = _context()
     page = page_markdown(levers, ctx, lang)
     for row in ctx["ranked"]:
-        assert saving_cell(row) in page, row["id"]
+        assert saving_cell(row, True) in page, row["id"]
         assert nowrap(f"{mib(row['category_before'])} → {mib(row['category_after'])}") in page
     order = [page.index(f"| {row['rank']} | ") for row in ctx["ranked"]]
     assert order == sorted(order)
@@ -160,8 +176,9 @@ def test_page_numbers_change_with_the_results(lang: str) -> None:
     new = ctx["by_id"]["checkpointing"]
     assert new["saving_bytes"] == old["saving_bytes"] + extra
     page = page_markdown(levers, ctx, lang)
-    assert saving_cell(new) in page and saving_cell(old) not in page
-    assert f"**{gib(new['ref_peak'])} GiB**" in page
+    assert saving_cell(new, True) in page and saving_cell(old, True) not in page
+    assert f"tensors' peak {gib(new['ref_peak'])} GiB" in page or \
+        f"张量峰值 {gib(new['ref_peak'])} GiB" in page
     assert nowrap(f"{mib(new['category_before'])} → {mib(new['category_after'])}") in page
 
 
@@ -219,7 +236,8 @@ def test_lora_section_reads_what_peft_trained_from_its_result(lang: str) -> None
     for nbytes in (lora["live_at_peak_bytes"]["activations"],
                    lora["category_max_bytes"]["gradients"], row["category_before"]):
         assert mib(nbytes) in section
-    assert f"{gib(row['ref_peak'])}" in section and f"{gib(row['peak'])}" in section
+    for nbytes in (row["saving_bytes"], row["reserved_saving_bytes"]):  # what LoRA saves
+        assert f"{gib(nbytes)} GiB" in section
 
 
 @pytest.mark.parametrize("lang", LANGS)

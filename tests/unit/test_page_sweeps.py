@@ -7,6 +7,7 @@ data."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import shutil
 
@@ -15,6 +16,8 @@ from conftest import FIXTURES as ALL_FIXTURES
 from conftest import LANGS
 from page_checks import SVG, check_svg, page_markdown, site_inputs
 
+from generator.plan import gpus
+from generator.results.step import StepMemory
 from generator.site import analysis
 from generator.site.pages import sweeps
 from generator.site.pages.sweeps import fits
@@ -65,78 +68,40 @@ def test_bytes_per_sample_is_the_difference_quotient(fixture_results, precision)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "amp-bf16"])
-def test_largest_batch_agrees_with_direct_checks(fixture_results, precision) -> None:
+def test_largest_batch_is_the_one_search_over_the_one_rule(fixture_results, precision) -> None:
     series = _series(fixture_results, precision, seq_len=32)
     fit = fits.fit_batch_sweep(series)
-    measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in series}
-    overhead = fits.Overhead(context_bytes=3 * MIB, slack=0.05, kind="allowance")
-    totals = sorted((overhead.total(p), b) for b, p in measured.items())
-    # Budgets halfway between two measured totals: the answer lies between their batches.
-    for (low, b_low), (high, b_high) in zip(totals, totals[1:]):
-        budget = int((low + high) / 2)
-        answer = fits.largest_batch(fit, budget, overhead, measured)
-        assert b_low <= answer.batch < b_high
-        assert overhead.total(fit.peak(answer.batch)) <= budget
-        assert overhead.total(fit.peak(answer.batch + 1)) > budget
-        assert answer.disagreements == () and answer.checked == len(measured)
-        assert answer.predicted_peak == fit.peak(answer.batch)
-    beyond = fits.largest_batch(fit, 1024 * MIB, overhead, measured)
-    assert beyond.extrapolated and beyond.batch > max(measured)
-    # Less than the optimizer step needs: nothing fits, and every measured point agrees.
-    nothing = fits.largest_batch(fit, int(overhead.total(fit.floor)) - 1, overhead, measured)
-    assert nothing.batch == 0 and nothing.disagreements == ()
-    # A measured point at exactly the answer is held against it.
-    b = max(measured)
-    at = fits.largest_batch(fit, int(overhead.total(fit.peak(b))) + 1, overhead, measured)
-    assert at.batch == b and at.measured_peak == measured[b]
-
-
-def test_overhead_comes_from_the_closest_cuda_result(fixture_results) -> None:
-    assert fits.overhead_for(fixture_results, fixture_results, model="tiny", precision="fp32",
-                             batch_size=8, seq_len=32) is fits.ALLOWANCE
-    fake = []
-    for batch, context in ((2, 300 * MIB), (8, 400 * MIB)):
-        r = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32, batch_size=batch)[0])
-        r["backend"] = r["experiment"]["backend"] = r["experiment"]["device"] = "cuda"
-        r["ground_truth"] = {"peak_bytes": r["peak_bytes"], "context_bytes": context,
-                             "allocator_overhead_bytes": r["peak_bytes"] // 4}
-        fake.append(r)
-    found = fits.overhead_for(fixture_results + fake, fixture_results, model="tiny",
-                              precision="amp-bf16", batch_size=16, seq_len=32)
-    assert found.kind == "measured" and found.context_bytes == 400 * MIB
-    assert found.slack == pytest.approx(0.25, rel=1e-3)
-    assert found.total(1000) == pytest.approx(400 * MIB + 1250, rel=1e-3)
-
-
-def test_overhead_from_the_simulated_allocator_checks_each_point_with_its_own(
-        fixture_results) -> None:
-    """Without a GPU run, an estimate that simulated the caching allocator gives the reserve
-    (its reserved peak over its tensors' peak at its largest batch) and the top of its
-    context range; each point of its sweep is then checked with its own reserved peak."""
-    series = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32))
-    for r in series:  # a reserve that is not one share of the peak: 10 % at batch 8, 50 % at 2
-        share = 1.5 if r["experiment"]["batch_size"] == 2 else 1.1
-        r["allocator"] = {"peak_reserved_bytes": int(r["peak_bytes"] * share),
-                          "context_bytes": [100 * MIB, 300 * MIB]}
-    found = fits.overhead_for(series, series, model="tiny", precision="fp32", batch_size=8,
-                              seq_len=32)
-    assert found.kind == "simulated" and found.context_bytes == 300 * MIB
-    assert found.source["experiment"]["batch_size"] == 8
-    assert found.slack == pytest.approx(0.1, rel=1e-3)
-    assert set(found.reserved_at) == {r["experiment"]["batch_size"] for r in series}
-    fit = fits.fit_batch_sweep(series)
-    measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in series}
-    # A budget that batch 2 meets by the scaled share but not by its own simulated reserve.
-    two = measured[2]
-    budget = int(300 * MIB + two * 1.3)
-    answer = fits.largest_batch(fit, budget, found, measured)
-    assert found.total(two) <= budget < found.total_at(2, two)
-    assert answer.batch >= 2 and 2 in answer.disagreements  # the share says yes, batch 2 no
-    # Estimates for the CPU, or without a simulation, give the allowance as before.
+    gpu = gpus.find("RTX 4090")
+    needs = fits.needs_on(series, gpu)
+    # what each point needs: its reserved peak on the 4090's cuBLAS workspaces, and the top
+    # of Ada's context range, as the estimate's own verdict says
     for r in series:
-        r["experiment"]["device"] = "cpu"
-    assert fits.overhead_for(series, series, model="tiny", precision="fp32", batch_size=8,
-                             seq_len=32) is fits.ALLOWANCE
+        verdict = StepMemory.from_dict(r).fits("RTX 4090")
+        assert needs[r["experiment"]["batch_size"]] == verdict.needed_bytes
+    answer = fits.largest_batch(fit, needs, gpu)
+    assert answer.gpu == "RTX 4090" and answer.memory_bytes == gpu.memory_bytes
+    assert answer.batch > max(needs) and answer.extrapolated  # tiny: thousands fit
+    assert answer.disagreements == () and answer.checked == len(needs)
+    # a GPU smaller than any point needs: nothing fits, and every point agrees
+    small = dataclasses.replace(gpu, memory_bytes=min(needs.values()) - 1)
+    nothing = fits.largest_batch(fit, needs, small)
+    assert nothing.batch == 0 and nothing.disagreements == ()
+    # between two points: the answer lies between their batches, and the line says why
+    ordered = sorted(needs.items())
+    (b_low, low), (b_high, high) = ordered[-2], ordered[-1]
+    between = fits.largest_batch(fit, needs, dataclasses.replace(gpu, memory_bytes=(low + high) // 2))
+    assert b_low <= between.batch < b_high and between.measured_fits in (None, True)
+
+
+def test_a_sweep_without_the_allocators_figures_gets_no_largest_batch(fixture_results) -> None:
+    series = copy.deepcopy(_series(fixture_results, "fp32", seq_len=32))
+    for r in series:  # an estimate from before the catalogue: its own GPU's figures only
+        r["allocator"].pop("other_workspaces")
+    assert fits.needs_on(series, gpus.find("RTX 4090")) == {}
+    assert fits.needs_on(series, gpus.find("H100")) != {}  # its own GPU still judged
+    for r in series:
+        r["allocator"] = None
+    assert fits.needs_on(series, gpus.find("H100")) == {}
 
 
 def test_formula_variants_and_their_quadratic_term() -> None:
@@ -228,21 +193,23 @@ def _as_cuda(found: list[dict], context: int) -> list[dict]:
         r["backend"] = r["experiment"]["backend"] = r["experiment"]["device"] = "cuda"
         r["environment"].update(machine_id="test-gpu", device_name="Test GPU")
         r["ground_truth"] = {"peak_bytes": r["peak_bytes"], "context_bytes": context,
-                             "allocator_overhead_bytes": r["peak_bytes"] // 10}
+                             "steps_peak_bytes": r["peak_bytes"],
+                             "steps_max_reserved_bytes": r["peak_bytes"] * 11 // 10}
+        r["allocator"] = None
     return copies
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_page_uses_the_measured_cuda_overhead(fixture_results, lang) -> None:
-    allowance = page_markdown(sweeps, sweeps.context(fixture_results, []), lang)
+def test_a_sweep_measured_on_a_gpu_is_judged_with_its_own_context(fixture_results, lang) -> None:
     cuda = _as_cuda(_series(fixture_results, "fp32", seq_len=32), 300 * MIB)
     ctx = sweeps.context(fixture_results + cuda, [])
     assert [g["backend"] for g in ctx["batch"]] == ["cuda", "estimate"]
-    assert ctx["main_batch"]["series"]["fp32"]["overhead"].context_bytes == 300 * MIB
+    needs = fits.needs_on(cuda, gpus.find("RTX 4090"))
+    assert needs == {r["experiment"]["batch_size"]: r["peak_bytes"] * 11 // 10 + 300 * MIB
+                     for r in cuda}  # its reserved peak and the context it measured
     page = page_markdown(sweeps, ctx, lang)
-    assert "300.0 MiB" in page and "300.0 MiB" not in allowance
-    assert "Test GPU" in page
-    assert f"{fits.CONTEXT_ALLOWANCE_BYTES / MIB:,.1f} MiB" in allowance
+    assert {"en": "as measured, with the CUDA context measured on that run",
+            "zh": "（实测值），加上那次运行实测的 CUDA 上下文"}[lang] in page
 
 
 def test_page_without_sweeps_says_how_to_get_them() -> None:

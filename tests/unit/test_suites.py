@@ -43,9 +43,10 @@ def test_the_levers_suite_measures_each_lever_on_the_article_example() -> None:
     article = [j for j in jobs if j.backend == "estimate" and j.device == "cuda" and
                all(getattr(j, k) == ARTICLE[k] for k in ("model", "batch_size", "seq_len"))]
     found = [levers.options({"experiment": j.to_dict()}) for j in article]
-    for lever in levers.LEVERS + levers.COMBOS:
-        assert {**levers.BASELINE, **lever.use} in found, lever.id
-        assert {**levers.BASELINE, **lever.use, **lever.reference} in found, lever.id
+    for ident, chosen in {**levers.LEVERS, **levers.COMBOS}.items():
+        assert {**levers.BASELINE, **levers.use(chosen)} in found, ident
+        assert {**levers.BASELINE, **levers.use(chosen), **levers.reference(chosen)} in found, \
+            ident
     # The baseline and AMP are article.toml's own experiments, so the suite measures them once.
     theirs = {j.key for j in _experiments(load_suite(DEFAULT_SUITE / "article.toml"))
               if j.batch_size == 32 and j.backend == "estimate"}

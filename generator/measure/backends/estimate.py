@@ -103,20 +103,9 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         # A budget is the GPU's memory: the allocator gets it less the CUDA context.
         capacity = (None if exp.gpu_memory is None
                     else max(0, exp.gpu_memory - gpu.context_bytes[0]))
-        allocator = allocator_replay.predict(
-            steps, workspace_bytes=gpu.overheads.cublas_workspace_bytes,
-            workspaces=gpu.overheads.cublas_workspaces, capacity=capacity,
-            expandable_segments=exp.expandable_segments, keep_trace=exp.allocation_trace,
-            building=built)
-        allocator["gpu"] = gpu.name
-        allocator["context_bytes"] = list(gpu.context_bytes)
-        # The same steps with the cuBLAS workspaces of the catalogue's other GPUs, so that
-        # the step is judged on any of them as an estimate for it would be (results/step.py).
-        allocator["other_workspaces"] = [
-            _peaks(allocator_replay.predict(
-                steps, workspace_bytes=size, workspaces=gpu.overheads.cublas_workspaces,
-                expandable_segments=exp.expandable_segments, building=built))
-            for size in gpus.workspace_sizes() if size != gpu.overheads.cublas_workspace_bytes]
+        allocator = allocator_replay.predict_on(
+            gpu, steps, capacity=capacity, expandable_segments=exp.expandable_segments,
+            keep_trace=exp.allocation_trace, building=built)
         notes.append(f"allocated and reserved peaks: the CUDA caching allocator's rules "
                      f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
                      f"of {gpu.name}{'' if exp.gpu else ' (assumed: none was named)'}")
@@ -130,8 +119,3 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         "notes": notes,
     }
 
-
-def _peaks(allocator: dict[str, Any]) -> dict[str, Any]:
-    """An allocator prediction's peaks, and the workspaces they include."""
-    return {name: allocator[name] for name in ("workspace_bytes", "peak_allocated_bytes",
-                                               "peak_reserved_bytes", "segments")}

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 from generator.allocator import trace
 from generator.allocator.caching import CachingAllocator, replay
 from generator.measure.tracking.timeline import StorageLife
+from generator.plan.gpus import GPU, workspace_sizes
 
 #: Steps replayed after the measured one: warm-up + measured + 3 = five steps.
 REPLAYED_STEPS = 3
@@ -27,6 +28,8 @@ SOURCE = "simulated CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp ru
 #: takes from the caching allocator and keeps (aten/src/ATen/cuda/CublasHandlePool.cpp;
 #: plan/gpus.py has the sizes and sources).
 WORKSPACE_PHASES = ("forward", "backward")
+#: How the cuBLAS workspaces' allocations are keyed among the storages' (with their phase).
+WORKSPACE = "cublas workspace"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,9 @@ def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspac
     if allocator.out_of_memory is None:
         replay(allocator, events[first_step:])
     report = allocator.report()
-    kept = {"trace": trace.encode(events, starts)} if keep_trace else {}
+    workspaces = [i for i, event in enumerate(events) if event[0] == "alloc"
+                  and isinstance(event[1], tuple) and event[1][0] == WORKSPACE]
+    kept = {"trace": trace.encode(events, starts, workspaces)} if keep_trace else {}
     built = {} if building is None else {"freed_while_building_bytes": sum(
         life.nbytes for life in building.lives if life.died is not None)}
     return {
@@ -76,6 +81,29 @@ def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspac
         **built,
         **kept,
     }
+
+
+def predict_on(gpu: GPU, steps: Sequence[TrackedSteps], *, capacity: int | None = None,
+               expandable_segments: bool = False, keep_trace: bool = False,
+               building: TrackedSteps | None = None) -> dict[str, Any]:
+    """`predict` with `gpu`'s cuBLAS workspaces, naming the GPU and its CUDA context; and
+    the same steps' peaks with the workspaces of the catalogue's other GPUs
+    ("other_workspaces"), so that the step can be judged on any of them as an estimate for it
+    would be (results/step.py)."""
+    own = gpu.overheads
+    allocator = predict(steps, workspace_bytes=own.cublas_workspace_bytes,
+                        workspaces=own.cublas_workspaces, capacity=capacity,
+                        expandable_segments=expandable_segments, keep_trace=keep_trace,
+                        building=building)
+    allocator["gpu"] = gpu.name
+    allocator["context_bytes"] = list(gpu.context_bytes)
+    allocator["other_workspaces"] = [
+        {name: other[name] for name in ("workspace_bytes", "peak_allocated_bytes",
+                                        "peak_reserved_bytes", "segments")}
+        for other in (predict(steps, workspace_bytes=size, workspaces=own.cublas_workspaces,
+                              expandable_segments=expandable_segments, building=building)
+                      for size in workspace_sizes() if size != own.cublas_workspace_bytes)]
+    return allocator
 
 
 def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
@@ -112,7 +140,7 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
         if workspace_bytes and step.phases and not placed:
             placed = True
             starts = {name: tick for name, tick in reversed(step.phases)}  # the first of each
-            timed += [(starts[name], 1, ("alloc", ("cublas workspace", name), workspace_bytes))
+            timed += [(starts[name], 1, ("alloc", (WORKSPACE, name), workspace_bytes))
                       for name in workspace_phases if name in starts]
         for index, life in enumerate(lives):
             if life.born != 0:

@@ -5,7 +5,9 @@ Each (strategy, world size) is estimated on this one CPU process: rank 0 of a fa
 group (collectives accepted, nothing moved) and fake tensors (nothing allocated), modelling
 CUDA as the `estimate` backend does. The step is the project's step (step.py): one warm-up,
 then a step measured by MemoryTracker extended for sharded tensors (sharded_tracker.py),
-which counts the storages this rank holds, i.e. the local shards.
+which counts the storages this rank holds, i.e. the local shards. Modelling CUDA, both steps'
+allocations are replayed through the caching allocator's rules, as for an estimate, for
+the allocated and reserved peaks of each rank (`allocator`).
 
 - fsdp2: `fully_shard` on every block of `model.layers` and on the root (ZeRO-3): parameters,
   gradients and optimizer state are split across ranks; each block's weights are gathered
@@ -39,8 +41,9 @@ from generator.measure.studies import unknown_params
 
 #: Raise the last digits when this module's figures change. Its ranks are measured with the
 #: estimate's tracker and CUDA emulation, so a change of the estimate's method
-#: (METHOD_VERSION) measures the study again too.
-VERSION = METHOD_VERSION * 1000 + 2
+#: (METHOD_VERSION) measures the study again too. 3: each rank modelling CUDA has its
+#: allocator's figures (the warm-up and the step replayed, as an estimate's).
+VERSION = METHOD_VERSION * 1000 + 3
 STRATEGIES = ("fsdp2", "ddp")
 WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
 DEFAULTS: dict[str, Any] = {"precision": "amp-bf16", "optimizer": "adamw", "attention": "sdpa",
@@ -135,12 +138,14 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.profiler import record_function
 
+    from generator.measure.emulation.allocator_replay import TrackedSteps, predict_on
     from generator.measure.emulation.cuda_kernels import CudaKernelPolicy, optimizer_state_on_host
     from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
     from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
     from generator.measure.training.parallel import DDPBuckets, apply_fsdp2, fake_world
     from generator.measure.training.precision import make_optimizer
-    from generator.measure.training.step import Trainer, tracked_step
+    from generator.measure.training.step import Trainer, gc_paused, tracked_step
+    from generator.plan import gpus
 
     started = time.perf_counter()
     cuda = p["device"] == "cuda"
@@ -163,14 +168,25 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
                                    modelled_device=p["device"])
         trainer = Trainer(workload, p["batch_size"], p["seq_len"], step_precision,
                           torch.device("cpu"), optimizer, None, fake=fake)
-        warmups = trainer.warm_up()
-        tracker = ShardedMemoryTracker(
-            workload.model, optimizer, persistent=persistent,
-            round_bytes=CUDA_BLOCK_BYTES if cuda else 1, cast_category=cast_category,
-            state_on_host=optimizer_state_on_host if cuda else None)  # as the estimate
+
+        def new_tracker() -> ShardedMemoryTracker:
+            return ShardedMemoryTracker(
+                workload.model, optimizer, persistent=persistent,
+                round_bytes=CUDA_BLOCK_BYTES if cuda else 1, cast_category=cast_category,
+                state_on_host=optimizer_state_on_host if cuda else None)  # as the estimate
+
+        # The warm-up, tracked as an estimate's is: the allocator simulation replays it
+        warm = new_tracker()
+        with gc_paused(), warm:
+            warmups = trainer.warm_up(warm.mark_phase)
+        warm_up = TrackedSteps(warm.lives(), warm.phases())
+        tracker = new_tracker()
         with record_function(MEASURED_STEP):
             report = tracked_step(trainer, tracker)
         figures = rank_figures(report)
+        if cuda:  # this rank's allocated and reserved peaks, as the estimate gives them
+            figures["allocator"] = predict_on(
+                gpus.assumed(), [warm_up, TrackedSteps(tracker.lives(), tracker.phases())])
         count = sum(param.numel() for param in workload.model.parameters())
     return {"strategy": strategy, "world_size": world_size, **figures,
             "parameter_count": count, "warmup_steps": warmups,

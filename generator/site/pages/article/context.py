@@ -11,7 +11,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import is_plain_step
-from generator.plan.gpus import nvidia_smi_bytes
+from generator.plan.gpus import ASSUMED, nvidia_smi_bytes
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
@@ -49,8 +49,8 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         # home page ranks them
         "levers": lever_rows.get("by_id", {}),
         "levers_ranked": what_to_do(lever_rows.get("ranked", [])),
-        "lever_names": levers.lever_tables.LABELS,
-        "nvidia_smi": nvidia_smi(article.get("fp32")),
+        "lever_names": levers.names(),
+        "four_figures": four_figures(article.get("fp32")),
         # The studies behind the claims on formats and underflow, for the pages' data files.
         "sources": [s for s in (analysis.first_study(studies, "torch_facts"),
                                 analysis.first_study(studies, "underflow")) if s],
@@ -64,12 +64,15 @@ def printed(peak_bytes: int, *shares: float) -> tuple:
 
 
 def what_to_do(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The levers a reader can still pull, by saving: those that lower the peak and are not
-    PyTorch's default already; AMP's two precisions in one row where they print alike
-    (`printed`) on the same backend."""
+    """The levers a reader can still pull, in the levers page's order (by the reserved peak
+    they save, where the allocator is modelled): those that lower it and are not PyTorch's
+    default already; AMP's two precisions in one row where they print alike (`printed`) on
+    the same backend."""
     rows: list[dict[str, Any]] = []
     for row in ranked:
-        if row["in_baseline"] or row["saving_bytes"] <= 0:
+        held = row["reserved_saving_bytes"] if row["reserved"] is not None \
+            else row["saving_bytes"]
+        if row["in_baseline"] or held <= 0:
             continue
         twin = next((r for r in rows if r["anchor"] == row["anchor"] == "amp"
                      and r["backend"] == row["backend"]
@@ -82,16 +85,27 @@ def what_to_do(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def nvidia_smi(result: Result | None) -> dict[str, Any] | None:
-    """What `nvidia-smi` would show for a result that simulated the CUDA allocator: the
-    reserved peak (the tensors plus the allocator's cache) plus the CUDA context's range."""
+def four_figures(result: Result | None) -> dict[str, Any] | None:
+    """The four figures a step's memory goes by, from the tensors up to what `nvidia-smi`
+    shows, for a result that simulated the CUDA allocator, and what each adds to the one
+    before: the allocator's block rounding and its cuBLAS workspaces, the freed blocks it
+    keeps cached, the CUDA context. Where a figure is below the one before (the peaks are
+    moments of their own), the step says so instead of a gap ("below")."""
     allocator = (result or {}).get("allocator")
     if not allocator or not allocator.get("context_bytes"):
         return None
-    (low, high), shown = allocator["context_bytes"], nvidia_smi_bytes(allocator)
-    return {"result": result, "allocated": allocator["peak_allocated_bytes"],
-            "reserved": allocator["peak_reserved_bytes"], "context_low": low,
-            "context_high": high, "low": shown[0], "high": shown[1]}
+    tensors, allocated = result["peak_bytes"], allocator["peak_allocated_bytes"]
+    reserved = allocator["peak_reserved_bytes"]
+    low, high = allocator["context_bytes"]
+    workspaces = allocator["workspace_bytes"]
+    return {"result": result, "gpu": allocator.get("gpu") or ASSUMED,
+            "tensors": tensors, "allocated": allocated, "reserved": reserved,
+            "smi": nvidia_smi_bytes(allocator), "context": (low, high),
+            "workspaces": workspaces,
+            # what allocating adds beyond the workspaces: 512-byte blocks, remainders kept
+            "rounding": allocated - tensors - workspaces,
+            "allocated_below": allocated < tensors + workspaces,
+            "cached": reserved - allocated, "reserved_below": reserved < allocated}
 
 
 def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
@@ -133,6 +147,7 @@ def headline(article: dict[str, Result]) -> dict[str, Any] | None:
     ranked = sorted(live, key=live.get, reverse=True)
     found: dict[str, Any] = {
         "fp32_peak": fp32["peak_bytes"],
+        "fp32_reserved": (fp32.get("allocator") or {}).get("peak_reserved_bytes"),
         "largest": ranked[0],
         "largest_share": live[ranked[0]] / fp32["peak_bytes"],
         "second": ranked[1],
@@ -144,11 +159,17 @@ def headline(article: dict[str, Result]) -> dict[str, Any] | None:
     for precision in ("amp-fp16", "amp-bf16"):
         if precision in article:
             amp = article[precision]
+            reserved = [(r.get("allocator") or {}).get("peak_reserved_bytes")
+                        for r in (fp32, amp)]
             found["savings"][precision] = {
                 "peak": amp["peak_bytes"],
                 "saving": analysis.saving(fp32["peak_bytes"], amp["peak_bytes"]),
                 "activation_saving": analysis.saving(live["activations"],
                                                      amp["live_at_peak_bytes"]["activations"]),
+                # what runs out: the reserved peak, where the allocator was simulated
+                "reserved": reserved[1],
+                "reserved_saving": analysis.saving(*reserved) if None not in reserved
+                else None,
             }
     found["saving_groups"] = saving_groups(article, found["savings"])
     return found
@@ -159,7 +180,8 @@ def saving_groups(article: dict[str, Result], savings: dict[str, dict[str, Any]]
     """The AMP savings, one entry per distinct figure: fp16 and bf16 whose figures print
     alike (`printed`) on the same backend are said once ("AMP fp16 or AMP bf16 ...")."""
     def figures(s: dict[str, Any]) -> tuple:
-        return printed(s["peak"], s["saving"], s["activation_saving"])
+        return printed(s["peak"], s["saving"], s["activation_saving"]) + \
+            (printed(s["reserved"], s["reserved_saving"]) if s["reserved"] else ())
 
     groups: list[dict[str, Any]] = []
     for precision, saving in savings.items():

@@ -1,6 +1,7 @@
 """The "will it fit?" calculator: a widget on the home page and the model reports that
 predicts a step's allocated and reserved peaks, and what nvidia-smi would show, from the
-estimates of calculator.toml, and lists the common GPUs it fits.
+estimates of calculator.toml, on any GPU of the catalogue (plan/gpus.py), and for each of them
+whether the step fits (plan/fit.py) and the largest batch that does (plan/search.py).
 
 Each lever set's estimates keep their allocation traces; replay.py fits every allocation's
 size over them, and the widget replays the fitted trace through the caching allocator at the
@@ -21,17 +22,20 @@ from collections import defaultdict
 from typing import Any
 
 from generator.experiment import step_options_of
+from generator.plan import gpus
+from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.shapes import StepResult
 from generator.site.analysis import ARTICLE
 from generator.site.labels import PRECISION_LABELS
-from generator.site.pages.calculator import gpus, grid, replay
+from generator.site.pages.calculator import grid, replay
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane
 from generator.site.pages.sweeps.fits import peak_phase
 from generator.site.templating import kind
+from generator.words import LANGS
 
 PAGES = ()
 DATA_NAME = "calculator"
-SCHEMA = 2
+SCHEMA = 3
 #: Fewer points than this cannot both fit three coefficients and say how well they fit.
 MIN_POINTS = 4
 
@@ -67,13 +71,27 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     if fits[0]["model"] == ARTICLE["model"] and fitted.contains(ARTICLE["batch_size"],
                                                                 ARTICLE["seq_len"]):
         start = {"batch": ARTICLE["batch_size"], "seq": ARTICLE["seq_len"]}
-    return {"schema_version": SCHEMA, "fits": fits, "cards": gpus.card_data(),
-            "start": {"batch": start["batch"], "seq": start["seq"]},
+    return {"schema_version": SCHEMA, "fits": fits, "gpus": gpu_data(),
+            # the one rule's words (plan/fit.py), for the widget in each language
+            "verdict_words": {lang: {word: text[lang] for word, text in WORD_TEXT.items()}
+                              for lang in LANGS},
+            "upper_bound": {lang: RESERVED_IS_AN_UPPER_BOUND[lang] for lang in LANGS},
+            "start": {"batch": start["batch"], "seq": start["seq"], "gpu": gpus.ASSUMED},
             "models": sorted({f["model"] for f in fits}),
             "precisions": [p for p in order if any(f["precision"] == p for f in fits)],
             "levers": list(dict.fromkeys(f["levers"] for f in fits)),
             "lever_words": {f["levers"]: f["lever_words"] for f in fits},
             "replays": replays}
+
+
+def gpu_data() -> list[dict[str, Any]]:
+    """The catalogue's GPUs as the widget reads them: the memory a process gets, what
+    nvidia-smi prints as the total, the CUDA context's range and the cuBLAS workspace."""
+    return [{"name": gpu.name, "short_name": gpu.short_name, "memory_bytes": gpu.memory_bytes,
+             "smi_total_mib": gpu.smi_total_mib, "context_bytes": list(gpu.context_bytes),
+             "workspace_bytes": gpu.overheads.cublas_workspace_bytes,
+             "generation": gpu.overheads.name, "source": gpu.sources[0]}
+            for gpu in gpus.CATALOGUE]
 
 
 def levers_of(exp: dict[str, Any]) -> str:
@@ -102,7 +120,6 @@ def fit_group(group: list[StepResult]) -> tuple[dict[str, Any], dict[str, Any] |
                       "spread": allocated.spread},
         "reserved": {**reserved.coefficients(), "max_rel_residual": reserved.max_rel_residual,
                      "spread": reserved.spread},
-        "context_bytes": first["allocator"]["context_bytes"],
         "range": {"tokens": list(fitted.tokens), "seq": list(fitted.seq)},
         "points": [{"batch": r["experiment"]["batch_size"], "seq": r["experiment"]["seq_len"],
                     "allocated": r["allocator"]["peak_allocated_bytes"],

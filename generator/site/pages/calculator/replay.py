@@ -12,6 +12,8 @@ estimate itself would give, not a fit to it.
 
 A template is {"monomials", "sizes": [coefficients per size], "steps", "times"}: the trace
 format of generator/allocator/trace.py, except that an allocation is the index of its size.
+The cuBLAS workspaces' allocations have a size of their own, "workspace" (its index), which a
+replay for another GPU sets to that GPU's workspace (plan/gpus.py).
 """
 
 from __future__ import annotations
@@ -51,29 +53,37 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
     times = points[0][2]["times"]
     if any(p[2]["times"] != times or len(t) != len(texts[0]) for p, t in zip(points, texts)):
         raise NotReplayable("the traces repeat their steps differently")
-    sizes: dict[tuple[Fraction, ...], int] = {}
+    workspaces = {tuple(at) for at in points[0][2].get("workspaces", ())}
+    if any({tuple(at) for at in p[2].get("workspaces", ())} != workspaces for p in points):
+        raise NotReplayable("the cuBLAS workspaces come at other events at another size")
+    sizes: dict[tuple[Fraction, ...] | str, int] = {}
     fitted: dict[tuple[int, ...], int] = {}
     steps = []
     for i in range(len(texts[0])):
         numbers = [trace.numbers(t[i]) for t in texts]
         if len({len(n) for n in numbers}) != 1:
             raise NotReplayable(f"step {i + 1} has a different number of events at another size")
-        columns = list(zip(*numbers))
         ops = []
-        for values in columns:
+        for j, values in enumerate(zip(*numbers)):
             if values[0] < 0:  # a free: the same distance at every size
                 if len(set(values)) != 1:
                     raise NotReplayable("the frees differ between sizes")
                 ops.append(values[0])
-                continue
-            if values not in fitted:
-                coefficients = fit_size([(b, s) for b, s, _ in points], values)
-                fitted[values] = sizes.setdefault(coefficients, len(sizes))
-            ops.append(fitted[values])
+            elif (i, j) in workspaces:  # its own size, which a replay may change
+                workspace = values[0]
+                ops.append(sizes.setdefault("workspace", len(sizes)))
+            else:
+                if values not in fitted:
+                    coefficients = fit_size([(b, s) for b, s, _ in points], values)
+                    fitted[values] = sizes.setdefault(coefficients, len(sizes))
+                ops.append(fitted[values])
         steps.append(",".join(map(str, ops)))
-    return {"monomials": list(MONOMIALS),
-            "sizes": [[_number(c) for c in coefficients] for coefficients in sizes],
-            "steps": steps, "times": list(times)}
+    constant = [1 if m == "1" else 0 for m in MONOMIALS]
+    found = {"monomials": list(MONOMIALS),
+             "sizes": [[c * workspace for c in constant] if coefficients == "workspace"
+                       else [_number(c) for c in coefficients] for coefficients in sizes],
+             "steps": steps, "times": list(times)}
+    return {**found, "workspace": sizes["workspace"]} if "workspace" in sizes else found
 
 
 def _number(c: Fraction) -> int | float:
@@ -115,17 +125,23 @@ def _solve(subset, sizes, values, slack: int) -> dict[str, Fraction] | None:
     return solution if close else None
 
 
-def events_at(tmpl: dict[str, Any], batch: int, seq: int) -> list[int]:
-    """The template at one size as absolute events (trace.decode's form); what the widget's
+def events_at(tmpl: dict[str, Any], batch: int, seq: int,
+              workspace: int | None = None) -> list[int]:
+    """The template at one size as absolute events (trace.decode's form), with each cuBLAS
+    workspace of `workspace` bytes (None: the estimates' own); what the widget's
     calculator.js computes before it replays them."""
     terms = [MONOMIALS[m](batch, seq) for m in tmpl["monomials"]]
     nbytes = [max(0, math.floor(sum(c * t for c, t in zip(coefficients, terms)) + 0.5))
               for coefficients in tmpl["sizes"]]
+    if workspace is not None and "workspace" in tmpl:
+        nbytes[tmpl["workspace"]] = workspace
     return trace.absolute([[nbytes[v] if v >= 0 else v for v in trace.numbers(text)]
                            for text in tmpl["steps"]], tmpl["times"])
 
 
-def peaks(tmpl: dict[str, Any], batch: int, seq: int) -> tuple[int, int]:
-    """(peak allocated, peak reserved) of the template replayed at one size."""
-    report = simulate(trace.as_tuples(events_at(tmpl, batch, seq)))
+def peaks(tmpl: dict[str, Any], batch: int, seq: int,
+          workspace: int | None = None) -> tuple[int, int]:
+    """(peak allocated, peak reserved) of the template replayed at one size (with cuBLAS
+    workspaces of `workspace` bytes: another GPU's)."""
+    report = simulate(trace.as_tuples(events_at(tmpl, batch, seq, workspace)))
     return report.peak_allocated_bytes, report.peak_reserved_bytes

@@ -1,98 +1,71 @@
 """What the widget shows for one choice, computed in Python: docs/assets/calculator.js makes
-the same computations in the browser, and the browser test holds the two against each other.
+the same computations in the browser (with planning.js, the copy of plan/fit.py and
+plan/search.py), and the browser test holds the two against each other.
 
-Where a lever set has a replay template, its peaks are the template replayed through the
-allocator at the size asked (replay.py), which is what the estimate gives there; otherwise
-they come from the planes, and the reserved one is uncertain by the fit's spread.
-
-A card fits a step when the reserved peak, raised by the spread (none for a replay), plus
-the card's CUDA context at its high end is within the card's nvidia-smi total; it "may fit"
-when the plain peak plus the context's low end is; otherwise it does not fit.
+Where a lever set has a replay template, its peaks on a GPU are the template replayed through
+the allocator at the size asked, with that GPU's cuBLAS workspaces (replay.py): what an
+estimate for that GPU gives there. Otherwise they come from the planes, fitted to the
+estimates of the assumed GPU, and the widget says so. A GPU fits the step by the one rule
+(plan/fit.py); the largest batch is the one search's (plan/search.py).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from generator.plan import fit as fit_rule
+from generator.plan.search import largest_fitting
 from generator.site.pages.calculator import replay
 from generator.site.pages.calculator.planes import FitRange, predict
 
-#: The largest batch is searched up to this (a 2²⁰-sample step is no training step).
-MAX_BATCH = 1 << 20
-
 
 class Predictor:
-    """One lever set's peaks at any size, each size replayed at most once."""
+    """One lever set's peaks at any size, on any GPU's workspaces, each replayed once."""
 
     def __init__(self, fit: dict[str, Any], template: dict[str, Any] | None = None) -> None:
         self.fit, self.template = fit, template
-        self.spread = 0.0 if template else fit["reserved"]["spread"]
-        self._seen: dict[tuple[int, int], tuple[float, float]] = {}
+        self._seen: dict[tuple[int, int, int | None], tuple[float, float]] = {}
 
-    def peaks(self, batch: int, seq: int) -> tuple[float, float]:
-        """(allocated, reserved)."""
-        if (batch, seq) not in self._seen:
+    def peaks(self, batch: int, seq: int, workspace: int | None = None) -> tuple[float, float]:
+        """(allocated, reserved) with cuBLAS workspaces of `workspace` bytes each (None:
+        the estimates' own)."""
+        key = (batch, seq, workspace)
+        if key not in self._seen:
             fit = self.fit
-            self._seen[batch, seq] = (
-                replay.peaks(self.template, batch, seq) if self.template else
+            self._seen[key] = (
+                replay.peaks(self.template, batch, seq, workspace) if self.template else
                 (predict(fit["allocated"], batch, seq), predict(fit["reserved"], batch, seq)))
-        return self._seen[batch, seq]
+        return self._seen[key]
 
 
-def figures(fit: dict[str, Any], batch: int, seq: int,
+def figures(fit: dict[str, Any], gpu: dict[str, Any], batch: int, seq: int,
             template: dict[str, Any] | None = None) -> dict[str, Any]:
-    allocated, reserved = Predictor(fit, template).peaks(batch, seq)
+    """The step's peaks on `gpu` (the widget's GPU data), what nvidia-smi would show, and
+    whether the size lies where the fit has points."""
+    allocated, reserved = Predictor(fit, template).peaks(batch, seq, gpu["workspace_bytes"])
+    low, high = gpu["context_bytes"]
     return {"allocated": allocated, "reserved": reserved,
-            "smi": [reserved + fit["context_bytes"][0], reserved + fit["context_bytes"][1]],
+            "smi": [reserved + low, reserved + high],
             "in_range": FitRange(tuple(fit["range"]["tokens"]),
                                  tuple(fit["range"]["seq"])).contains(batch, seq)}
 
 
-def verdict(fit: dict[str, Any], card: dict[str, Any], batch: int, seq: int,
-            template: dict[str, Any] | None = None) -> str:
-    return _verdict(Predictor(fit, template), card, batch, seq)
+def verdict(fit: dict[str, Any], gpu: dict[str, Any], batch: int, seq: int,
+            template: dict[str, Any] | None = None) -> fit_rule.Verdict:
+    return _verdict(Predictor(fit, template), gpu, batch, seq)
 
 
-def _verdict(predictor: Predictor, card: dict[str, Any], batch: int, seq: int) -> str:
-    reserved = predictor.peaks(batch, seq)[1]
-    low, high = card["context_bytes"]
-    if reserved * (1 + predictor.spread) + high <= card["total_bytes"]:
-        return "fits"
-    if reserved + low <= card["total_bytes"]:
-        return "may"
-    return "no"
+def _verdict(predictor: Predictor, gpu: dict[str, Any], batch: int,
+             seq: int) -> fit_rule.Verdict:
+    allocated, reserved = predictor.peaks(batch, seq, gpu["workspace_bytes"])
+    return fit_rule.judge(gpu["memory_bytes"], allocated=allocated, reserved=reserved,
+                          context=tuple(gpu["context_bytes"]), gpu=gpu["name"])
 
 
-def largest_batch(fit: dict[str, Any], card: dict[str, Any], seq: int,
+def largest_batch(fit: dict[str, Any], gpu: dict[str, Any], seq: int,
                   template: dict[str, Any] | None = None) -> int:
-    """The largest batch that `verdict` calls "fits" at this sequence length (0: none),
-    taking the reserved peak to grow with the batch: from the planes' answer, a bracket
-    widened by half until it holds the edge, then bisection. Reserved memory can dip a
-    little between neighbouring batches; this finds one edge, the one near the planes'."""
+    """The largest batch that fits `gpu` at this sequence length (0: none), by the one
+    search over the one rule's needed bytes."""
     predictor = Predictor(fit, template)
-
-    def fits(batch: int) -> bool:
-        return _verdict(predictor, card, batch, seq) == "fits"
-
-    if not fits(1):
-        return 0
-    low = high = min(MAX_BATCH, max(1, _plane_guess(fit["reserved"], card, seq, predictor.spread)))
-    while fits(high) and high < MAX_BATCH:
-        low, high = high, min(MAX_BATCH, high + high // 2 + 1)
-    if fits(high):
-        return high
-    while low > 1 and not fits(low):
-        high, low = low, max(1, low * 2 // 3)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low
-
-
-def _plane_guess(c: dict[str, float], card: dict[str, Any], seq: int, spread: float) -> int:
-    room = (card["total_bytes"] - card["context_bytes"][1]) / (1 + spread)
-    per_sample = c["per_token"] * seq + c["per_token_sq"] * seq * seq
-    if c["floor"] > room or per_sample <= 0:
-        return 1
-    return max(1, math.floor((room - c["fixed"]) / per_sample))
+    return largest_fitting(lambda batch: _verdict(predictor, gpu, batch, seq).needed_bytes,
+                           gpu["memory_bytes"]).largest

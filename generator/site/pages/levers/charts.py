@@ -36,7 +36,7 @@ def peaks(ctx: dict[str, Any], lang: str) -> str:
     t = canvas.words(lang)
     shown = bars(ctx)
     mixed = len({r["backend"] for _, r in shown}) > 1
-    names = [label(i, lang).replace("`", "") + (
+    names = [label(ctx["names"], i, lang).replace("`", "") + (
         f" ({BACKEND_LABELS[r['backend']][lang]})" if mixed else "") for i, r in shown]
     used = [c for c in CATEGORIES if any(r["live_at_peak_bytes"][c] for _, r in shown)]
     baseline = ctx["baseline_peak"] / GIB

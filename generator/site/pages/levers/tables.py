@@ -15,24 +15,10 @@ from generator.words import Words
 
 Row = dict[str, Any]
 
-#: Each lever's name; `-off` names the opposite, for levers that PyTorch already applies.
+#: The page's names beside the levers' own (the registry's, plan/levers.py): the opposite of a
+#: lever PyTorch already applies, and the baseline.
 LABELS: dict[str, Words] = {
-    "checkpointing": Words("Activation checkpointing", "激活检查点"),
-    "sdpa": Words("SDPA attention", "融合注意力 SDPA"),
-    "amp-bf16": Words("AMP bf16", "AMP bf16"),
-    "amp-fp16": Words("AMP fp16", "AMP fp16"),
-    "sgd": Words("SGD (momentum) for AdamW", "SGD（动量）代替 AdamW"),
-    "set-to-none": Words("`set_to_none=True`", "`set_to_none=True`"),
-    "set-to-none-off": Words("`set_to_none=False`", "`set_to_none=False`"),
-    "fused": Words("Fused AdamW", "fused AdamW"),
-    "for-loop": Words("For-loop AdamW", "for-loop AdamW"),
-    "accumulation": Words("Gradient accumulation", "梯度累积"),
-    "masked-logits": Words("Logits at masked positions only", "只在遮盖位置算 logits"),
-    "adamw-8bit": Words("8-bit AdamW (bitsandbytes)", "8 位 AdamW（bitsandbytes）"),
-    "lora": Words("LoRA (PEFT, adapters only)", "LoRA（PEFT，只训练适配器）"),
-    "amp-bf16+sdpa": Words("AMP bf16 + SDPA", "AMP bf16 + SDPA"),
-    "amp-bf16+sdpa+checkpointing": Words("AMP bf16 + SDPA + checkpointing",
-                                         "AMP bf16 + SDPA + 激活检查点"),
+    "set-to-none-off": Words("`zero_grad(set_to_none=False)`", "`zero_grad(set_to_none=False)`"),
     "baseline": Words("Baseline", "基线"),
 }
 
@@ -40,11 +26,14 @@ TEXT: dict[str, Words] = {
     "rank": Words("#", "#"),
     "lever": Words("Lever", "手段"),
     "levers": Words("Levers together", "组合"),
-    "peaks": Words("Peak (GiB)", "峰值（GiB）"),
-    "peak": Words("Peak (GiB)", "峰值（GiB）"),
+    "peaks": Words("Tensors' peak (GiB)", "张量峰值（GiB）"),
+    "peak": Words("Tensors' peak (GiB)", "张量峰值（GiB）"),
+    "reserved_peaks": Words("Reserved peak (GiB)", "已预留峰值（GiB）"),
     "run_peaks": Words("Peak GiB (without → with)", "峰值 GiB（不用 → 用）"),
-    "saving": Words("Saving", "节省"),
-    "saving_base": Words("Saving on the baseline", "比基线节省"),
+    "saving": Words("Saving (reserved; tensors)", "节省（已预留；张量）"),
+    "saving_tensors": Words("Saving", "节省"),
+    "saving_base": Words("Saving on the baseline (reserved; tensors)", "比基线节省（已预留；张量）"),
+    "saving_base_tensors": Words("Saving on the baseline", "比基线节省"),
     "acts_on": Words("Acts on", "作用于"),
     "time": Words("Step time", "训练步耗时"),
     "best_part": Words("Best of its parts alone", "其中单项最好的"),
@@ -64,8 +53,10 @@ WHERE = {"cpu": Words("CPU", "CPU"), "cuda": Words("GPU", "GPU")}
 NBSP = "\u00a0"
 
 
-def label(lever_id: str, lang: str) -> str:
-    return LABELS[lever_id][lang]
+def label(names: dict[str, Words], lever_id: str, lang: str) -> str:
+    """A lever's name as a table's row begins: with a capital."""
+    text = names[lever_id][lang]
+    return text[:1].upper() + text[1:]
 
 
 def signed_pct(ratio: float) -> str:
@@ -81,8 +72,13 @@ def time_cell(row: Row, lang: str) -> str:
     return nowrap(signed_pct(cost["ratio"])) + f"<br>{WHERE[cost['backend']][lang]}"
 
 
-def saving_cell(row: Row) -> str:
-    return nowrap(f"{gib(row['saving_bytes'])} GiB") + "<br>" + nowrap(pct(row["saving"]))
+def saving_cell(row: Row, by_reserved: bool) -> str:
+    """What a lever saves: of the reserved peak (what runs out), then of the tensors'."""
+    tensors = nowrap(f"{gib(row['saving_bytes'])} GiB") + "<br>" + nowrap(pct(row["saving"]))
+    if not by_reserved:
+        return tensors
+    return (nowrap(f"{gib(row['reserved_saving_bytes'])} GiB, {pct(row['reserved_saving'])}")
+            + "<br>" + nowrap(f"{gib(row['saving_bytes'])} GiB, {pct(row['saving'])}"))
 
 
 def nowrap(text: str) -> str:
@@ -90,40 +86,51 @@ def nowrap(text: str) -> str:
     return text.replace(" ", NBSP)
 
 
-def ranking(rows: list[Row], lang: str) -> Markup:
-    """The levers by how much they lower the example's peak; the category each acts on, how
-    much of it goes, and the step time it costs where a real run measured it."""
+def ranking(rows: list[Row], names: dict[str, Words], lang: str,
+            by_reserved: bool) -> Markup:
+    """The levers by how much they lower the example's reserved peak (its tensors' peak
+    where no allocator was modelled), beside the tensors' peak; the category each acts on,
+    how much of it goes, and the step time it costs where a real run measured it."""
     mixed = len({row["backend"] for row in rows}) > 1
-    headers = [TEXT[k][lang] for k in ("rank", "lever", "acts_on", "peaks", "saving", "time")]
+    heads = ("rank", "lever", "acts_on") + (("reserved_peaks",) if by_reserved else ()) + \
+        ("peaks", "saving" if by_reserved else "saving_tensors", "time")
+    headers = [TEXT[k][lang] for k in heads]
     if mixed:
         headers.append(TEXT["source"][lang])
     lines = []
     for row in rows:
-        name = label(row["id"], lang) + (TEXT["default"][lang] if row["in_baseline"] else "")
+        name = label(names, row["id"], lang) + (TEXT["default"][lang] if row["in_baseline"] else "")
         acts = swatch(row["category"], lang) + (TEXT["in_optimizer"][lang] if row["phase"] else "")
         acts += "<br>" + nowrap(f"{mib(row['category_before'])} → {mib(row['category_after'])} MiB")
-        cells = [str(row["rank"]), name, acts,
+        reserved = [nowrap(f"{gib(row['ref_reserved'])} → **{gib(row['reserved'])}**")] \
+            if by_reserved else []
+        cells = [str(row["rank"]), name, acts, *reserved,
                  nowrap(f"{gib(row['ref_peak'])} → **{gib(row['peak'])}**"),
-                 saving_cell(row), time_cell(row, lang)]
+                 saving_cell(row, by_reserved), time_cell(row, lang)]
         if mixed:
             cells.append(escape(BACKEND_LABELS[row["backend"]][lang]))
         lines.append(cells)
     return markdown_table(headers, lines, numeric_from=3)
 
 
-def combos(rows: list[Row], lang: str) -> Markup:
+def combos(rows: list[Row], names: dict[str, Words], lang: str, by_reserved: bool) -> Markup:
     """Levers together against the baseline, and beside the best of their parts alone."""
-    headers = [TEXT[k][lang] for k in ("levers", "best_part", "peak", "saving_base", "time")]
+    heads = ("levers", "best_part") + (("reserved_peaks",) if by_reserved else ()) + \
+        ("peak", "saving_base" if by_reserved else "saving_base_tensors", "time")
+    headers = [TEXT[k][lang] for k in heads]
+    held = "reserved" if by_reserved else "peak"
     lines = []
     for row in rows:
         part = row["best_part"]
-        best = f"{label(part['id'], lang)}: {nowrap(gib(part['peak']) + ' GiB')}" if part else "–"
-        lines.append([label(row["id"], lang), best, f"**{gib(row['peak'])}**",
-                      saving_cell(row), time_cell(row, lang)])
+        best = (f"{label(names, part['id'], lang)}: {nowrap(gib(part[held]) + ' GiB')}"
+                if part else "–")
+        reserved = [f"**{gib(row['reserved'])}**"] if by_reserved else []
+        lines.append([label(names, row["id"], lang), best, *reserved, f"**{gib(row['peak'])}**",
+                      saving_cell(row, by_reserved), time_cell(row, lang)])
     return markdown_table(headers, lines, numeric_from=2)
 
 
-def costs(rows: list[Row], lang: str) -> Markup:
+def costs(rows: list[Row], names: dict[str, Words], lang: str) -> Markup:
     """The step times behind the 'step time' column: which runs, where, how long."""
     headers = [TEXT[k][lang] for k in ("lever", "source", "run_peaks", "seconds", "change")]
     lines = []
@@ -135,7 +142,7 @@ def costs(rows: list[Row], lang: str) -> Markup:
         setting = f"{cost['model']}, " + TEXT["batch"][lang].format(b=cost["batch_size"],
                                                                      s=cost["seq_len"])
         where = BACKEND_LABELS[cost["backend"]][lang] + TEXT["colon"][lang] + machine
-        lines.append([label(row["id"], lang), f"{escape(where)}<br>{escape(setting)}",
+        lines.append([label(names, row["id"], lang), f"{escape(where)}<br>{escape(setting)}",
                       nowrap(f"{gib(cost['ref_peak'])} → {gib(cost['peak'])}"),
                       nowrap(f"{cost['ref_seconds']:.3f} → {cost['seconds']:.3f}"),
                       f"**{nowrap(signed_pct(cost['ratio']))}**"])

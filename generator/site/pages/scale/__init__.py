@@ -14,8 +14,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.plan import gpus
+from generator.plan.fit import Verdict, judge
 from generator.results.shapes import StudyResult
-from generator.site.analysis import ALLOCATOR_SLACK, CONTEXT_ALLOWANCE_BYTES
+from generator.results.step import allocator_figures_on
 from generator.site.pages import Page
 from generator.site.pages.scale.charts import HEADROOM, scale_chart
 from generator.site.pages.scale.tables import (
@@ -28,8 +30,8 @@ from generator.site.pages.scale.tables import (
 Study = StudyResult
 PAGES = (Page("scale.md", "scale/scale", nav=60),)
 GIB = 2**30
-#: GPU memory sizes the plan is read for (GiB, as nvidia-smi counts them).
-GPU_SIZES_GIB = (24, 40, 80)
+#: The GPUs the plan is read for (plan/gpus.py): one of each common size.
+PLAN_GPUS = ("RTX 4090", "A100-SXM4-40GB", "H100 80GB HBM3")
 #: The categories whose own maximum the shrink table follows: model state, then activations.
 SHRINK_CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations")
 #: Settings that make two studies comparable; world sizes and strategies may differ.
@@ -60,8 +62,7 @@ def context(results: list[dict[str, Any]], studies: list[Study]) -> dict[str, An
         twin = next((g for g in estimates if g["settings"] == group["settings"]), None)
         group["comparison"] = _compare(group, twin) if twin else []
     return {"main": main, "others": others, "measured": measured, "groups": groups,
-            "gpu_sizes_gib": list(GPU_SIZES_GIB), "context_mib": CONTEXT_ALLOWANCE_BYTES // 2**20,
-            "allocator_slack": ALLOCATOR_SLACK}
+            "plan_gpus": [gpus.find(name) for name in PLAN_GPUS]}
 
 
 def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
@@ -80,12 +81,17 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
     return found
 
 
-def needed_bytes(peak: int) -> int:
-    """What a GPU must offer for a step whose tensors peak at `peak` bytes, with the
-    allowances for the CUDA context and the allocator's reserve (analysis.py): the sharding
-    study simulates no allocator, so these stay rules of thumb here, as on the sweeps page
-    where neither a GPU run nor a simulation gives the reserve."""
-    return int(peak * (1 + ALLOCATOR_SLACK)) + CONTEXT_ALLOWANCE_BYTES
+def verdict(row: dict[str, Any], gpu: gpus.GPU) -> Verdict | None:
+    """Whether one rank's step fits `gpu`, by the one rule (plan/fit.py): its simulated
+    reserved peak with that GPU's cuBLAS workspaces and the GPU's CUDA context; None for a
+    row without the allocator's figures (a study of the CPU)."""
+    allocator = row.get("allocator")
+    if not allocator:
+        return None
+    allocated, reserved, context = allocator_figures_on(allocator, gpu,
+                                                        what="the sharding study")
+    return judge(gpu.memory_bytes, allocated=allocated, reserved=reserved, context=context,
+                 gpu=gpu.name)
 
 
 def _groups(studies: list[Study]) -> list[dict[str, Any]]:
@@ -129,10 +135,12 @@ def _group(entry: dict[str, Any], rows: dict[tuple[str, int], dict[str, Any]]
              "sources": entry["sources"]}
     group["phases"] = [{"phase": phase, "by": _phase_rows(by, phase)} for phase in PHASES
                        if any(r["peak_phase"] == phase for r in usable)]
-    # The GPU sizes the chart marks: those within its axis
+    # The GPUs the chart marks: those whose memory lies within its axis
     top = max(r["peak_bytes"] for r in usable) if usable else 0
-    group["gpu_lines"] = [gib for gib in GPU_SIZES_GIB if gib * GIB <= top * HEADROOM]
-    group["plan"] = [_plan(by, gib) for gib in GPU_SIZES_GIB]
+    group["gpu_lines"] = [gpu for gpu in map(gpus.find, PLAN_GPUS)
+                          if gpu.memory_bytes <= top * HEADROOM]
+    group["plan"] = [_plan(by, gpus.find(name)) for name in PLAN_GPUS] \
+        if all(r.get("allocator") for r in usable) else []
     group.update(_ddp_figures(by["ddp"], group["parameter_count"]))
     group.update(_fsdp_figures(by["fsdp2"]))
     if by["ddp"] and by["fsdp2"]:
@@ -224,20 +232,21 @@ def _floor(row: dict[str, Any]) -> dict[str, Any]:
     return {"bytes": rest, "share": rest / row["peak_bytes"], "activations": live["activations"]}
 
 
-def _plan(by: dict[str, list[dict[str, Any]]], gib: int) -> dict[str, Any]:
-    """For one GPU size: the fewest GPUs measured under FSDP2 whose step fits, and whether a
-    DDP step fits at all (its per-GPU memory does not depend on the GPU count)."""
-    budget = gib * GIB
-    fits = [r for r in by["fsdp2"] if needed_bytes(r["peak_bytes"]) <= budget]
+def _plan(by: dict[str, list[dict[str, Any]]], gpu: gpus.GPU) -> dict[str, Any]:
+    """For one GPU: the fewest GPUs measured under FSDP2 whose step fits it by the one rule,
+    and whether a DDP step fits at all (its per-GPU memory does not depend on the count)."""
+    fits = [r for r in by["fsdp2"] if verdict(r, gpu).fits]
     ddp = by["ddp"][0] if by["ddp"] else None
     below = [r for r in by["fsdp2"] if fits and r["world_size"] < fits[0]["world_size"]]
-    return {"gpu_gib": gib, "fsdp": fits[0] if fits else None,
+    ddp_verdict = verdict(ddp, gpu) if ddp else None
+    return {"gpu": gpu, "fsdp": fits[0] if fits else None,
+            "fsdp_needed": verdict(fits[0], gpu).needed_bytes if fits else None,
             # the most GPUs measured that are still too few: the answer lies above it
             "fsdp_too_few": below[-1] if below else None,
             # the fewest GPUs that fit, or an upper bound when no smaller count was measured
             "fsdp_exact": bool(fits) and (bool(below) or fits[0]["world_size"] == 1),
-            "ddp": ddp, "ddp_fits": ddp is not None and needed_bytes(ddp["peak_bytes"]) <= budget,
-            "ddp_needed": needed_bytes(ddp["peak_bytes"]) if ddp else None}
+            "ddp": ddp, "ddp_fits": ddp_verdict is not None and ddp_verdict.fits,
+            "ddp_needed": ddp_verdict.needed_bytes if ddp_verdict else None}
 
 
 def _compare(measured: dict[str, Any], estimate: dict[str, Any]) -> list[dict[str, Any]]:

@@ -27,7 +27,6 @@ _WORDS: dict[str, Words] = {
     "count": Words("Number of GPUs (data-parallel ranks)", "卡数（数据并行的 rank 数）"),
     "title": Words("Memory per GPU in data-parallel training: {m}, batch {b} per GPU, sequence {s}",
                    "数据并行训练的单卡显存：{m}，每卡 batch {b}，序列长度 {s}"),
-    "gpu_line": Words("{} GiB", "{} GiB"),
     "bar": Words("{st} on {n}: {v}", "{st} {n}：{v}"),
 }
 
@@ -68,9 +67,10 @@ def scale_chart(group: dict[str, Any], lang: str) -> str:
                         xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
                         fontsize=8.5, fontweight="bold")
         right = blended_transform_factory(ax.transAxes, ax.transData)
-        for size in group["gpu_lines"]:
+        for gpu in group["gpu_lines"]:
+            size = gpu.memory_bytes / GIB
             ax.axhline(size, color=INK, alpha=0.5, linewidth=0.8, linestyle="--", zorder=0)
-            ax.text(1.01, size, _w("gpu_line", lang).format(size), transform=right,
+            ax.text(1.01, size, gpu.short_name, transform=right,
                     ha="left", va="center", fontsize=8.5, clip_on=False)
         ax.set_xticks(xs, [STRATEGY_LABELS[r["strategy"]] for r in rows], fontsize=8.5)
         for n in dict.fromkeys(r["world_size"] for r in rows):  # the GPU count under its bars

@@ -43,8 +43,8 @@ TEXT: dict[str, Words] = {
     "on": Words("{} GPUs", "{} 卡"), "on1": Words("{} GPU", "{} 卡"),
     "factor": Words("Shrinks by", "实际缩小"),
     "ideal": Words("1/N would give", "按 1/N 应缩小"),
-    "gpu": Words("GPU memory", "单卡显存"),
-    "fsdp_need": Words("FSDP2: fewest GPUs (peak per GPU)", "FSDP2：最少 GPU 数（单卡峰值）"),
+    "gpu": Words("GPU (memory for a process)", "GPU（进程可用显存）"),
+    "fsdp_need": Words("FSDP2: fewest GPUs (needed per GPU)", "FSDP2：最少 GPU 数（单卡需要）"),
     "ddp_need": Words("DDP (needed per GPU)", "DDP（单卡需要）"),
     "none": Words("none of the GPU counts run fits", "跑过的卡数都放不下"),
     "fits": Words("fits", "放得下"), "no": Words("does not fit", "放不下"),
@@ -118,14 +118,15 @@ def plan_table(group: dict[str, Any], lang: str) -> Markup:
         if fsdp is None:
             cell = _t("none", lang)
         else:
-            inner = f"{gib(fsdp['peak_bytes'])} GiB"
+            inner = f"{gib(plan['fsdp_needed'])} GiB"
             if plan["fsdp_too_few"]:
                 n = plan["fsdp_too_few"]["world_size"]
                 inner += _t("too_few1" if n == 1 else "too_few", lang).format(n)
             cell = f"**{fsdp['world_size']}**" + _t("paren", lang).format(inner)
         ddp = "–" if plan["ddp"] is None else _t("fits" if plan["ddp_fits"] else "no", lang) \
             + _t("paren", lang).format(f"{gib(plan['ddp_needed'])} GiB")
-        rows.append([f"{plan['gpu_gib']} GiB", cell, ddp])
+        gpu = plan["gpu"]
+        rows.append([f"{escape(gpu.short_name)} ({gib(gpu.memory_bytes)} GiB)", cell, ddp])
     return markdown_table(headers, rows, numeric_from=3)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import step_options_of
+from generator.plan import gpus
 from generator.results.shapes import StepResult, trust
 from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.site.pages import Page
@@ -25,27 +26,25 @@ from generator.words import LANGS
 Result = StepResult
 #: Fewest distinct values of the swept field that make a sweep.
 MIN_POINTS = 3
-#: The GPU size the page's advice quotes: a common size for one card.
-PLANNING_GIB = 24
+#: The GPU the page's advice quotes: a common card for one person (plan/gpus.py).
+PLANNING_GPU = "RTX 4090"
 PAGES = (Page("sweeps.md", "sweeps/sweeps", nav=40),)
 
 
 def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | None:
     """Every batch and sequence sweep among the results, fitted; None when there is none."""
     usable = [r for r in results if not r.get("error")]
-    batch = [_batch_group(g, usable) for g in _groups(usable, "batch_size")]
+    batch = [_batch_group(g) for g in _groups(usable, "batch_size")]
     batch = [g for g in batch if g["series"]]
     seq = [_seq_group(g) for g in _groups(usable, "seq_len")
            if all(r.get("architecture") for rs in g.values() for r in rs)]
     seq = [g for g in seq if g["series"]]
     if not batch and not seq:
         return None
-    return {"batch": batch, "seq": seq, "budgets_gib": list(fits.BUDGETS_GIB),
+    return {"batch": batch, "seq": seq, "gpus": [gpus.find(name) for name in fits.TABLE_GPUS],
             "coefficients": {fits.formula_variant(p): fits.formula_coefficients(p)
                              for p in ("amp-bf16", "fp32")},
             "main_batch": batch[0] if batch else None, "main_seq": seq[0] if seq else None,
-            "allowance": {"context_bytes": fits.CONTEXT_ALLOWANCE_BYTES,
-                          "slack": fits.ALLOCATOR_SLACK},
             "planning": _planning(batch[0] if batch else None, seq[0] if seq else None)}
 
 
@@ -64,7 +63,7 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
         if g["formula"]:
             found[f"sweeps-formula-{g['id']}"] = sweep_tables.formula_table(g, lang)
             found[f"sweeps-prediction-{g['id']}"] = sweep_tables.prediction_table(g, lang)
-        if g["models_gpu"]:
+        if g["has_largest"]:
             found[f"sweeps-largest-{g['id']}"] = sweep_tables.largest_table(g, lang)
     for g in ctx["seq"]:
         found[f"sweeps-seq-{g['id']}"] = sweep_tables.seq_table(g, lang)
@@ -117,7 +116,7 @@ def _describe(result: Result, vary: str) -> dict[str, Any]:
             "models_gpu": e["device"] == "cuda"}
 
 
-def _batch_group(series: dict[str, list[Result]], everything: list[Result]) -> dict[str, Any]:
+def _batch_group(series: dict[str, list[Result]]) -> dict[str, Any]:
     first = next(iter(series.values()))[0]
     group = _describe(first, "batch_size")
     group["series"], group["formula"] = {}, fits.formula_applies(first)
@@ -128,24 +127,25 @@ def _batch_group(series: dict[str, list[Result]], everything: list[Result]) -> d
         except ValueError:  # every point on the optimizer floor: no line to draw
             continue
         measured = {r["experiment"]["batch_size"]: r["peak_bytes"] for r in results}
-        overhead = fits.overhead_for(everything, results, model=group["model"],
-                                     precision=precision, batch_size=max(measured),
-                                     seq_len=group["seq_len"])
         points = [{"batch": b, "peak": p, "on_line": b in fit.fitted_batches,
                    "residual": p - fit.line(b)} for b, p in sorted(measured.items())]
+        needs = {gpu: fits.needs_on(results, gpus.find(gpu)) for gpu in fits.TABLE_GPUS}
         entry = {"fit": fit, "points": points, "bytes_per_sample": fit.line.slope,
-                 "fixed": fit.line.intercept, "floor": fit.floor, "overhead": overhead,
+                 "fixed": fit.line.intercept, "floor": fit.floor,
                  "max_rel_residual": fit.line.max_rel_residual,
                  # Where the rising line meets the optimizer step's floor.
                  "crossover": None if fit.floor is None or fit.line.slope <= 0 else
                  (fit.floor - fit.line.intercept) / fit.line.slope,
-                 "largest": [fits.largest_batch(fit, g * fits.GIB, overhead, measured)
-                             for g in fits.BUDGETS_GIB]
-                 if group["models_gpu"] and fit.line.slope > 0 else []}
+                 "largest": [fits.largest_batch(fit, needs[gpu], gpus.find(gpu))
+                             for gpu in fits.TABLE_GPUS]
+                 if group["models_gpu"] and fit.line.slope > 0
+                 and len([b for b in needs[fits.TABLE_GPUS[0]] if b in fit.fitted_batches]) >= 2
+                 else []}
         if group["formula"]:
             entry["formula"] = _batch_formula(group, precision, fit, max(fit.fitted_batches),
                                               measured)
         group["series"][precision] = entry
+    group["has_largest"] = any(entry["largest"] for entry in group["series"].values())
     fp16, bf16 = (group["series"].get(p) for p in ("amp-fp16", "amp-bf16"))
     if fp16 and bf16:  # the two AMP flavours keep the same 2-byte tensors; GradScaler aside
         peaks = {p["batch"]: p["peak"] for p in bf16["points"]}
@@ -219,12 +219,12 @@ def _excess(group: dict[str, Any], points: list[dict[str, Any]]) -> dict[str, An
 def _planning(batch: dict[str, Any] | None, seq: dict[str, Any] | None) -> dict[str, Any]:
     """The few comparisons the page's advice rests on, read off the main sweeps."""
     found: dict[str, Any] = {}
-    series = batch["series"] if batch and batch["models_gpu"] else {}
+    series = batch["series"] if batch and batch["has_largest"] else {}
     amp = next((p for p in ("amp-bf16", "amp-fp16") if p in series), None)
     if "fp32" in series and amp and series["fp32"]["largest"] and series[amp]["largest"]:
-        i = fits.BUDGETS_GIB.index(PLANNING_GIB)
+        i = fits.TABLE_GPUS.index(PLANNING_GPU)
         fp32, mixed = series["fp32"]["largest"][i].batch, series[amp]["largest"][i].batch
-        found["amp"] = {"precision": amp, "budget": PLANNING_GIB, "fp32": fp32,
+        found["amp"] = {"precision": amp, "gpu": PLANNING_GPU, "fp32": fp32,
                         "amp_batch": mixed, "gain": mixed / fp32 if fp32 else None}
     if seq:
         p, s = next(iter(seq["series"].items()))

@@ -1,5 +1,6 @@
-"""Straight lines through batch sweeps, the largest batch that fits a GPU, and the activation
-formula of Korthikanti et al. 2022 as a prediction to set beside them.
+"""Straight lines through batch sweeps, the largest batch that fits a GPU (by the one rule and
+the one search of generator/plan/), and the activation formula of Korthikanti et al. 2022 as a
+prediction to set beside them.
 
 The peak of a step is the larger of two moments: early backward, where every activation is
 still held (it grows with the batch), and the optimizer step, where gradients, the optimizer
@@ -10,22 +11,19 @@ phase lie on the line, and only they are fitted.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from generator.errors import ResultsError
+from generator.plan import gpus
+from generator.plan.search import largest_fitting
 from generator.results.shapes import CATEGORIES, StepResult
-from generator.site.analysis import (
-    ALLOCATOR_SLACK,
-    CONTEXT_ALLOWANCE_BYTES,
-    activation_formula_bytes,
-)
+from generator.results.step import StepMemory
+from generator.site.analysis import activation_formula_bytes
 
 Result = StepResult
 GIB, MIB = 2 ** 30, 2 ** 20
 
-#: GPU sizes of the largest-batch table (GiB).
-BUDGETS_GIB = (16, 24, 40, 80)
 #: The phase in which a peak does not depend on the batch.
 STEP_PHASE = "optimizer"
 
@@ -121,116 +119,67 @@ def fit_batch_sweep(results: list[Result]) -> BatchFit:
                     tuple(batches), tuple(r["experiment"]["batch_size"] for r in on_floor))
 
 
-@dataclass(frozen=True)
-class Overhead:
-    """What a GPU needs beyond the step's tensors: the CUDA context, and what the caching
-    allocator reserves beyond the tensors, as a share of the peak (slack). `kind` says where
-    both come from: "measured" (a real GPU run), "simulated" (an estimate's simulation of the
-    allocator, with the top of its GPU generation's context range) or "allowance" (round
-    figures, for lack of either)."""
-
-    context_bytes: int
-    slack: float
-    kind: str
-    #: The result they were taken from, unless an allowance.
-    source: Result | None = None
-    #: Simulated: each batch of the source's sweep with its own reserved peak, so that the
-    #: sweep's points are checked against what the simulation reserved for them.
-    reserved_at: dict[int, int] = field(default_factory=dict)
-
-    def total(self, peak_bytes: float) -> float:
-        return self.context_bytes + peak_bytes * (1 + self.slack)
-
-    def total_at(self, batch: int, peak_bytes: float) -> float:
-        """What a point of the sweep needs: its own simulated reserve where there is one."""
-        if batch in self.reserved_at:
-            return self.context_bytes + self.reserved_at[batch]
-        return self.total(peak_bytes)
-
-
-ALLOWANCE = Overhead(CONTEXT_ALLOWANCE_BYTES, ALLOCATOR_SLACK, "allowance")
-
-
-def overhead_for(results: list[Result], sweep: list[Result], *, model: str, precision: str,
-                 batch_size: int, seq_len: int) -> Overhead:
-    """From the closest `cuda` result of the same model among `results`: its CUDA context and
-    its reserved − allocated as a share of allocated. Else, where the estimates of `sweep`
-    (one precision's points) simulated the caching allocator, from its largest batch: the
-    reserved peak over the tensors' peak, and the top of its context range. Else the
-    allowance."""
-    measured = [r for r in results if not r.get("error") and r["backend"] == "cuda"
-                and r["experiment"]["model"] == model
-                and "context_bytes" in (r.get("ground_truth") or {})
-                and r["ground_truth"].get("peak_bytes")]
-    if measured:
-        def distance(r: Result) -> tuple:
-            e = r["experiment"]
-            return (e["precision"] != precision, abs(math.log2(e["seq_len"] / seq_len)),
-                    abs(math.log2(e["batch_size"] / batch_size)), r["key"])
-
-        best = min(measured, key=distance)
-        truth = best["ground_truth"]
-        return Overhead(truth["context_bytes"],
-                        truth["allocator_overhead_bytes"] / truth["peak_bytes"],
-                        "measured", best)
-    simulated = [r for r in sweep if r["backend"] == "estimate" and r["peak_bytes"]
-                 and r["experiment"]["device"] == "cuda"
-                 and (r.get("allocator") or {}).get("peak_reserved_bytes")]
-    if not simulated:
-        return ALLOWANCE
-    best = max(simulated, key=lambda r: r["experiment"]["batch_size"])
-    allocator = best["allocator"]
-    return Overhead(allocator["context_bytes"][-1],
-                    allocator["peak_reserved_bytes"] / best["peak_bytes"] - 1, "simulated", best,
-                    {r["experiment"]["batch_size"]: r["allocator"]["peak_reserved_bytes"]
-                     for r in simulated})
+#: The GPUs the largest-batch table is read for (plan/gpus.py): one of each common size.
+TABLE_GPUS = ("RTX 3060", "RTX 4090", "A100-SXM4-40GB", "H100 80GB HBM3")
 
 
 @dataclass(frozen=True)
 class LargestBatch:
-    """The largest batch whose predicted peak, with the overhead, fits a GPU of budget_bytes."""
+    """The largest batch of a sweep's step that fits one GPU, by the one rule (plan/fit.py)
+    and the one search (plan/search.py), over a line through what the sweep's points need."""
 
-    budget_bytes: int
+    gpu: str
+    """The GPU's short name (plan/gpus.py)."""
+    memory_bytes: int
     batch: int
-    #: The predicted peak at that batch (0 when nothing fits), without the overhead.
-    predicted_peak: float
-    #: A measured point at exactly that batch: its peak and whether it fits too.
-    measured_peak: int | None
+    """0: not even batch 1 fits."""
+    needed_bytes: float
+    """What the step needs at that batch, by the line (0 when nothing fits)."""
+    #: A point of the sweep at exactly that batch: whether it fits (None: no such point).
     measured_fits: bool | None
-    #: Measured points whose fit or misfit contradicts the prediction (batch ≤ answer ⇔ fits).
+    #: Points of the sweep whose own verdict contradicts the answer (batch ≤ answer ⇔ fits).
     disagreements: tuple[int, ...]
     checked: int
     extrapolated: bool
 
 
-def largest_batch(fit: BatchFit, budget_bytes: int, overhead: Overhead = ALLOWANCE,
-                  measured: dict[int, int] | None = None) -> LargestBatch:
-    """Solve context + (1 + slack)·max(floor, a + b·B) ≤ budget for the largest whole B, then
-    hold it against the measured peaks (`measured`: batch → peak bytes)."""
-    if fit.line.slope <= 0:
-        raise ValueError("the peak does not grow with the batch: no largest batch")
-    measured = measured or {}
+def needs_on(results: list[Result], gpu: gpus.GPU) -> dict[int, int]:
+    """Each point of a sweep (one precision's results by batch): what it needs of `gpu` to
+    fit for sure by the one rule, its reserved peak on that GPU's workspaces and the GPU's
+    CUDA context (a run on a GPU: its own context); {} where a point lacks the allocator's
+    figures for it (a sweep of the CPU, or estimates older than the GPU catalogue)."""
+    found = {}
+    for result in results:
+        step = StepMemory.from_dict(result)
+        if step.reserved_bytes is None:
+            return {}
+        try:
+            found[result["experiment"]["batch_size"]] = step.fits(gpu.name).needed_bytes
+        except ResultsError:
+            return {}
+    return found
 
-    def fits(batch: int) -> bool:
-        return overhead.total(fit.peak(batch)) <= budget_bytes
 
-    room = (budget_bytes - overhead.context_bytes) / (1 + overhead.slack)
-    batch = max(0, math.floor((room - fit.line.intercept) / fit.line.slope))
-    # Floating point may put the answer one off; settle it with the same test as the check.
-    while fits(batch + 1):
-        batch += 1
-    while batch > 0 and not fits(batch):
-        batch -= 1
-    wrong = tuple(b for b, peak in sorted(measured.items())
-                  if (overhead.total_at(b, peak) <= budget_bytes) != (b <= batch))
-    at = measured.get(batch)
-    return LargestBatch(
-        budget_bytes=budget_bytes, batch=batch,
-        predicted_peak=fit.peak(batch) if batch else 0.0,
-        measured_peak=at,
-        measured_fits=None if at is None else overhead.total_at(batch, at) <= budget_bytes,
-        disagreements=wrong, checked=len(measured),
-        extrapolated=bool(measured) and batch > max(measured))
+def largest_batch(fit: BatchFit, needs: dict[int, int], gpu: gpus.GPU) -> LargestBatch:
+    """The largest batch that fits `gpu`: the one search over a line through what the points
+    above the optimizer's floor need (the floor: the most a floor point needs), then held
+    against each point's own verdict."""
+    on_line = sorted(b for b in needs if b in fit.fitted_batches)
+    line = linear_fit(on_line, [needs[b] for b in on_line])
+    floor = max((needs[b] for b in needs if b in fit.floor_batches), default=0)
+
+    def needed(batch: int) -> float:
+        return max(line(batch), floor)
+
+    found = largest_fitting(needed, gpu.memory_bytes).largest
+    wrong = tuple(b for b, need in sorted(needs.items())
+                  if (need <= gpu.memory_bytes) != (b <= found))
+    at = needs.get(found)
+    return LargestBatch(gpu=gpu.short_name, memory_bytes=gpu.memory_bytes, batch=found,
+                        needed_bytes=needed(found) if found else 0.0,
+                        measured_fits=None if at is None else at <= gpu.memory_bytes,
+                        disagreements=wrong, checked=len(needs),
+                        extrapolated=bool(needs) and found > max(needs))
 
 
 def _element_bytes(precision: str) -> int:

@@ -1,13 +1,13 @@
 """The sweeps page's Markdown tables, in Chinese or English: the fits, the formula beside
-them, the sequence sweep, and the largest batch per GPU size. Cells are escaped here."""
+them, the sequence sweep, and the largest batch per GPU. Cells are escaped here."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
-from generator.site.pages.sweeps.fits import BUDGETS_GIB
 from generator.site.tables import markdown_table
 from generator.site.tables import precision_swatch as swatch
 from generator.units import gib, mib, pct
@@ -33,7 +33,7 @@ _TEXT: dict[str, Words] = {
     "layers": Words("Layers (GiB)", "各层激活 (GiB)"),
     "formula": Words("Formula (GiB)", "公式 (GiB)"),
     "quad": Words("s² share", "s² 项占比"),
-    "gpu": Words("GPU memory", "显存容量"),
+    "gpu": Words("GPU (memory for a process)", "GPU（进程可用显存）"),
     "none": Words("nothing fits", "放不下"),
 }
 
@@ -101,13 +101,14 @@ def seq_table(group: dict[str, Any], lang: str) -> Markup:
 
 
 def largest_table(group: dict[str, Any], lang: str) -> Markup:
-    """GPU sizes down, precisions across: the largest batch and its predicted peak; † marks
-    a batch beyond the largest one measured, ✓ one measured at exactly that batch that
-    fits, ✗ a measured point that disagrees."""
+    """GPUs down, precisions across: the largest batch and what it needs by the one rule; †
+    marks a batch beyond the largest one in the sweep, ✓ a point of the sweep at exactly that
+    batch that fits, ✗ a point whose own verdict disagrees."""
     series = group["series"]
+    answered = next((s["largest"] for s in series.values() if s["largest"]), [])
     rows = []
-    for i, budget in enumerate(BUDGETS_GIB):
-        row = [f"{budget} GiB"]
+    for i, gpu in enumerate(answered):
+        row = [f"{escape(gpu.gpu)} ({gib(gpu.memory_bytes)} GiB)"]
         for s in series.values():
             answer = s["largest"][i] if s["largest"] else None
             if answer is None:  # the peak does not grow with the batch: no answer
@@ -116,11 +117,10 @@ def largest_table(group: dict[str, Any], lang: str) -> Markup:
             if not answer.batch:
                 row.append(_t("none", lang))
                 continue
-            # ✓: measured at exactly this batch, and it fits; ✗: a measured point disagrees.
             exact = "✓" if answer.measured_fits and not answer.disagreements else ""
             marks = ("†" if answer.extrapolated else "") + exact + \
                 ("✗" if answer.disagreements else "")
-            row.append(f"**{answer.batch}**{marks} · {gib(answer.predicted_peak)} GiB")
+            row.append(f"**{answer.batch}**{marks} · {gib(answer.needed_bytes)} GiB")
         rows.append(row)
     return markdown_table([_t("gpu", lang)] + [swatch(p, lang) for p in series], rows)
 

@@ -1,0 +1,96 @@
+/* The answers the calculator gives, in the browser: the one rule for "does it fit"
+   (generator/plan/fit.py, `judge`) and the one search for the largest batch that fits
+   (generator/plan/search.py, `largest_fitting`), mirrored line for line;
+   tests/unit/test_planning_js.py holds the two against each other on a grid. */
+(function () {
+  "use strict";
+
+  var MAX_BATCH = 1 << 20;
+  var MAX_GROWTH = 16;
+
+  // fit.needed_bytes: the reserved peak and the CUDA context at its high end (the tensors'
+  // peak where no allocator was modelled: reserved null).
+  function neededBytes(allocated, reserved, context) {
+    return reserved === null ? allocated : reserved + context[1];
+  }
+
+  // fit.judge: yes, maybe, only just, no.
+  function judge(memory, allocated, reserved, context) {
+    var need = neededBytes(allocated, reserved, context);
+    var word;
+    if (reserved === null) word = need <= memory ? "yes" : "no";
+    else if (allocated + context[0] > memory) word = "no";
+    else if (need <= memory) word = "yes";
+    else if (reserved + context[0] <= memory) word = "maybe";
+    else word = "only just";
+    return {word: word, fits: word === "yes", needed: need, spare: memory - need};
+  }
+
+  // search.largest_fitting: needed(b) is called once per batch.
+  function largestFitting(needed, budget, first, step, limit) {
+    first = first || 1; step = step || 1; limit = limit || MAX_BATCH;
+    var search = {largest: 0, needed: [], capped: false}, seen = {};
+    function need(k) {
+      var b = k * step;
+      if (!(b in seen)) { seen[b] = needed(b); search.needed.push([b, seen[b]]); }
+      return seen[b];
+    }
+    function fits(k) { return need(k) <= budget; }
+    var top = Math.max(1, Math.floor(limit / step));
+    var start = Math.min(top, Math.max(1, Math.floor(first / step)));
+    var low, high;
+    if (fits(start)) {
+      var grown = grow(need, fits, start, top, budget);
+      low = grown[0]; high = grown[1];
+      if (high === null) { search.largest = top * step; search.capped = true; return search; }
+    } else if (start === 1 || !fits(1)) {
+      return search;
+    } else {
+      low = 1; high = start;
+    }
+    search.largest = narrow(need, fits, low, high, budget) * step;
+    return search;
+  }
+
+  function along(room, span, rise) { return Math.floor(room * span / rise); }
+
+  function grow(need, fits, low, top, budget) {
+    var base = low;
+    while (low < top) {
+      var rise = need(low) - need(base), guess;
+      if (low > base && rise > 0) guess = low + along(budget - need(low), low - base, rise);
+      else guess = 2 * low;
+      guess = Math.min(top, Math.max(low + 1, Math.min(guess, MAX_GROWTH * low)));
+      if (!fits(guess)) return [low, guess];
+      low = guess;
+    }
+    return [low, null];
+  }
+
+  function narrow(need, fits, low, high, budget) {
+    var move = "line", last = low;
+    while (high - low > 1) {
+      var guess;
+      if (move === "line") {
+        var rise = need(high) - need(low);
+        guess = rise > 0 ? low + along(budget - need(low), high - low, rise)
+          : Math.floor((low + high) / 2);
+        move = "beside";
+      } else if (move === "beside") {
+        guess = last === low ? last + 1 : last - 1;
+        move = "middle";
+      } else {
+        guess = Math.floor((low + high) / 2); move = "line";
+      }
+      guess = Math.min(high - 1, Math.max(low + 1, guess));
+      if (fits(guess)) low = guess; else high = guess;
+      last = guess;
+    }
+    return low;
+  }
+
+  var planning = {judge: judge, neededBytes: neededBytes, largestFitting: largestFitting,
+    MAX_BATCH: MAX_BATCH};
+  if (typeof window !== "undefined") window.planning = planning;
+  if (typeof module !== "undefined") module.exports = planning;
+})();
