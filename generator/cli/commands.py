@@ -58,6 +58,15 @@ def render(args: argparse.Namespace) -> int:
     return 0
 
 
+def migrate(args: argparse.Namespace) -> int:
+    from generator.results.migrate import rewrite
+
+    done = rewrite(args.results)
+    print(f"{len(done)} results of an older schema written again in {args.results}/",
+          file=sys.stderr)
+    return 0
+
+
 def site(args: argparse.Namespace) -> int:
     from generator.results import ensure_writable
     from generator.site.mkdocs import build_site

@@ -100,8 +100,8 @@ def print_estimate(estimate: Estimate, verdict: Verdict | None, say: Say = print
         " (transformers' choice)" if estimate.experiment.attention == "auto" else "")
     say(f"{data['parameter_count']:,} parameters{frozen}{ran}")
     for note in estimate.notes:
-        if note.startswith(("QLoRA:", "LoRA:")):  # what was quantized, where the adapters are
-            say(note)
+        if note.id and note.id.startswith(("lora", "qlora")):  # adapters, 4-bit layers
+            say(str(note))
     say("")
     say(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:
@@ -118,7 +118,7 @@ def print_estimate(estimate: Estimate, verdict: Verdict | None, say: Say = print
         if estimate.reserved_bytes is not None:
             say(RESERVED_IS_AN_UPPER_BOUND.en)
     for note in estimate.notes:
-        if note.startswith("not modelled"):  # what the figures above leave out
+        if note.id and note.id.startswith("not_modelled"):  # what the figures leave out
             say(f"\n{note}")
 
 

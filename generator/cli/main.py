@@ -101,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     suite(measure)
     paths(measure)
     paths(commands.add_parser("render", help="render pages from stored results"), docs=True)
+    paths(commands.add_parser("migrate", help="write the results of an older schema again as "
+                                              "the current one (their figures unchanged)"))
     commands.add_parser("site", help="mkdocs build --strict").add_argument(
         "--site", type=Path, default=Path("site"))
 

@@ -22,3 +22,7 @@ from generator.experiment.experiment import (
     step_defaults,
     step_options_of,
 )
+
+__all__ = ["ATTENTIONS", "BACKENDS", "DEVICES", "HF_PREFIX", "OPTIMIZERS", "PRECISIONS",
+           "Experiment", "as_held", "attention_default", "is_hf_name", "is_plain_step",
+           "list_fields", "option_words", "options", "step_defaults", "step_options_of"]

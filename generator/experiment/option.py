@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from generator import units
 from generator.errors import ConfigError
-from generator.words import Words, same
+from generator.words import Words
 
 #: Not a lever: the levers page never varies it.
 NOT_A_LEVER = object()

@@ -27,12 +27,11 @@ from generator.measure.run import stamp
 from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES, MemoryTracker
 from generator.measure.training.step import gc_paused
 from generator.results import SCHEMA_VERSION, result_path, save
+from generator.results.notes import note
 from generator.results.step import Measurement
 
 #: Optimizer classes by the names results give them; any other goes by its class name.
 _KNOWN_OPTIMIZERS = {"AdamW": "adamw", "Adam": "adam", "SGD": "sgd", "AdamW8bit": "adamw-8bit"}
-NOTE = ("tracked: the user's own step code under generator.track(); its phases marked by "
-        "hooks (the model's call, the first gradient at its output, the optimizer's step)")
 
 
 class Tracking:
@@ -138,7 +137,7 @@ class Tracking:
             "trainable_parameter_count": sum(p.numel() for p in params if p.requires_grad),
             "warmup_steps": 0, "attention": None, "architecture": None, "inputs": "tokens",
             "step_seconds": None, "ground_truth": truth, "allocator": None,
-            "notes": [NOTE],
+            "notes": [note("tracked")],
         }
 
 

@@ -25,6 +25,7 @@ from generator.errors import ConfigError, ResultsError
 from generator.experiment import Experiment
 from generator.experiment.option import parse_size
 from generator.plan import fit, gpus
+from generator.results.notes import Note
 from generator.results.shapes import CATEGORIES, StepResult
 
 
@@ -54,8 +55,9 @@ class StepMemory:
     category_max: Mapping[str, int]
     """Category → that category's own largest bytes during the step."""
     phases: tuple[Phase, ...]
-    notes: tuple[str, ...]
-    """What was modelled, measured or left out, in words."""
+    notes: tuple[Note, ...]
+    """What was modelled, measured or left out: identifiers with values, and their words in
+    either language (`note.text("zh")`; `str(note)` is the English)."""
     gpu: str | None
     """The GPU modelled (an estimate of CUDA) or measured on (a run on one); else None."""
     _data: Mapping[str, Any] = field(repr=False, compare=False)
@@ -90,7 +92,8 @@ class StepMemory:
                    live_at_peak=_frozen({c: data["live_at_peak_bytes"][c] for c in CATEGORIES}),
                    category_max=_frozen({c: data["category_max_bytes"][c] for c in CATEGORIES}),
                    phases=tuple(Phase(p["name"], p["tick"]) for p in data.get("phases") or ()),
-                   notes=tuple(data.get("notes") or ()), gpu=gpu, _data=_frozen(data))
+                   notes=tuple(map(Note.of, data.get("notes") or ())), gpu=gpu,
+                   _data=_frozen(data))
 
     @staticmethod
     def _allocator_figures(data: dict[str, Any]) -> tuple:

@@ -15,9 +15,11 @@ from typing import Any
 from generator.errors import ConfigError, OutputError, ResultsError
 from generator.experiment import Experiment
 from generator.files import TEMP_GLOB, write_atomic
+from generator.results import migrate
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult
 
-SCHEMA_VERSION = 1
+#: 2: notes are identifiers with values (notes.py); schema 1 is read through migrate.py.
+SCHEMA_VERSION = 2
 #: Fields every result has; figures are absent when `error` is set.
 REQUIRED = ("schema_version", "key", "experiment", "backend", "environment", "error")
 #: Optional fields, filled in when a file lacks them (older or hand-made results).
@@ -128,9 +130,12 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: a result must be a JSON object")
     version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and \
+            migrate.OLDEST <= version < SCHEMA_VERSION:
+        return migrate.upgrade(data, version)  # read as the current schema: figures unchanged
     if version != SCHEMA_VERSION:
         raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
-                           f"generator reads schema {SCHEMA_VERSION}")
+                           f"generator reads schemas {migrate.OLDEST} to {SCHEMA_VERSION}")
     return data
 
 

@@ -18,6 +18,7 @@ import jinja2
 from generator import units
 from generator.experiment import option_words
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
+from generator.results.notes import text as note_text
 from generator.site.labels import (
     BACKEND_LABELS,
     CATEGORY_LABELS,
@@ -25,7 +26,6 @@ from generator.site.labels import (
     MODELLED_DEVICE_LABELS,
     PRECISION_LABELS,
 )
-from generator.site.note_words import note_text
 from generator.site.pages.reports import report_slug
 from generator.site.palette import CATEGORY_COLORS
 

@@ -38,7 +38,9 @@ def test_an_estimate_is_the_stored_result_typed(tiny: g.Estimate) -> None:
     assert set(tiny.category_max) == set(CATEGORIES)
     assert [p.name for p in tiny.phases][:3] == ["forward", "backward", "optimizer"]
     assert tiny.gpu == "NVIDIA H100 80GB HBM3" and tiny.kind == "estimated for " + tiny.gpu
-    assert any("assumed" in note for note in tiny.notes)
+    assert any(note.id == "allocator_replay_assumed" for note in tiny.notes)
+    assert any("(assumed: none was named)" in str(note) for note in tiny.notes)
+    assert any("没有指定 GPU" in note.text("zh") for note in tiny.notes)
 
 
 def test_an_estimate_cannot_be_changed(tiny: g.Estimate) -> None:

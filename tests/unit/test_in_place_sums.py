@@ -15,6 +15,7 @@ from torch.profiler import ProfilerActivity, profile
 from generator.measure.tracking.in_place_sums import InPlaceSums, _dense
 from generator.measure.tracking.timeline import StorageLife
 from generator.measure.tracking.tracker import PRECEDENCE, MemoryTracker
+from generator.results.notes import note, text
 
 RANK = {name: i for i, name in enumerate(PRECEDENCE)}
 
@@ -44,7 +45,6 @@ def test_a_first_gradient_still_held_elsewhere_keeps_the_sum_apart() -> None:
     total = StorageLife(nbytes=64, category="temporaries", born=7, died=20, key=2)
     sums = _sums((total, first))
     assert sums.fold([first, total], RANK) == [first, total] and sums.folded == 0
-    assert sums.note_line() is None
 
 
 def test_sums_in_a_row_fold_into_one_storage_with_the_higher_label() -> None:
@@ -56,7 +56,8 @@ def test_sums_in_a_row_fold_into_one_storage_with_the_higher_label() -> None:
     assert sums.folded == 2
     assert [(life.born, life.died, life.key, life.category, life.module)
             for life in lives] == [(1, 15, 3, "activations", "b0")]
-    assert sums.note_line().startswith("gradient sums: 2 sums of two gradients made in place")
+    assert text(note("in_place_sums", count=sums.folded)).startswith(
+        "gradient sums: 2 sums of two gradients made in place")
 
 
 @pytest.mark.parametrize("make", [

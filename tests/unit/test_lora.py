@@ -16,7 +16,7 @@ from generator.errors import ConfigError
 from generator.experiment import Experiment, option_words
 from generator.measure.models import experiment_unavailable
 from generator.measure.training import lora
-from generator.site.note_words import ORIGINAL, note_text
+from generator.results.notes import text
 
 NEEDS_PEFT = pytest.mark.skipif(importlib.util.find_spec("peft") is None,
                                 reason="LoRA needs peft (the test extra has it)")
@@ -129,12 +129,11 @@ def test_adapters_of_a_16_bit_model_stay_in_fp32() -> None:
 @NEEDS_PEFT
 def test_the_note_says_where_the_adapters_went_in_both_languages() -> None:
     notes = [n for n in _estimate(lora_rank=8, lora_targets=("all-linear",))["notes"]
-             if n.startswith("LoRA:")]
-    assert len(notes) == 1
+             if n["id"].startswith("lora")]
+    assert [n["id"] for n in notes] == ["lora_all_linear"]
     assert "on down_proj, gate_proj, k_proj, lm_head, o_proj, q_proj, up_proj, v_proj " \
-           "(all-linear, as PEFT reads it)" in notes[0]
-    assert not note_text(notes[0], "zh").startswith(ORIGINAL["zh"])
-    assert "适配器" in note_text(notes[0], "zh")
+           "(all-linear, as PEFT reads it)" in text(notes[0])
+    assert "适配器，加在 down_proj、gate_proj、k_proj" in text(notes[0], "zh")
 
 
 @NEEDS_PEFT

@@ -21,7 +21,7 @@ from hf_offline import write_config
 from generator.errors import ConfigError
 from generator.experiment import Experiment, option_words
 from generator.measure.models import experiment_unavailable
-from generator.site.note_words import ORIGINAL, note_text
+from generator.results.notes import text
 
 #: Two layers, hidden 64, MLP 128, 2 of 4 heads for keys and values: per layer q and o
 #: 64×64, k and v 64×32, gate and up 64×128, down 128×64
@@ -76,10 +76,11 @@ def test_the_weights_count_as_weights_and_only_the_adapters_train(estimate) -> N
 
 
 def test_the_note_says_what_was_quantized_in_both_languages(estimate) -> None:
-    [note] = [n for n in estimate(quantization="nf4")["notes"] if n.startswith("QLoRA:")]
-    assert f"nf4 weights in {LINEARS} linear layers" in note
-    assert note.endswith("computed in bfloat16; linear layers not quantized: lm_head")
-    assert not note_text(note, "zh").startswith(ORIGINAL["zh"])
+    [note] = [n for n in estimate(quantization="nf4")["notes"] if n["id"] == "qlora"]
+    assert (note["values"]["quant_type"], note["values"]["layers"]) == ("nf4", LINEARS)
+    assert f"nf4 weights in {LINEARS} linear layers" in text(note)
+    assert text(note).endswith("computed in bfloat16; linear layers not quantized: lm_head")
+    assert text(note, "zh").endswith("以 bfloat16 计算；没有量化的线性层：lm_head")
 
 
 def test_bitsandbytes_quantizes_for_real_after_an_estimate(estimate) -> None:

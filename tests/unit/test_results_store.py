@@ -39,8 +39,8 @@ def test_result_says_what_and_where(result: dict[str, Any]) -> None:
     assert result["experiment"]["precision"] == "amp-bf16"
     assert result["environment"]["torch"]
     assert result["environment"]["machine_id"] == "estimate"
-    assert any("autocast: CUDA's op policy" in note for note in result["notes"])
-    assert any("caching allocator" in note for note in result["notes"])
+    assert {"id": "cuda_autocast", "values": {"torch": "2.13"}} in result["notes"]
+    assert any(note["id"] == "allocator_replay_assumed" for note in result["notes"])
 
 
 def test_a_hand_made_result_reads_like_a_measured_one(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from torch import nn
 
 from generator.measure.emulation.cpu_kernels import CUDNN_RESERVE_NOTE, unmodelled
-from generator.site.note_words import ORIGINAL, note_text
+from generator.results.notes import text
 
 
 @pytest.mark.parametrize("layer", [nn.LSTM(4, 8), nn.GRU(4, 8), nn.RNN(4, 8)])
@@ -19,14 +19,16 @@ def test_recurrent_layers_on_cuda_are_said_to_miss_cudnns_reserve(layer: nn.Modu
     assert unmodelled(nn.Linear(4, 4), "cuda") == []
 
 
-def test_the_note_reads_in_chinese() -> None:
-    assert not note_text(CUDNN_RESERVE_NOTE, "zh").startswith(ORIGINAL["zh"])
+def test_the_note_reads_in_both_languages() -> None:
+    assert CUDNN_RESERVE_NOTE["id"] == "not_modelled_cudnn_reserve"
+    assert text(CUDNN_RESERVE_NOTE).startswith("not modelled: cuDNN's reserve space")
+    assert text(CUDNN_RESERVE_NOTE, "zh").startswith("没有建模：循环层")
 
 
 def test_the_estimate_command_prints_what_it_leaves_out(cli, tmp_path) -> None:
     recurrent = cli(["estimate", "gru-lm", "--batch-size", "2", "--seq-len", "8"], tmp_path)
     assert recurrent.returncode == 0
-    assert CUDNN_RESERVE_NOTE in recurrent.stdout
+    assert text(CUDNN_RESERVE_NOTE) in recurrent.stdout
     on_cpu = cli(["estimate", "gru-lm", "--batch-size", "2", "--seq-len", "8",
                   "--device", "cpu"], tmp_path)
     assert on_cpu.returncode == 0 and "not modelled" not in on_cpu.stdout

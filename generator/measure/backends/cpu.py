@@ -35,6 +35,7 @@ from generator.measure.tracking.cpu_allocator_blocks import (
 )
 from generator.measure.training import step
 from generator.measure.training.step import Trainer
+from generator.results.notes import note
 
 MEASURED_STEP = "generator::measured_step"
 
@@ -63,10 +64,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             "peak_bytes": allocator_peak,
             "tracker_peak_bytes": own.peak_bytes,
         },
-        "notes": [f"real run on the CPU with {torch.get_num_threads()} threads",
-                  *workload.notes,
-                  "figures: the allocator's blocks labelled by the tracker; kernels' "
-                  "internal buffers count as temporaries"],
+        "notes": [note("real_cpu_run", threads=torch.get_num_threads()),
+                  *workload.notes, note("cpu_blocks")],
     }
 
 

@@ -28,6 +28,7 @@ from generator.measure.backends.common import (
 from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
 from generator.measure.training.precision import MODEL_DTYPE
 from generator.measure.training.step import Trainer, cast_model
+from generator.results.notes import note
 
 #: Untracked steps after the warm-up: with it, the five steps of the published runs.
 UNTRACKED_STEPS = 4
@@ -92,5 +93,5 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             "device_total_bytes": total,
             "memory_stats": {name: stats.get(name) for name in _STATS},
         },
-        "notes": [f"real run on {props.name}", *workload.notes],
+        "notes": [note("real_cuda_run", gpu=props.name), *workload.notes],
     }

@@ -37,6 +37,7 @@ from generator.measure.training import step
 from generator.measure.training.precision import AUTOCAST_DTYPE
 from generator.measure.training.step import Trainer
 from generator.plan import gpus
+from generator.results.notes import note
 
 #: FakeTensorMode logs a model's own error with its traceback before re-raising it; the
 #: command reports that error as one line (generator/errors.py), which the log would bury.
@@ -44,12 +45,10 @@ FAKE_TENSOR_LOG = logging.getLogger("torch._subclasses.fake_tensor")
 
 
 def run(exp: Experiment, spec) -> dict[str, Any]:
-    notes = ["estimate: fake tensors, nothing allocated; kernels' internal buffers are not seen "
-             "unless modelled"]
+    notes = [note("estimate")]
     cuda = exp.device == "cuda"
     if cuda:
-        notes.append("models CUDA: sizes rounded up to 512-byte blocks, foreach optimizer "
-                     "kernels")
+        notes.append(note("models_cuda", block=CUDA_BLOCK_BYTES))
         notes += cuda_kernels.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
     unpadded_reads = hf_masks.unpadded_reads()
@@ -90,11 +89,10 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             measured = TrackedSteps(tracker.lives(), tracker.phases())
             sums = tracker.sums
     notes += [*workload.notes, *kernels.notes(), *unmodelled(workload.model, exp.device)]
-    sums_note = sums.note_line()
-    if sums_note:
-        notes.append(sums_note)
+    if sums.folded:
+        notes.append(note("in_place_sums", count=sums.folded))
     if hf_masks.unpadded_reads() > unpadded_reads:
-        notes.append(hf_masks.NOTE)
+        notes.append(note("unpadded_masks"))
     allocator = None
     if cuda:
         gpu = gpus.find(exp.gpu) if exp.gpu else gpus.assumed()
@@ -106,11 +104,11 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         allocator = allocator_replay.predict_on(
             gpu, steps, capacity=capacity, expandable_segments=exp.expandable_segments,
             keep_trace=exp.allocation_trace, building=built)
-        notes.append(f"allocated and reserved peaks: the CUDA caching allocator's rules "
-                     f"replayed over {allocator['steps']} steps, with the cuBLAS workspaces "
-                     f"of {gpu.name}{'' if exp.gpu else ' (assumed: none was named)'}")
+        notes.append(note("allocator_replay" if exp.gpu else "allocator_replay_assumed",
+                          steps=allocator["steps"], gpu=gpu.name))
         if building is not None:
-            notes.append(build_trace.note(allocator["freed_while_building_bytes"]))
+            notes.append(note("built_on_device",
+                              freed_bytes=allocator["freed_while_building_bytes"]))
     return {
         **figures(report, workload=workload, warmup_steps=warmups),
         "step_seconds": None,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import torch
 from torch.utils._python_dispatch import (
@@ -38,6 +38,7 @@ from generator.measure.emulation import bound_arguments, onednn_conv_probes
 from generator.measure.emulation.cpu_promotion import promotion_buffers
 from generator.measure.emulation.onednn_lstm import LSTMLayer
 from generator.measure.tracking.tracker import MemoryTracker
+from generator.results.notes import note
 
 aten = torch.ops.aten
 FORWARD, BACKWARD = aten.mkldnn_rnn_layer.default, aten.mkldnn_rnn_layer_backward.default
@@ -95,14 +96,11 @@ def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
 
 
 #: What an estimate modelling CUDA leaves out of a model with recurrent layers. The CLI
-#: prints notes that begin "not modelled".
-CUDNN_RESERVE_NOTE = (
-    "not modelled: cuDNN's reserve space for the recurrent layers (LSTM, GRU, RNN), which "
-    "their CUDA kernel keeps for backward and whose size cuDNN decides; the estimate counts "
-    "what the CPU's kernels save in its place (for an LSTM, nothing)")
+#: prints the notes whose identifier begins "not_modelled".
+CUDNN_RESERVE_NOTE = note("not_modelled_cudnn_reserve")
 
 
-def unmodelled(model: torch.nn.Module, device: str) -> list[str]:
+def unmodelled(model: torch.nn.Module, device: str) -> list[dict]:
     """Notes on memory an estimate of `device` knows it leaves out of `model`."""
     if device == "cuda" and any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
         return [CUDNN_RESERVE_NOTE]
@@ -137,22 +135,16 @@ class ModelledKernelsMode(TorchDispatchMode):
                 out = (*out[:3], torch.empty(size, dtype=torch.uint8, device=out[3].device))
         return out
 
-    def notes(self) -> list[str]:
+    def notes(self) -> list[dict]:
         """What the estimate says about the kernels it modelled, if the step ran them."""
-        notes = []
+        found = []
         if self.modelled and self.convolutions:
-            notes.append("convolutions: the buffers oneDNN's kernels hold while they run "
-                         "(reorders, scratchpad) taken from running each shape's kernel once "
-                         "for real on the CPU that made the estimate (onednn_conv_probes.py)")
+            found.append(note("onednn_convolutions"))
         if self.promoted:
-            notes.append("mixed-dtype elementwise ops: the copies the CPU's kernels make of "
-                         "inputs not in the op's common dtype (TensorIterator; "
-                         "cpu_promotion.py)")
-        if not self.lstm_calls:
-            return notes
-        return notes + ["LSTM: oneDNN's workspace saved for backward and the buffers its "
-                        "kernels hold while they run are modelled (kernel_workspaces.py); "
-                        "brgemm's per-thread buffers (bf16) are not"]
+            found.append(note("cpu_promotion"))
+        if self.lstm_calls:
+            found.append(note("onednn_lstm"))
+        return found
 
 
 class KernelBufferTracker(MemoryTracker):

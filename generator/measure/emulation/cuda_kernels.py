@@ -57,26 +57,16 @@ from generator.measure.emulation.cuda_autocast import (
     lower_precision,
     register_cuda_autocast,
 )
+from generator.results.notes import note
 
 
-def notes(autocast: bool) -> list[str]:
-    """One line for each CUDA behaviour the estimate models; autocast's when it is on."""
-    lines = [
-        "dropout: CUDA's fused kernel, keeping a 1-byte mask, not the CPU's noise tensor",
-        ("attention: CUDA's fused SDPA kernel (flash for fp16/bf16 without a mask, else "
-         "memory-efficient), keeping output and log-sum-exp, not the attention matrix"),
-        "softmax of fp16 into fp32: CUDA's half-to-float kernel, without the CPU's fp32 copy",
-        ("optimizer step counters: in host memory, as torch.optim keeps them beside CUDA "
-         "parameters unless capturable or fused"),
-    ]
-    if autocast:
-        lines.append("autocast: CUDA's op policy of PyTorch 2.13 in place of the CPU's (pow, "
-                     "exp, sums, softmax, norms and losses in fp32; cat, stack not cast)")
-    return lines
-
-
-#: Every CUDA behaviour the estimate models.
-NOTES: list[str] = notes(autocast=True)
+def notes(autocast: bool) -> list[dict]:
+    """A note for each CUDA behaviour the estimate models; autocast's when it is on."""
+    found = [note(ident) for ident in ("cuda_dropout", "cuda_attention", "cuda_softmax",
+                                       "optimizer_state_on_host")]
+    if autocast:  # the policy's table is PyTorch 2.13's (cuda_autocast.py)
+        found.append(note("cuda_autocast", torch="2.13"))
+    return found
 
 _LOW = (torch.float16, torch.bfloat16)
 

@@ -20,9 +20,6 @@ import importlib
 import sys
 from collections.abc import Iterator
 
-#: The estimate's note, where a fake padding mask was read so.
-NOTE = ("attention masks: the batch holds no padding, so transformers leaves the mask to "
-        "SDPA's causal flag where a real run of it does (fake tensors have no values to read)")
 _unpadded_reads = 0
 #: masking_utils' tests of whether a mask can be left out; the padding mask comes first.
 SKIP_TESTS = ("_ignore_causal_mask_sdpa", "_ignore_bidirectional_mask_sdpa")

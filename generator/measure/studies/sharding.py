@@ -228,17 +228,14 @@ def _model_problems(p: dict[str, Any]) -> list[str]:
     return found
 
 
-def _notes(p: dict[str, Any]) -> list[str]:
-    notes = ["estimate: rank 0 of a fake process group, fake tensors; per-rank storages "
-             "(local shards of DTensors) are counted",
-             "ddp: PyTorch's DistributedDataParallel cannot run on fake tensors; its "
-             "gradient buckets are reproduced (25 MiB each, gradient_as_bucket_view=False)"]
+def _notes(p: dict[str, Any]) -> list[dict]:
+    from generator.results.notes import note
+
+    notes = [note("sharding_estimate"), note("sharding_ddp_buckets")]
     if p["precision"] == "amp-bf16":
-        notes.append("amp-bf16: DDP under autocast; FSDP2 with MixedPrecisionPolicy"
-                     "(param_dtype=bf16, reduce_dtype=fp32)")
+        notes.append(note("sharding_amp_bf16"))
     if p["device"] == "cuda":
-        notes.append("models CUDA: 512-byte allocator blocks, foreach optimizer, CUDA "
-                     "attention kernels")
+        notes.append(note("sharding_models_cuda"))
     return notes
 
 

@@ -21,7 +21,6 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from generator import units
 from generator.measure.emulation.fake_build import under_fake_tensors
 from generator.measure.tracking.storage_lives import StorageLives
 from generator.measure.tracking.timeline import StorageLife
@@ -84,8 +83,3 @@ def traced(enabled: bool) -> Iterator[BuildTracker | None]:
     finally:
         tracker.made.forget()  # later frees belong to the steps
 
-
-def note(freed_bytes: int) -> str:
-    """The estimate's note on the allocator's start."""
-    return (f"model built on the GPU: building it freed {units.size(freed_bytes)} (e.g. an "
-            f"output weight that tying replaced), which the allocator keeps cached for the steps")

@@ -72,14 +72,6 @@ class InPlaceSums:
         """The engine's sums noted so far (each a candidate for `fold`)."""
         return len(self._sums)
 
-    def note_line(self) -> str | None:
-        """What an estimate says of the sums it made in place, if any."""
-        if not self.folded:
-            return None
-        return (f"gradient sums: {self.folded} sums of two gradients made in place, where "
-                f"autograd makes them so in an untracked step (accumulation.py); a fake or "
-                f"tracked step makes each in a new tensor")
-
     def note(self, func, args: tuple, kwargs: dict | None, out: object,
              life_of: Callable[[torch.Tensor], StorageLife | None]) -> None:
         """Note `out = func(*args)` if it is the engine adding two gradients up; life_of:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from generator.errors import ConfigError
 from generator.measure import quiet_bitsandbytes
 from generator.measure.training.workload import Workload
+from generator.results.notes import note
 
 INSTALL = "pip install peft"
 
@@ -60,13 +61,15 @@ def with_lora(workload: Workload, *, rank: int, targets: tuple[str, ...],
         raise ConfigError(f"lora_targets: {str(error).splitlines()[0][:200]} (the linear "
                           f"layers of {type(model).__name__}: {_linear_names(model)})") from None
     # the modules' own names (PEFT gives a path where it matched one: all-linear, own models)
-    adapted = ", ".join(sorted({name.rsplit(".", 1)[-1]
-                                for name in wrapped.peft_config["default"].target_modules}))
-    origin = (f"PEFT's default for {model.config.model_type}" if default
-              else "all-linear, as PEFT reads it" if targets == ("all-linear",) else "as asked")
-    note = (f"LoRA: PEFT {peft.__version__} adapters of rank {rank} on {adapted} ({origin}); "
-            f"the model's own weights frozen")
-    return replace(workload, model=wrapped, notes=(*workload.notes, note))
+    adapted = sorted({name.rsplit(".", 1)[-1]
+                      for name in wrapped.peft_config["default"].target_modules})
+    said = {"peft": peft.__version__, "rank": rank, "modules": adapted}
+    if default:
+        said = note("lora_default", **said, model_type=model.config.model_type)
+    else:
+        said = note("lora_all_linear" if targets == ("all-linear",) else "lora_as_asked",
+                    **said)
+    return replace(workload, model=wrapped, notes=(*workload.notes, said))
 
 
 def _default_targets(model) -> list[str] | None:

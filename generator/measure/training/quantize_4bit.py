@@ -30,6 +30,7 @@ from generator.errors import ConfigError
 from generator.measure import quiet_bitsandbytes
 from generator.measure.training.optimizer_8bit import INSTALL
 from generator.measure.training.workload import Workload
+from generator.results.notes import note
 
 #: Weights per scale: BitsAndBytesConfig's default blocksize for 4-bit weights.
 BLOCK = 64
@@ -75,12 +76,11 @@ def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload
                 module, is_conv1d=isinstance(module, conv1d), quant_type=quant_type,
                 compute_dtype=compute_dtype, fake=fake))
     model.is_loaded_in_4bit = True  # what PEFT reads to put its 4-bit LoRA layers on them
-    dtype = str(compute_dtype).removeprefix("torch.")
-    note = (f"QLoRA: bitsandbytes {bitsandbytes.__version__} {quant_type} weights in "
-            f"{len(converted)} linear layers (blocks of {BLOCK}, double quantization), "
-            f"computed in {dtype}; linear layers not quantized: "
-            f"{', '.join(name for name, _ in kept) or 'none'}")
-    return replace(workload, notes=(*workload.notes, note))
+    said = note("qlora", bitsandbytes=bitsandbytes.__version__, quant_type=quant_type,
+                layers=len(converted), block=BLOCK,
+                dtype=str(compute_dtype).removeprefix("torch."),
+                kept=[name for name, _ in kept])
+    return replace(workload, notes=(*workload.notes, said))
 
 
 def weights_in(param) -> int:

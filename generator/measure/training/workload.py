@@ -34,6 +34,6 @@ class Workload:
     before_class_checkpointing: Callable[[tuple[str, ...]], None] | None = None
     """What the model needs once modules of these classes are recomputed in backward
     (step.checkpoint_classes); None: nothing."""
-    notes: tuple[str, ...] = ()
+    notes: tuple[dict, ...] = ()
     """What was done to the model beyond building it (LoRA's adapters), for the result's
     notes."""

@@ -50,7 +50,6 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     if not rows:
         return None
     rows.sort(key=run_order)
-    notes = list(dict.fromkeys(n for r in rows for n in r["notes"]))
     own_rows = sorted(own_gpu.rows(results, best), key=run_order)
     own = {"rows": own_rows, "summary": own_gpu.summary(own_rows)} if own_rows else None
     return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
@@ -60,7 +59,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             # the run whose building left the most in the allocator's cache, for the prose
             "building": max((r for r in rows if r["freed_while_building"]), default=None,
                             key=lambda r: r["freed_while_building"]),
-            "targets": TARGETS, "notes": notes, "source": reference_runs.SOURCE,
+            "targets": TARGETS, "source": reference_runs.SOURCE,
             "gpu": reference_runs.GPU,
             "transformers": sorted({r["transformers"] or "?" for r in rows}),
             "their_transformers": reference_runs.TRANSFORMERS,

@@ -1,0 +1,227 @@
+"""What a result's notes say, as data: each note the measuring code records is an identifier
+with values, `{"id": "in_place_sums", "values": {"count": 96}}`, and its words in both
+languages live here, once. Pages, the command line and the API print `text(note, lang)`;
+nothing translates prose after the fact.
+
+A template's fields are filled with the note's values; `{x:size}` prints bytes in binary units
+and `{x:list}` a list of names, each in the reader's language. `note()` refuses an identifier
+this catalogue lacks, or values its words do not use, so a note cannot go out without both
+languages. Torch-free.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from generator import units
+from generator.words import Words
+
+CATALOGUE: dict[str, Words] = {
+    # -- how the figures were made
+    "estimate": Words(
+        "estimate: fake tensors, nothing allocated; kernels' internal buffers are not seen "
+        "unless modelled",
+        "估算：假张量，不分配任何内存；内核内部的缓冲区除非单独建模，否则看不到"),
+    "models_cuda": Words(
+        "models CUDA: sizes rounded up to {block}-byte blocks, foreach optimizer kernels",
+        "模拟 CUDA：大小向上取整到 {block} 字节的块，优化器用 foreach 内核"),
+    "real_cpu_run": Words(
+        "real run on the CPU with {threads} threads", "CPU 上的真实运行，{threads} 个线程"),
+    "real_cuda_run": Words("real run on {gpu}", "在 {gpu} 上的真实运行"),
+    "cpu_blocks": Words(
+        "figures: the allocator's blocks labelled by the tracker; kernels' internal buffers "
+        "count as temporaries",
+        "数字：分配器的内存块，由跟踪器标注类别；内核内部的缓冲区算作临时张量"),
+    "tracked": Words(
+        "tracked: the user's own step code under generator.track(); its phases marked by "
+        "hooks (the model's call, the first gradient at its output, the optimizer's step)",
+        "跟踪：用户自己的训练步代码，在 generator.track() 里运行；各阶段由钩子标出（调用模型、"
+        "第一个梯度到达模型输出、优化器的 step）"),
+    # -- what an estimate models of CUDA (emulation/cuda_kernels.py, cuda_autocast.py)
+    "cuda_dropout": Words(
+        "dropout: CUDA's fused kernel, keeping a 1-byte mask, not the CPU's noise tensor",
+        "dropout：按 CUDA 的融合内核，保存每个元素 1 字节的掩码，而不是 CPU 上的噪声张量"),
+    "cuda_attention": Words(
+        "attention: CUDA's fused SDPA kernel (flash for fp16/bf16 without a mask, else "
+        "memory-efficient), keeping output and log-sum-exp, not the attention matrix",
+        "注意力：按 CUDA 的融合 SDPA 内核（fp16/bf16 且无掩码时用 flash，否则用省内存版），"
+        "只保存输出和 log-sum-exp，不保存注意力矩阵"),
+    "cuda_softmax": Words(
+        "softmax of fp16 into fp32: CUDA's half-to-float kernel, without the CPU's fp32 copy",
+        "fp16 输入、fp32 输出的 softmax：按 CUDA 的半精度转单精度内核，没有 CPU 上那份 fp32 副本"),
+    "optimizer_state_on_host": Words(
+        "optimizer step counters: in host memory, as torch.optim keeps them beside CUDA "
+        "parameters unless capturable or fused",
+        "优化器的步数计数：放在主机内存里。参数在 CUDA 上时，torch.optim 就是这样放的"
+        "（capturable 或 fused 时除外）"),
+    "cuda_autocast": Words(
+        "autocast: CUDA's op policy of PyTorch {torch} in place of the CPU's (pow, exp, sums, "
+        "softmax, norms and losses in fp32; cat, stack not cast)",
+        "autocast：用 PyTorch {torch} 在 CUDA 上的算子策略代替 CPU 的（pow、exp、求和、softmax、"
+        "归一化和 loss 用 fp32；cat、stack 不转换）"),
+    "allocator_replay": Words(
+        "allocated and reserved peaks: the CUDA caching allocator's rules replayed over "
+        "{steps} steps, with the cuBLAS workspaces of {gpu}",
+        "已分配与已预留峰值：按 CUDA 缓存分配器的规则重放 {steps} 步，含 {gpu} 的 cuBLAS 工作区"),
+    "allocator_replay_assumed": Words(
+        "allocated and reserved peaks: the CUDA caching allocator's rules replayed over "
+        "{steps} steps, with the cuBLAS workspaces of {gpu} (assumed: none was named)",
+        "已分配与已预留峰值：按 CUDA 缓存分配器的规则重放 {steps} 步，含 {gpu} 的 cuBLAS "
+        "工作区（没有指定 GPU，按它估算）"),
+    "built_on_device": Words(
+        "model built on the GPU: building it freed {freed_bytes:size} (e.g. an output weight "
+        "that tying replaced), which the allocator keeps cached for the steps",
+        "模型直接在 GPU 上构建：构建过程中释放了 {freed_bytes:size}（例如权重绑定后被替换掉的"
+        "输出层权重），分配器把它们留在缓存里，供训练步复用"),
+    "not_modelled_cudnn_reserve": Words(
+        "not modelled: cuDNN's reserve space for the recurrent layers (LSTM, GRU, RNN), which "
+        "their CUDA kernel keeps for backward and whose size cuDNN decides; the estimate "
+        "counts what the CPU's kernels save in its place (for an LSTM, nothing)",
+        "没有建模：循环层（LSTM、GRU、RNN）在 cuDNN 里的保留空间（reserve space）。CUDA 内核"
+        "把它留到反向传播，大小由 cuDNN 自己决定；估算里算的是 CPU 内核在同一位置保存的张量"
+        "（LSTM 的话，什么也没有）"),
+    # -- on any device
+    "in_place_sums": Words(
+        "gradient sums: {count:,} sums of two gradients made in place, where autograd makes "
+        "them so in an untracked step (in_place_sums.py); a fake or tracked step makes each "
+        "in a new tensor",
+        "梯度求和：有 {count:,} 次两份梯度相加按原地累加计，未被追踪的训练步里 autograd 正是"
+        "这样做的（in_place_sums.py）；假张量或被追踪的一步每次都会新建一个张量来存放和"),
+    "unpadded_masks": Words(
+        "attention masks: the batch holds no padding, so transformers leaves the mask to "
+        "SDPA's causal flag where a real run of it does (fake tensors have no values to read)",
+        "注意力掩码：这批数据没有填充，所以在真实运行会省掉掩码的地方，transformers 同样不构造"
+        "掩码，改用 SDPA 的因果标志（假张量没有数值可读）"),
+    # -- what an estimate models of the CPU's kernels (emulation/cpu_kernels.py)
+    "onednn_lstm": Words(
+        "LSTM: oneDNN's workspace saved for backward and the buffers its kernels hold while "
+        "they run are modelled (onednn_lstm.py); brgemm's per-thread buffers (bf16) are not",
+        "LSTM：oneDNN 为反向保存的工作区和内核运行时占用的缓冲区已建模（onednn_lstm.py）；"
+        "brgemm 的每线程缓冲区（bf16）没有建模"),
+    "onednn_convolutions": Words(
+        "convolutions: the buffers oneDNN's kernels hold while they run (reorders, "
+        "scratchpad) taken from running each shape's kernel once for real on the CPU that "
+        "made the estimate (onednn_conv_probes.py)",
+        "卷积：oneDNN 内核运行时占用的缓冲区（布局转换、scratchpad）取自在做估算的那台 CPU 上"
+        "把每种形状的内核真实运行一次（onednn_conv_probes.py）"),
+    "cpu_promotion": Words(
+        "mixed-dtype elementwise ops: the copies the CPU's kernels make of inputs not in the "
+        "op's common dtype (TensorIterator; cpu_promotion.py)",
+        "混合类型的逐元素算子：CPU 内核会先把类型与算子公共类型不同的输入复制一份"
+        "（TensorIterator；cpu_promotion.py）"),
+    # -- what was done to the model (training/lora.py, quantize_4bit.py)
+    "lora_default": Words(
+        "LoRA: PEFT {peft} adapters of rank {rank} on {modules:list} (PEFT's default for "
+        "{model_type}); the model's own weights frozen",
+        "LoRA：PEFT {peft} 秩为 {rank} 的适配器，加在 {modules:list}（PEFT 对 {model_type} 的"
+        "默认选择）；模型自身的权重冻结"),
+    "lora_all_linear": Words(
+        "LoRA: PEFT {peft} adapters of rank {rank} on {modules:list} (all-linear, as PEFT "
+        "reads it); the model's own weights frozen",
+        "LoRA：PEFT {peft} 秩为 {rank} 的适配器，加在 {modules:list}（all-linear，由 PEFT 展开）；"
+        "模型自身的权重冻结"),
+    "lora_as_asked": Words(
+        "LoRA: PEFT {peft} adapters of rank {rank} on {modules:list} (as asked); the model's "
+        "own weights frozen",
+        "LoRA：PEFT {peft} 秩为 {rank} 的适配器，加在 {modules:list}（按用户指定）；"
+        "模型自身的权重冻结"),
+    "qlora": Words(
+        "QLoRA: bitsandbytes {bitsandbytes} {quant_type} weights in {layers} linear layers "
+        "(blocks of {block}, double quantization), computed in {dtype}; linear layers not "
+        "quantized: {kept:list}",
+        "QLoRA：bitsandbytes {bitsandbytes} 把 {layers} 个线性层的权重存成 {quant_type}（每 "
+        "{block} 个一块，双重量化），以 {dtype} 计算；没有量化的线性层：{kept:list}"),
+    # -- the sharding study's ranks (measure/studies/sharding.py)
+    "sharding_estimate": Words(
+        "estimate: rank 0 of a fake process group, fake tensors; per-rank storages (local "
+        "shards of DTensors) are counted",
+        "估算：假进程组中的 0 号进程，假张量；按每张卡计数存储（DTensor 的本地分片）"),
+    "sharding_ddp_buckets": Words(
+        "ddp: PyTorch's DistributedDataParallel cannot run on fake tensors; its gradient "
+        "buckets are reproduced (25 MiB each, gradient_as_bucket_view=False)",
+        "ddp：PyTorch 的 DistributedDataParallel 不能在假张量上运行，这里复现了它的梯度桶"
+        "（每个 25 MiB，gradient_as_bucket_view=False）"),
+    "sharding_amp_bf16": Words(
+        "amp-bf16: DDP under autocast; FSDP2 with MixedPrecisionPolicy(param_dtype=bf16, "
+        "reduce_dtype=fp32)",
+        "amp-bf16：DDP 在 autocast 下运行；FSDP2 用 MixedPrecisionPolicy(param_dtype=bf16, "
+        "reduce_dtype=fp32)"),
+    "sharding_models_cuda": Words(
+        "models CUDA: 512-byte allocator blocks, foreach optimizer, CUDA attention kernels",
+        "模拟 CUDA：分配块按 512 字节取整，优化器用 foreach，注意力用 CUDA 的内核"),
+}
+#: How a list of names is joined, by language.
+_LIST = {"en": ", ", "zh": "、"}
+#: A list with nothing in it.
+_NONE = Words("none", "无")
+
+
+class _Filler(string.Formatter):
+    """str.format with two more specs: `size` (bytes, binary units) and `list` (names)."""
+
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.lang = lang
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec == "size":
+            return units.size(value)
+        if format_spec == "list":
+            return _LIST[self.lang].join(value) if value else _NONE[self.lang]
+        return super().format_field(value, format_spec)
+
+
+def fields(ident: str) -> set[str]:
+    """The values a note's words use, the same in both languages (a test holds them so)."""
+    return {name for _, name, _, _ in string.Formatter().parse(CATALOGUE[ident].en) if name}
+
+
+def note(ident: str, **values: Any) -> dict[str, Any]:
+    """A note as results keep it. An identifier the catalogue lacks, or values its words do
+    not take, is a bug of the code that records it."""
+    if ident not in CATALOGUE:
+        raise KeyError(f"no note {ident!r} in generator/results/notes.py")
+    if set(values) != fields(ident):
+        raise ValueError(f"note {ident!r} takes {sorted(fields(ident))}, got {sorted(values)}")
+    return {"id": ident, "values": values}
+
+
+def text(found: dict[str, Any] | str, lang: str = "en") -> str:
+    """A note in `lang`. A note the catalogue does not know (from a newer version) is shown
+    by its identifier and values rather than dropped."""
+    if isinstance(found, str):  # a result of schema 1 that migrate.py did not know
+        return found
+    words = CATALOGUE.get(found.get("id", ""))
+    values = found.get("values") or {}
+    if words is None:
+        return f"{found.get('id')}: {values}"
+    return _Filler(lang).format(words[lang], **values)
+
+
+def ident(found: dict[str, Any] | str) -> str | None:
+    """A note's identifier (None for prose a migration did not know)."""
+    return found.get("id") if isinstance(found, dict) else None
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note as the API gives it: its identifier and values, and its words in either
+    language (`str(note)` is the English)."""
+
+    id: str | None
+    """None for prose a migration did not know (a result of an old schema)."""
+    values: Mapping[str, Any] = field(default_factory=dict)
+    stored: dict[str, Any] | str = field(default="", repr=False, compare=False)
+
+    @classmethod
+    def of(cls, stored: dict[str, Any] | str) -> "Note":
+        return cls(ident(stored), dict(stored.get("values") or {}) if isinstance(stored, dict)
+                   else {}, stored)
+
+    def text(self, lang: str = "en") -> str:
+        return text(self.stored, lang)
+
+    def __str__(self) -> str:
+        return self.text("en")
