@@ -18,10 +18,10 @@ def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str,
 
     found = results.load_all_with_paths(results_dir)
     for path, result in found:
-        result["json_path"] = f"data/{path.parent.name}/{path.name}"
+        result["json_path"] = f"../data/{path.parent.name}/{path.name}"
     studies = results.load_studies_with_paths(results_dir)
     for path, study in studies:
-        study["json_path"] = f"data/studies/{path.parent.name}/{path.name}"
+        study["json_path"] = f"../data/studies/{path.parent.name}/{path.name}"
     return [result for _, result in found], [study for _, study in studies]
 
 

@@ -51,9 +51,8 @@ def render(args: argparse.Namespace) -> int:
     from generator.site import freshness
     from generator.site.render import render as render_pages
 
-    config = MKDOCS_CONFIG if MKDOCS_CONFIG.exists() else None
-    written = render_pages(args.results, args.docs, config)
-    freshness.record(args.results, args.docs, config)
+    written = render_pages(args.results, args.docs)
+    freshness.record(args.results, args.docs)
     print(f"rendered {len(written)} files (pages, figures, data) into {args.docs}/", file=sys.stderr)
     return 0
 
@@ -89,7 +88,7 @@ def build(args: argparse.Namespace) -> int:
     for folder, what in ((args.results, "results"), (args.docs, "pages"), (args.site, "the site")):
         ensure_writable(folder, what)
     status = _measure_suite(args)
-    if freshness.is_fresh(args.results, args.docs, MKDOCS_CONFIG):
+    if freshness.is_fresh(args.results, args.docs):
         print(f"pages in {args.docs}/ are up to date (results, templates and code unchanged); "
               "not rendered again", file=sys.stderr)
     else:

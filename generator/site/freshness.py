@@ -16,6 +16,7 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from generator.site.render import DATA, NAV
 from generator.site.templating import TEMPLATES
 
 STAMP = ".render-stamp.json"  # mkdocs skips dotfiles in docs/ (exclude_docs default)
@@ -53,23 +54,23 @@ def inputs_digest(results_dir: Path) -> str:
     return _digest(paths) + " " + hashlib.sha256(" ".join(versions).encode()).hexdigest()
 
 
-def outputs_digest(docs_dir: Path, mkdocs_config: Path | None) -> str:
-    """Everything a render wrote: the language folders and mkdocs.yml (its nav)."""
-    paths = [(p.relative_to(docs_dir).as_posix(), p)
-             for lang in LANGS for p in _files(Path(docs_dir) / lang)]
-    if mkdocs_config is not None and Path(mkdocs_config).exists():
-        paths.append(("mkdocs.yml", Path(mkdocs_config)))
+def outputs_digest(docs_dir: Path) -> str:
+    """Everything a render wrote: the language folders, the data folder and the nav."""
+    docs = Path(docs_dir)
+    paths = [(p.relative_to(docs).as_posix(), p)
+             for folder in (*LANGS, DATA) for p in _files(docs / folder)]
+    if (docs / NAV).exists():
+        paths.append((NAV, docs / NAV))
     return _digest(paths)
 
 
-def record(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None) -> None:
+def record(results_dir: Path, docs_dir: Path) -> None:
     """Write the stamp after a render; no dates, so the same render writes the same stamp."""
-    stamp = {"inputs": inputs_digest(results_dir),
-             "outputs": outputs_digest(docs_dir, mkdocs_config)}
+    stamp = {"inputs": inputs_digest(results_dir), "outputs": outputs_digest(docs_dir)}
     (Path(docs_dir) / STAMP).write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
 
 
-def is_fresh(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None) -> bool:
+def is_fresh(results_dir: Path, docs_dir: Path) -> bool:
     """True when a render now would write exactly what docs/ holds."""
     try:
         stamp = json.loads((Path(docs_dir) / STAMP).read_text(encoding="utf-8"))
@@ -77,4 +78,4 @@ def is_fresh(results_dir: Path, docs_dir: Path, mkdocs_config: Path | None) -> b
         return False
     return isinstance(stamp, dict) and \
         stamp.get("inputs") == inputs_digest(results_dir) and \
-        stamp.get("outputs") == outputs_digest(docs_dir, mkdocs_config)
+        stamp.get("outputs") == outputs_digest(docs_dir)

@@ -167,7 +167,7 @@ def test_a_warm_build_does_not_render_again(built) -> None:
     assert (root / "site" / "en" / "reports" / "bert-base" / "index.html").is_file()
 
 
-@pytest.mark.parametrize("module", ["site/render.py", "units.py", "experiment.py"])
+@pytest.mark.parametrize("module", ["site/render.py", "units.py", "experiment/experiment.py"])
 def test_a_build_renders_again_after_the_code_it_renders_with_changes(built, module) -> None:
     """The render stamp digests the code: an edit to any module the render runs (the pages'
     own, or the size formatting and option words they import) means render again."""

@@ -46,7 +46,7 @@ def _template(data: Path, fit: dict) -> dict | None:
 @pytest.mark.parametrize("page", ["", "en/", "reports/bert-base/", "en/reports/bert-base/"])
 def test_widget_matches_python(page, site, session, built_site):
     lang = "en" if page.startswith("en/") else "zh"
-    data = json.loads((built_site / "docs" / lang / "data" / "calculator.json").read_text())
+    data = json.loads((built_site / "docs" / "data" / "calculator.json").read_text())
     open_page(session, site, page)
     p = session.page
     widget = p.locator(".calc")
@@ -62,7 +62,7 @@ def test_widget_matches_python(page, site, session, built_site):
     p.keyboard.press("Tab")
     fit = next(f for f in data["fits"] if f["model"] == model and f["precision"] == "amp-bf16"
                and f["levers"] == "ckpt")
-    template = _template(built_site / "docs" / lang / "data", fit)
+    template = _template(built_site / "docs" / "data", fit)
     assert template is not None, fit["replay_problem"]
     gpu = next(g for g in data["gpus"] if g["name"] == data["start"]["gpu"])
     shown = verdicts.figures(fit, gpu, 48, 256, template)
