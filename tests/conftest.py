@@ -54,6 +54,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With `-m "not slow"` the slow folder is not even imported: its modules import
+    transformers, PEFT and bitsandbytes (seconds) only to be deselected."""
+    if config.getoption("markexpr", "").strip() == "not slow" and \
+            (collection_path == SLOW_DIR or SLOW_DIR in collection_path.parents):
+        return True
+    return None
+
+
 # --------------------------------------------------------------------------- the command line
 
 

@@ -30,6 +30,20 @@ def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str,
 _FIGURES: dict[tuple[str, str, int], tuple[Any, dict[str, str]]] = {}
 
 
+#: Tables likewise, per (page module, language, context).
+_TABLES: dict[tuple[str, str, int], tuple[Any, dict[str, Any]]] = {}
+
+
+def page_tables(module: ModuleType, ctx: Any, lang: str) -> dict[str, Any]:
+    """A page module's tables for a context, made once."""
+    if ctx is None or not hasattr(module, "tables"):
+        return {}
+    key = (module.__name__, lang, id(ctx))
+    if key not in _TABLES or _TABLES[key][0] is not ctx:
+        _TABLES[key] = (ctx, module.tables(ctx, lang))
+    return _TABLES[key][1]
+
+
 def page_figures(module: ModuleType, ctx: Any, lang: str) -> dict[str, str]:
     """A page module's figures (SVG by name) for a context, drawn once."""
     if ctx is None or not hasattr(module, "figures"):
@@ -48,7 +62,7 @@ def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = No
     from generator.site.pages import pages_of
     from generator.site.render import render_page
 
-    tables = module.tables(ctx, lang) if ctx is not None and hasattr(module, "tables") else {}
+    tables = page_tables(module, ctx, lang)
     pages = [p for p in pages_of(module, ctx) if path is None or p.path == path]
     assert len(pages) == 1, [p.path for p in pages_of(module, ctx)]
     name = module.__name__.rsplit(".", 1)[-1]

@@ -8,14 +8,11 @@ import re
 
 import markdown
 import pytest
-from conftest import LANGS, REPO_ROOT
-from markupsafe import Markup
-from page_checks import site_inputs
+from conftest import LANGS
 
 from generator.site import figures, sources
 from generator.site.charts.svgtools import compact_path, finalize
-from generator.site.pages import Page, all_pages, pages_of
-from generator.site.render import render_page
+from generator.site.pages import Page
 from generator.site.templating import environment
 
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="200pt" height="100pt" '
@@ -106,47 +103,6 @@ def test_a_pages_data_files_are_the_results_its_data_holds() -> None:
     assert sources.data_files(page, context) == ["data/m/a.json", "data/studies/m/s.json"]
     told = Page("y.md", "y/y", 0, variables={"data_files": [], "all": [result]})
     assert sources.data_files(told, context) == []
-
-
-def test_every_page_ends_with_its_data() -> None:
-    """Rendered from the committed results: every page of every module, in both languages,
-    has the section; the pages that print measured numbers link files, studies among them."""
-    results, studies = site_inputs(REPO_ROOT / "results")
-    linked = set()
-    for name, module in all_pages().items():
-        ctx = module.context(results, studies)
-        for page in pages_of(module, ctx):
-            if name in ("reports", "article") and page.path not in ("reports/index.md",
-                                                                    "claims.md"):
-                continue  # their figures take long to draw; the reports' tests cover them
-            for lang in LANGS:
-                text = render_page(page, lang, context=ctx, tables=_AnyTable(),
-                                   figures=_NoFigure(), site={})
-                data = text[text.index("{ #data }"):]
-                links = re.findall(r"\]\(((?:\.\./)+data/[^)]+\.json)\)", data)
-                linked.update(links)
-                assert links or "没有自己的结果" in data or "no results of its own" in data, (page.path, lang)
-    assert any("/studies/" in link for link in linked), linked
-    # the data folder is the language folders' sibling: one copy for both languages
-    assert any(link.startswith("../data/estimate/") for link in linked), linked
-
-
-class _AnyTable(dict):
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __getitem__(self, name: str) -> str:
-        return ""
-
-
-class _NoFigure(dict):
-    """Every figure is there, blank: its drawing is not what this test is about."""
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __getitem__(self, name: str) -> figures.FigureView:
-        return figures.FigureView(svg=Markup(""), title="-", desc="-", width=1, height=1)
 
 
 def test_a_figure_with_markup_in_its_words_reaches_the_page_as_text() -> None:

@@ -165,19 +165,6 @@ def test_the_claims_page_gives_binary_units_with_decimal_beside(inputs, lang: st
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_each_cpu_check_on_the_methodology_page_has_its_own_label(lang: str) -> None:
-    """The batch-1 CPU runs differ only in their step options (checkpointing, the optimizer's
-    kernels): each row of the accuracy table names them, so no two rows read alike."""
-    inputs = site_inputs(REPO_ROOT / "results")
-    page = page_markdown(article, article.context(*inputs), lang, "methodology.md")
-    cpu_word = {"en": "measured on the CPU", "zh": "CPU 实测"}[lang]
-    labels = [line.split(" | ")[0] for line in page.splitlines()
-              if line.startswith("| ") and cpu_word in line.split(" | ")[0]]
-    assert len(labels) >= 3
-    assert len(labels) == len(set(labels)), labels
-
-
-@pytest.mark.parametrize("lang", LANGS)
 def test_real_runs_beside_their_estimates_on_the_cpu_and_on_a_gpu(lang: str) -> None:
     """The methodology page's checks: a CPU run under the CPU allocator, a GPU run of the
     built-in suite under its own heading, and a published H100 run's step measured on a GPU
