@@ -226,6 +226,10 @@
     document.head.appendChild(script);
   }
 
+  // The computations the widget shows, for the test that holds them against verdicts.py.
+  window.calculatorMirror = {eventsAt: eventsAt, predictor: predictor, verdict: verdict,
+    largestBatch: largestBatch, inRange: inRange};
+
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
   else init();
 })();

@@ -1098,7 +1098,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA GeForce RTX 3060",
    "short_name": "RTX 3060",
    "smi_total_mib": 12288,
-   "source": "https://github.com/geerlingguy/raspberry-pi-pcie-devices/issues/790",
+   "source": "https://github.com/intelav/cuda-practices/blob/11596c32c94c725a24cc7df70a646e18d71216bf/cppIntegration/README.md",
    "workspace_bytes": 8519680
   },
   {
@@ -1111,7 +1111,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA GeForce RTX 3070",
    "short_name": "RTX 3070",
    "smi_total_mib": 8192,
-   "source": "thamada/gls:gls/RTX3070_smi.py@e20f22d0eec076b6eeed628fdb1312d84a6fb663",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/RTX3070_deviceQuery.py",
    "workspace_bytes": 8519680
   },
   {
@@ -1124,7 +1124,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA GeForce RTX 3090",
    "short_name": "RTX 3090",
    "smi_total_mib": 24576,
-   "source": "https://github.com/noonghunna/club-3090/issues/1127",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/RTX3090_deviceQuery.py",
    "workspace_bytes": 8519680
   },
   {
@@ -1137,7 +1137,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA GeForce RTX 4090",
    "short_name": "RTX 4090",
    "smi_total_mib": 24564,
-   "source": "https://github.com/RLinf/RLinf/issues/255",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/RTX4090_deviceQuery.py",
    "workspace_bytes": 8519680
   },
   {
@@ -1150,7 +1150,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA GeForce RTX 5090",
    "short_name": "RTX 5090",
    "smi_total_mib": 32607,
-   "source": "https://github.com/noonghunna/club-3090/issues/617",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/RTX5090_deviceQuery.py",
    "workspace_bytes": 33554432
   },
   {
@@ -1163,7 +1163,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA A10",
    "short_name": "A10",
    "smi_total_mib": 23028,
-   "source": "thamada/gls:gls/A10_smi.py@e20f22d0eec076b6eeed628fdb1312d84a6fb663",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/A10_deviceQuery.py",
    "workspace_bytes": 8519680
   },
   {
@@ -1176,7 +1176,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA L4",
    "short_name": "L4",
    "smi_total_mib": 23034,
-   "source": "thamada/gls:gls/L4_smi.py@e20f22d0eec076b6eeed628fdb1312d84a6fb663",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/L4_deviceQuery.py",
    "workspace_bytes": 8519680
   },
   {
@@ -1189,7 +1189,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA L40S",
    "short_name": "L40S",
    "smi_total_mib": 46068,
-   "source": "thamada/gls:gls/L40S_smi.py@e20f22d0eec076b6eeed628fdb1312d84a6fb663",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/L40S_deviceQuery.py",
    "workspace_bytes": 8519680
   },
   {
@@ -1202,7 +1202,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA A100-SXM4-40GB",
    "short_name": "A100-SXM4-40GB",
    "smi_total_mib": 40960,
-   "source": "https://github.com/bottlerocket-os/bottlerocket-core-kit/pull/834",
+   "source": "https://github.com/bottlerocket-os/bottlerocket/pull/3873",
    "workspace_bytes": 8519680
   },
   {
@@ -1215,7 +1215,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA A100-SXM4-80GB",
    "short_name": "A100-SXM4-80GB",
    "smi_total_mib": 81920,
-   "source": "thamada/gls:gls/A100SXMx4_smi.py@e20f22d0eec076b6eeed628fdb1312d84a6fb663",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/A100SXMx4_deviceQuery.py",
    "workspace_bytes": 8519680
   },
   {
@@ -1228,7 +1228,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA H100 80GB HBM3",
    "short_name": "H100 80GB HBM3",
    "smi_total_mib": 81559,
-   "source": "https://github.com/NVIDIA/nccl/issues/1264",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/H100SXMx8_deviceQuery.py",
    "workspace_bytes": 33554432
   },
   {
@@ -1241,7 +1241,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA H200",
    "short_name": "H200",
    "smi_total_mib": 143771,
-   "source": "thamada/gls:gls/H200_smi.py@e20f22d0eec076b6eeed628fdb1312d84a6fb663",
+   "source": "https://github.com/thamada/gls/blob/e20f22d0eec076b6eeed628fdb1312d84a6fb663/gls/H200_deviceQuery.py",
    "workspace_bytes": 33554432
   },
   {
@@ -1254,7 +1254,7 @@ window.CALCULATOR_DATA = {
    "name": "NVIDIA B200",
    "short_name": "B200",
    "smi_total_mib": 183359,
-   "source": "https://github.com/NVIDIA/TensorRT-LLM/issues/10278",
+   "source": "https://github.com/mispa-ms/srt-slurm/blob/5805859062ea583ba214f490f8baedfaab50b1af/configs/patches/vllm-container-deps-k3-b200-dcp8-emptycache.sh",
    "workspace_bytes": 33554432
   }
  ],

@@ -164,9 +164,15 @@ class GPU:
     smi_total_mib: int
     """The total nvidia-smi prints: larger by what the driver keeps for itself."""
     sources: tuple[str, ...]
-    """Where each figure was read (a driver may move the totals by a few tens of MiB)."""
+    """Where each figure was read: nvidia-smi's total first, then the memory for a process,
+    then any other reading (a driver may move the totals by a few tens of MiB)."""
     aliases: tuple[str, ...] = ()
     """Other names it goes by, matched loosely as its name is."""
+
+    @property
+    def memory_source(self) -> str:
+        """Where `memory_bytes` was read."""
+        return self.sources[1] if len(self.sources) > 1 else self.sources[0]
 
     @property
     def overheads(self) -> Overheads:

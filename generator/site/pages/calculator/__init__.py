@@ -90,8 +90,17 @@ def gpu_data() -> list[dict[str, Any]]:
     return [{"name": gpu.name, "short_name": gpu.short_name, "memory_bytes": gpu.memory_bytes,
              "smi_total_mib": gpu.smi_total_mib, "context_bytes": list(gpu.context_bytes),
              "workspace_bytes": gpu.overheads.cublas_workspace_bytes,
-             "generation": gpu.overheads.name, "source": gpu.sources[0]}
+             "generation": gpu.overheads.name, "source": source_url(gpu.memory_source)}
             for gpu in gpus.CATALOGUE]
+
+
+def source_url(source: str) -> str:
+    """A source as a reader can open it: "owner/repo:path@commit" → its GitHub page."""
+    if source.startswith("http") or ":" not in source or "@" not in source:
+        return source
+    repo, _, rest = source.partition(":")
+    path, _, commit = rest.partition("@")
+    return f"https://github.com/{repo}/blob/{commit}/{path}"
 
 
 def levers_of(exp: dict[str, Any]) -> str:

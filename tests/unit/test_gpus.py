@@ -1,10 +1,14 @@
-"""The GPU overhead assumptions (plan/gpus.py): lookup by device name and compute
-capability, consistent ranges, PyTorch's workspace defaults, and a source for every entry."""
+"""The GPUs (plan/gpus.py): the overhead assumptions per generation (lookup by device name and
+compute capability, consistent ranges, PyTorch's workspace defaults, a source for every
+entry), and the catalogue of GPUs, found by loose names."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from generator.errors import ConfigError
 from generator.plan import gpus
 
 MIB = 2**20
@@ -65,3 +69,44 @@ def test_the_workspace_defaults_are_pytorchs() -> None:
 ])
 def test_cublas_workspace_config_parses_as_pytorch_does(config: str, nbytes: int | None) -> None:
     assert gpus.parse_cublas_workspace_config(config) == nbytes
+
+
+# -- the catalogue ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "found"), [
+    ("3090", "NVIDIA GeForce RTX 3090"), ("RTX 4090", "NVIDIA GeForce RTX 4090"),
+    ("rtx-4090", "NVIDIA GeForce RTX 4090"), ("A10", "NVIDIA A10"), ("l4", "NVIDIA L4"),
+    ("L40S", "NVIDIA L40S"), ("a100-40gb", "NVIDIA A100-SXM4-40GB"),
+    ("A100 80GB", "NVIDIA A100-SXM4-80GB"), ("a100-80gb", "NVIDIA A100-SXM4-80GB"),
+    ("H100", "NVIDIA H100 80GB HBM3"), ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"),
+    ("h200", "NVIDIA H200"), ("B200", "NVIDIA B200"),
+])
+def test_a_gpu_is_found_by_a_loose_name(name: str, found: str) -> None:
+    assert gpus.find(name).name == found
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("a100", "'a100' names several GPUs; did you mean 'A100-SXM4-40GB', 'A100-SXM4-80GB'?"),
+    ("h20", "'h20' is not a GPU of the catalogue; did you mean 'H200'?"),  # H20 is another GPU
+    ("v100", "'v100' is not a GPU of the catalogue"),
+    ("", "the GPUs known: RTX 3060"),
+])
+def test_an_unknown_or_ambiguous_name_lists_the_close_ones(name: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        gpus.find(name)
+
+
+@pytest.mark.parametrize("gpu", gpus.CATALOGUE, ids=lambda g: g.short_name)
+def test_every_gpu_has_its_generation_and_sources(gpu: gpus.GPU) -> None:
+    assert gpus.find(gpu.name) is gpu and gpus.find(gpu.short_name) is gpu
+    assert gpu.overheads is gpus.for_device_name(gpu.name)
+    # a process gets less than nvidia-smi's total: the driver keeps some of it
+    assert 0.95 * gpu.smi_total_mib * MIB < gpu.memory_bytes < gpu.smi_total_mib * MIB
+    assert len(gpu.sources) >= 2 and gpu.memory_source == gpu.sources[1]
+
+
+def test_the_catalogue_has_the_gpus_people_train_on() -> None:
+    names = {g.short_name for g in gpus.CATALOGUE}
+    assert {"RTX 3090", "RTX 4090", "A10", "L4", "L40S", "A100-SXM4-40GB", "A100-SXM4-80GB",
+            "H100 80GB HBM3", "H200", "B200"} <= names
+    assert gpus.assumed().name == gpus.ASSUMED == "NVIDIA H100 80GB HBM3"
+    assert gpus.workspace_sizes() == (8_519_680, 32 * MIB)
