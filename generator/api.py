@@ -62,7 +62,10 @@ def estimate(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = N
 def measure_step(model: Model, *, batch_size: int, seq_len: int, backend: str = "cpu",
                  **options: Any) -> Measurement:
     """One training step run for real in this process, on the CPU or on this machine's CUDA
-    GPU, and measured: the tracker's categories beside the allocator's own figures."""
+    GPU, and measured: the tracker's categories beside the allocator's own figures. On a GPU
+    it resets the allocator's peak statistics, and the options expandable_segments and
+    gpu_memory set the allocator's settings for the rest of the process (PyTorch cannot say
+    what they were): `python -m generator measure` runs each step in a process of its own."""
     if backend not in ("cpu", "cuda"):
         raise ConfigError(f"measure_step runs a real step: backend 'cpu' or 'cuda', got "
                           f"{backend!r} (estimate() estimates)")
@@ -133,6 +136,14 @@ class LeverRow:
     """None where the model refused the lever (see refused)."""
     refused: str | None
     base: Estimate
+
+    @property
+    def changes(self) -> dict[str, Any]:
+        """The options the levers set on the step, by their names in suites."""
+        base = self.base.experiment
+        changed = self.levers[0].apply(base, *self.levers[1:])
+        return {f.name: getattr(changed, f.name) for f in fields(Experiment)
+                if getattr(changed, f.name) != getattr(base, f.name)}
 
     @property
     def reserved_change_bytes(self) -> int | None:

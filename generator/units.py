@@ -8,13 +8,13 @@ import math
 
 
 def mib(nbytes: float | None) -> str:
-    """Bytes → MiB, number only: '1,024.0'."""
-    return "–" if nbytes is None else f"{nbytes / 2**20:,.1f}"
+    """Bytes → MiB, number only: '1,024.0'; -0.0 prints as 0.0."""
+    return "–" if nbytes is None else f"{round(nbytes / 2**20, 1) + 0.0:,.1f}"
 
 
 def gib(nbytes: float | None) -> str:
-    """Bytes → GiB, number only: '5.64'."""
-    return "–" if nbytes is None else f"{nbytes / 2**30:,.2f}"
+    """Bytes → GiB, number only: '5.64'; -0.00 prints as 0.00."""
+    return "–" if nbytes is None else f"{round(nbytes / 2**30, 2) + 0.0:,.2f}"
 
 
 def size(nbytes: int | None) -> str:

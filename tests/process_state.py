@@ -1,11 +1,12 @@
 """What a library call must leave as it found it in the caller's process: the garbage
 collector, torch's dispatch tables and fake-tensor rules, autocast, the default dtype, the
-threads, sys.path, the loggers the tool quiets, and transformers' functions it wraps."""
+threads, sys.path, the environment, the loggers the tool quiets, and transformers' functions it wraps."""
 
 from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 from typing import Any
 
@@ -31,6 +32,7 @@ def snapshot() -> dict[str, Any]:
         "threads": torch.get_num_threads(),
         "grad": torch.is_grad_enabled(),
         "sys.path": list(sys.path),
+        "environment": dict(os.environ),
         "loggers": {name: logging.getLogger(name).level for name in LOGGERS},
     }
     masking = sys.modules.get("transformers.masking_utils")

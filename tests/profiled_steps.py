@@ -2,7 +2,7 @@
 
 `profiled_step` runs a model's step after its warm-up inside a named profiler range, tracked
 or not, so that a test can set a tracked step beside the untracked one a user runs (the CPU
-allocator's blocks: allocator_alignment.allocator_blocks; autograd's additions:
+allocator's blocks: cpu_allocator_blocks.allocator_blocks; autograd's additions:
 `backward_adds`). Tests of the observer effect and of in_place_sums.py share it."""
 
 from __future__ import annotations

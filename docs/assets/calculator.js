@@ -185,10 +185,9 @@
       else name.appendChild(el("a", {href: g.source, title: words.source + ": " + g.source}, g.short_name));
       row.appendChild(name);
       row.appendChild(el("td", {}, gib(g.memory_bytes, lang) + " " + words.unit
-        + " (" + g.smi_total_mib + " MiB)"));
+        + " (" + g.smi_total_mib.toLocaleString(lang === "zh" ? "zh-CN" : "en-US") + " MiB)"));
       var v = verdict(pred, g, batch, seq).word;
-      row.appendChild(el("td", {"class": "calc-verdict calc-" + v.replace(" ", "-"),
-        "data-verdict": v}, words.verdicts[v]));
+      row.appendChild(el("td", {"class": "calc-verdict", "data-verdict": v}, words.verdicts[v]));
       var most = largestBatch(pred, g, seq);
       var text = most ? String(most) : words.none;
       if (most && !inRange(fit, most, seq)) text = fill(words.beyond, {batch: most});

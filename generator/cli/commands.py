@@ -128,6 +128,30 @@ def _print_hf_models() -> None:
               f"parameters, {row['stacks']}")
 
 
+def gpus(args: argparse.Namespace) -> int:
+    """The catalogue that --gpu, the API's gpu= and the pages' verdicts judge against."""
+    from generator.plan import gpus
+    from generator.units import mib
+
+    print("GPUs for --gpu (matched loosely: 4090, 'a100 80gb', h100);\n"
+          "a step is judged against the memory a process gets of one")
+    rows = [("GPU", "for a process", "nvidia-smi total", "cuBLAS workspaces", "CUDA context")]
+    for gpu in gpus.CATALOGUE:
+        overheads = gpu.overheads
+        low, high = gpu.context_bytes
+        rows.append((gpu.short_name, f"{gpu.memory_bytes / 2**30:,.2f} GiB",
+                     f"{gpu.smi_total_mib:,} MiB",
+                     f"{overheads.cublas_workspaces} × {mib(overheads.cublas_workspace_bytes)} MiB",
+                     f"{low // 2**20:,}–{high // 2**20:,} MiB"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(f"{cell:<{w}}" if i == 0 else f"{cell:>{w}}"
+                        for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    print(f"\nAn estimate of CUDA with no GPU named models the {gpus.assumed().short_name}. "
+          "Sources: generator/plan/gpus.py.")
+    return 0
+
+
 def estimate(args: argparse.Namespace) -> int:
     _require_torch()
     from generator.cli import estimate

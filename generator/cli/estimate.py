@@ -17,7 +17,7 @@ from typing import Any
 from generator import api
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
-from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, Verdict
+from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.results.step import Estimate
 from generator.units import format_bytes
@@ -155,8 +155,7 @@ def _largest_batch(model: str, seq_len: int, first: int | None, gpu: str | None,
     def said(batch: int, estimate: Estimate, verdict: Verdict) -> None:
         if batch == first_tried[0]:
             say(search_heading(estimate, verdict))
-        say(f"  {batch:>9,}  {mib(verdict.needed_bytes):>16}  "
-            f"{'fits' if verdict.fits else 'no'}")
+        say(f"  {batch:>9,}  {mib(verdict.needed_bytes):>16}  {WORD_TEXT[verdict.word].en}")
 
     first_tried = [first or chosen.get("micro_batches", 1)]
     found = api.largest_batch(model, seq_len=seq_len, gpu=gpu, memory=memory, first=first,
@@ -175,8 +174,8 @@ def _largest_batch(model: str, seq_len: int, first: int | None, gpu: str | None,
     say("")
     print_estimate(found.estimate, found.verdict, say)
     return {"largest_batch": found.largest, "capped": found.capped,
-            "tried": [{"batch_size": b, "needed_bytes": v.needed_bytes, "fits": v.fits}
-                      for b, v in found.tried.items()],
+            "tried": [{"batch_size": b, "needed_bytes": v.needed_bytes, "fits": v.fits,
+                       "word": v.word} for b, v in found.tried.items()],
             "result": found.estimate.to_dict(), "fits": _json(found.verdict)}
 
 
@@ -223,7 +222,8 @@ def _lever_line(row: api.LeverRow, gpu: str | None, memory: int | None,
     lever = row.levers[0]
     name = ("together: " if len(row.levers) > 1 else "") + row.title
     line: dict[str, Any] = {"lever": lever.id if len(row.levers) == 1 else None,
-                            "title": row.title, "refused": row.refused,
+                            "title": row.title, "changes": row.changes,
+                            "refused": row.refused,
                             "reserved_bytes": None, "reserved_change_bytes": None,
                             "peak_bytes": None, "peak_change_bytes": None, "fits": None,
                             "cost": None if len(row.levers) > 1 else

@@ -1,4 +1,4 @@
-"""The command line: build, measure, render, site, estimate, models."""
+"""The command line: build, measure, render, migrate, site, estimate, models, gpus."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         if opt.cli:  # the batch is searched for with --largest-batch
             _add_option(est, name, opt, required=name != "batch_size")
     est.add_argument("--largest-batch", action="store_true",
-                     help="with --gpu-memory: estimate batch after batch to find the largest "
+                     help="with --gpu or --gpu-memory: estimate batch after batch to find the largest "
                           "that fits (from --batch-size if given, else 1)")
     est.add_argument("--levers", action="store_true",
                      help="then estimate each lever this step does not use yet "
@@ -124,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
                           "keeps it, the budget's verdict, the search or the levers")
     est.set_defaults(usage_error=est.error)
     commands.add_parser("models", help="list the model zoo")
+    commands.add_parser("gpus", help="list the GPUs --gpu knows, with the memory a process "
+                                     "gets of each")
     return parser
 
 

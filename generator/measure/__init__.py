@@ -18,6 +18,7 @@ objects frozen out of the garbage collector's way (`own_process`).
 import contextlib
 import gc
 import logging
+import os
 from collections.abc import Iterator
 
 #: Set in a process of this tool's own (the command line, the worker): see imports_frozen.
@@ -77,3 +78,23 @@ def quiet_bitsandbytes() -> contextlib.AbstractContextManager:
     CPU backend logs a warning about an optional 4-bit kernel package on import, noise on
     every run."""
     return quiet(logging.getLogger("bitsandbytes.backends.cpu.ops"), logging.ERROR)
+
+
+#: Kineto's log levels run VERBOSE=0 … USDT=5; above them it writes nothing.
+_KINETO_SILENT = "6"
+
+
+@contextlib.contextmanager
+def quiet_profiler() -> Iterator[None]:
+    """Run torch.profiler inside this: Kineto, its C++ half, prints `profiler_start` and
+    `profiler_stop` lines to standard output at its lowest log level unless KINETO_LOG_LEVEL
+    says otherwise, read as it starts; in a caller's process those would land amid their own
+    output. A level the caller set is left alone, and the variable is restored."""
+    if "KINETO_LOG_LEVEL" in os.environ:
+        yield
+        return
+    os.environ["KINETO_LOG_LEVEL"] = _KINETO_SILENT
+    try:
+        yield
+    finally:
+        os.environ.pop("KINETO_LOG_LEVEL", None)

@@ -269,11 +269,12 @@ def find(name: str) -> GPU:
     if len(starting) == 1:
         return starting[0]
     close = starting or [gpu for gpu in CATALOGUE
-                         if difflib.get_close_matches(key, _names(gpu), n=1, cutoff=0.6)]
-    hint = (f"did you mean {', '.join(repr(g.short_name) for g in close)}?" if close else
-            f"the GPUs known: {', '.join(g.short_name for g in CATALOGUE)}")
+                         if difflib.get_close_matches(key, _names(gpu), n=1, cutoff=0.8)]
+    hint = f"; did you mean {', '.join(repr(g.short_name) for g in close)}?" if close else ""
     what = "names several GPUs" if len(starting) > 1 else "is not a GPU of the catalogue"
-    raise ConfigError(f"{name!r} {what}; {hint} (or give --gpu-memory SIZE)")
+    raise ConfigError(f"{name!r} {what}{hint} (the catalogue: "
+                      f"{', '.join(g.short_name for g in CATALOGUE)}; for another GPU, give "
+                      "its memory size: --gpu-memory, memory=)")
 
 
 def workspace_sizes() -> tuple[int, ...]:

@@ -45,7 +45,7 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     modules = all_pages()
     owned = {name: module.own_results(every) for name, module in modules.items()
              if hasattr(module, "own_results")}
-    contexts = {name: module.context(_seen_by(name, owned, every), studies)
+    contexts = {name: module.context(_seen_by(name, module, owned, every), studies)
                 for name, module in modules.items()}
     pages = sorted(((name, page) for name, module in modules.items()
                     for page in pages_of(module, contexts[name])),
@@ -78,12 +78,16 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     return written
 
 
-def _seen_by(name: str, owned: dict[str, set[str]], every: list[StepResult]
+def _seen_by(name: str, module: Any, owned: dict[str, set[str]], every: list[StepResult]
              ) -> list[StepResult]:
     """The results a page module sees: all but those another module owns (`owned`, each
-    module's `own_results`: the calculator's fitting grid would otherwise fill the reports
-    and the sweeps)."""
-    hidden = set().union(*(keys for other, keys in owned.items() if other != name))
+    module's `own_results`: the calculator's fitting grid would otherwise fill the reports),
+    unless the module names that other module in its `READS_OWN_RESULTS_OF` (the sweeps page
+    asks the calculator what a step needs between its points, and keeps the grid out of its
+    sweeps itself)."""
+    reads = set(getattr(module, "READS_OWN_RESULTS_OF", ()))
+    hidden = set().union(*(keys for other, keys in owned.items()
+                           if other != name and other not in reads))
     return [r for r in every if r["key"] not in hidden]
 
 

@@ -58,6 +58,15 @@ def test_a_real_step_on_the_cpu_beside_its_allocator() -> None:
         g.measure_step("tiny", **TINY, backend="estimate")
 
 
+def test_a_real_step_prints_nothing_into_the_callers_output() -> None:
+    """The CPU backend's profiler (Kineto) would print profiler_start and profiler_stop lines
+    on standard output; a fresh process, as its first use initialises Kineto."""
+    code = "import generator; generator.measure_step('tiny', batch_size=2, seq_len=16)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert run.stdout == ""
+
+
 def test_the_users_own_loop_tracked_and_rendered(tmp_path: Path) -> None:
     """Any loop, any loss, any optimizer: RMSprop, which the tool itself never builds."""
     workload = MODELS["tiny"].build()

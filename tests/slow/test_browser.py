@@ -230,8 +230,8 @@ _DRAWER_OPEN = """() => { const box = document.querySelector(".md-nav--primary")
 
 def _top_level_count(site: Site) -> int:
     """The number of top-level entries in the nav the site was built with."""
-    config = yaml.safe_load((site.root.parent / "mkdocs.yml").read_text(encoding="utf-8"))
-    return len(config["nav"])
+    nav = site.root.parent / "docs" / ".nav.yml"  # written by render, inherited by mkdocs.yml
+    return len(yaml.safe_load(nav.read_text(encoding="utf-8"))["nav"])
 
 
 def _entries_problems(session: Session, page: str, width: int, expected: int) -> list[str]:

@@ -42,14 +42,14 @@ def test_levers_are_estimated_on_top_of_the_step(cli, project: Path) -> None:
     proc = cli(["estimate", "tiny", "-b", "8", "-s", "64", "--device", "cpu", "--levers"],
                project)
     assert proc.returncode == 0, proc.stderr
-    found = re.search(r"^  activation checkpointing: ([\d,.]+) MiB \(-[\d,.]+ MiB, -[\d.]+%\)$",
-                      proc.stdout, re.MULTILINE)
+    found = re.search(r"^  activation checkpointing: tensors ([\d,.]+) MiB "
+                      r"\(-[\d,.]+ MiB, -[\d.]+%\)$", proc.stdout, re.MULTILINE)
     assert found, proc.stdout
     alone = measure_to_result(Experiment(model="tiny", batch_size=8, seq_len=64, device="cpu",
                                          checkpointing=True))["peak_bytes"]
     assert float(found.group(1).replace(",", "")) == pytest.approx(alone / 2**20, abs=0.05)
     assert "  SDPA attention: " in proc.stdout and "expandable" not in proc.stdout
-    assert re.search(r"^  together: activation checkpointing \+ .+: [\d,.]+ MiB \(-",
+    assert re.search(r"^  together: activation checkpointing \+ .+: tensors [\d,.]+ MiB \(-",
                      proc.stdout, re.MULTILINE), proc.stdout
 
 
@@ -67,13 +67,17 @@ def test_json_of_the_search_and_the_levers_holds_their_figures(cli, project: Pat
     assert search["result"]["experiment"]["batch_size"] == search["largest_batch"]
     tried = {row["batch_size"]: row for row in search["tried"]}
     assert tried[search["largest_batch"]]["fits"] and not tried[search["largest_batch"] + 1]["fits"]
+    assert tried[search["largest_batch"] + 1]["word"] == "no"  # the tensors alone: yes or no
 
     levers = json_of(cli, project, "-b", "4", "-s", "16", "--device", "cpu", "--levers")
     rows = {row["lever"]: row for row in levers["levers"]}
-    ckpt = rows["activation checkpointing"]
-    assert ckpt["changes"] == {"checkpointing": True} and ckpt["refused"] is None
+    ckpt = rows["checkpointing"]
+    assert ckpt["title"] == "activation checkpointing" and ckpt["refused"] is None
+    assert ckpt["changes"] == {"checkpointing": True}
+    assert rows["accumulation-x4"]["changes"] == {"micro_batches": 4}
     alone = measure_to_result(Experiment(model="tiny", batch_size=4, seq_len=16, device="cpu",
                                          checkpointing=True))
-    assert ckpt["held_bytes"] == alone["peak_bytes"]
-    assert ckpt["change_bytes"] == alone["peak_bytes"] - levers["result"]["peak_bytes"]
-    assert "activation checkpointing" in levers["together"]["levers"]
+    assert ckpt["peak_bytes"] == alone["peak_bytes"] and ckpt["reserved_bytes"] is None
+    assert ckpt["peak_change_bytes"] == alone["peak_bytes"] - levers["result"]["peak_bytes"]
+    assert "checkpointing" in levers["together"]["levers"]
+    assert levers["together"]["changes"]["checkpointing"] is True

@@ -70,3 +70,33 @@ def test_each_cpu_check_on_the_methodology_page_has_its_own_label(lang: str) -> 
     assert len(labels) == len(set(labels)), labels
 
 
+
+
+def test_the_sweeps_largest_batch_is_the_calculators_and_the_estimates() -> None:
+    """One question, one answer: the sweeps page's largest batch of bert-base at sequence 128
+    is the calculator widget's (the same replay, the same search) for every GPU of its table,
+    and an estimate for the smallest GPU at that batch and the next needs what the replay
+    says, and fits there and not beyond."""
+    import generator
+    from generator.plan import gpus
+    from generator.site.pages import calculator, sweeps
+    from generator.site.pages.calculator import verdicts
+
+    results, studies = site_inputs(REPO_ROOT / "results")
+    ctx, widget = sweeps.context(results, studies), calculator.context(results, studies)
+    group = next(g for g in ctx["batch"] if g["model"] == "bert-base" and g["seq_len"] == 128)
+    answer = group["series"]["fp32"]["largest"]
+    fit = next(f for f in widget["fits"] if (f["model"], f["precision"], f["levers"]) ==
+               ("bert-base", "fp32", "none"))
+    template = widget["replays"][fit["replay"]]
+    for row in answer:
+        gpu = verdicts.gpu_entry(gpus.find(row.gpu))
+        assert row.method == "replay" and not row.disagreements
+        assert row.batch == verdicts.largest_batch(fit, gpu, 128, template), row.gpu
+    smallest = answer[0]
+    for batch, fits in ((smallest.batch, True), (smallest.batch + 1, False)):
+        step = generator.estimate("bert-base", batch_size=batch, seq_len=128, gpu=smallest.gpu)
+        verdict = step.fits(smallest.gpu)
+        assert verdict.fits is fits, (batch, verdict)
+        if fits:
+            assert verdict.needed_bytes == smallest.needed_bytes

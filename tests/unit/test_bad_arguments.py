@@ -237,6 +237,18 @@ def test_models_lists_the_zoo(cli, project: Path) -> None:
     assert "package.module:function" in proc.stdout
 
 
+def test_gpus_lists_the_catalogue_with_the_memory_a_process_gets(cli, project: Path) -> None:
+    from generator.plan import gpus
+
+    proc = cli(["gpus"], project)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
+    for gpu in gpus.CATALOGUE:
+        assert f"{gpu.memory_bytes / 2**30:,.2f} GiB" in rows[gpu.short_name]
+    assert "2 × 32.0 MiB" in rows["H100 80GB HBM3"] and "450–1,024 MiB" in rows["H100 80GB HBM3"]
+    assert f"models the {gpus.assumed().short_name}" in proc.stdout
+
+
 def _estimate_budget(cli, project: Path, budget: str) -> tuple[int, str]:
     """The estimated peak (bytes, from the printed MiB) and the budget's verdict line."""
     proc = cli(["estimate", "tiny", "--batch-size", "2", "--seq-len", "16",

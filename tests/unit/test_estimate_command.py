@@ -58,7 +58,8 @@ def test_largest_batch_says_each_batch_then_the_edge(cli, project: Path, made_up
     assert proc.returncode == 0, proc.stderr
     assert "the largest batch that fits in 3.00 MiB" in proc.stdout
     assert "a batch fits when the peak of the step's tensors is within 3.00 MiB" in proc.stdout
-    rows = re.findall(r"^ +([\d,]+) +[\d,.]+ MiB  (fits|no)$", proc.stdout, re.MULTILINE)
+    rows = re.findall(r"^ +([\d,]+) +[\d,.]+ MiB  (fits|does not fit)$", proc.stdout,
+                      re.MULTILINE)
     assert len(rows) == len(made_up)  # each batch estimated once, its estimate shown again
     assert all((int(b) <= 40) == (verdict == "fits") for b, verdict in rows)
     assert "largest batch that fits in 3.00 MiB: 40 (batch 42 does not)" in proc.stdout

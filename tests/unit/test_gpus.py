@@ -87,8 +87,9 @@ def test_a_gpu_is_found_by_a_loose_name(name: str, found: str) -> None:
 @pytest.mark.parametrize(("name", "message"), [
     ("a100", "'a100' names several GPUs; did you mean 'A100-SXM4-40GB', 'A100-SXM4-80GB'?"),
     ("h20", "'h20' is not a GPU of the catalogue; did you mean 'H200'?"),  # H20 is another GPU
-    ("v100", "'v100' is not a GPU of the catalogue"),
-    ("", "the GPUs known: RTX 3060"),
+    ("v100", "'v100' is not a GPU of the catalogue (the catalogue: RTX 3060, RTX 3070,"),
+    ("RTX 2080", "'RTX 2080' is not a GPU of the catalogue (the catalogue:"),  # no B200 guess
+    ("", "the catalogue: RTX 3060"),
 ])
 def test_an_unknown_or_ambiguous_name_lists_the_close_ones(name: str, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):

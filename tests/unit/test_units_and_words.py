@@ -16,6 +16,12 @@ def test_numbers_in_binary_units() -> None:
     assert units.mib(None) == units.gib(None) == units.size(None) == units.pct(None) == "–"
 
 
+def test_a_tiny_negative_change_prints_as_zero_not_minus_zero() -> None:
+    """A lever that adds 0.1 MiB saves '0.00 GiB', never '-0.00 GiB'."""
+    assert units.gib(-100 * 2**10) == "0.00" and units.mib(-2**10) == "0.0"
+    assert units.gib(-2**30) == "-1.00" and units.mib(-2**20) == "-1.0"
+
+
 @pytest.mark.parametrize(("nbytes", "text"), [
     (3 * GIB // 2, "1.50 GiB"), (GIB, "1.00 GiB"), (GIB - MIB, "1,023.0 MiB"), (MIB, "1.0 MiB"),
     (1536, "1.5 KiB"), (1000, "1000 B"), (0, "0 B"),

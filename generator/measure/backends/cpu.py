@@ -21,6 +21,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.experiment import Experiment
+from generator.measure import quiet_profiler
 from generator.measure.backends.common import (
     build_workload,
     figures,
@@ -41,7 +42,8 @@ MEASURED_STEP = "generator::measured_step"
 
 
 def run(exp: Experiment, spec) -> dict[str, Any]:
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with quiet_profiler(), profile(activities=[ProfilerActivity.CPU],
+                                   profile_memory=True) as prof:
         workload = build_workload(spec, exp)
         trainer = Trainer.create(workload, exp, device=torch.device("cpu"))
         workload = trainer.workload  # with the adapters, where the step trains LoRA
@@ -71,7 +73,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
 
 def allocator_peak_bytes(prof: profile, window_name: str) -> int:
     """The CPU allocator's largest running total inside the record_function `window_name`,
-    replayed from this profile's allocations and frees (see allocator_alignment.peak_bytes:
+    replayed from this profile's allocations and frees (see cpu_allocator_blocks.peak_bytes:
     the total the profiler reports with each event also counts blocks of earlier profiles in
     the same process)."""
     return peak_bytes(*allocator_blocks(prof, window_name))

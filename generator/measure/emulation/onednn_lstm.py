@@ -17,7 +17,7 @@ LSTM kernel allocates escape an estimate on fake tensors:
    `workspace_bytes` is oneDNN's rule (src/cpu/rnn/rnn_utils.hpp `set_workspace_sizes`,
    rnn_utils.cpp `set_offsets`: seven page-aligned parts), exact to the byte against the
    profiler on 162 shapes (T 1–50, N 1–130, input 5–256, hidden 16–256, fp32 and bf16)
-   and in tests/unit/test_kernel_workspaces.py.
+   and in tests/unit/test_onednn_lstm.py.
 2. Buffers the kernel holds only WHILE IT RUNS, allocated inside it (below the dispatcher,
    so neither a fake kernel nor a TorchDispatchMode sees them): oneDNN's scratchpad (ideep
    books it per call, scratchpad_mode::user, include/ideep/operators/lstm.hpp), the weights

@@ -200,11 +200,13 @@ def allocator_check(params: dict[str, Any], strategy: str, world_size: int) -> d
     over from earlier profiling sessions in the same process."""
     from torch.profiler import ProfilerActivity, profile
 
+    from generator.measure import quiet_profiler
     from generator.measure.backends.cpu import allocator_peak_bytes
     from generator.measure.models import resolve_model
 
     p = settings({**params, "device": "cpu"})
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with quiet_profiler(), profile(activities=[ProfilerActivity.CPU],
+                                   profile_memory=True) as prof:
         row = measure_rank(resolve_model(p["model"]), p, strategy, world_size, fake=False)
     return {"tracker": row["peak_bytes"], "allocator": allocator_peak_bytes(prof, MEASURED_STEP)}
 

@@ -29,6 +29,7 @@ from generator.site.analysis import ARTICLE
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages.calculator import grid, replay
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane
+from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
 from generator.site.pages.sweeps.fits import peak_phase
 from generator.site.templating import kind
 from generator.words import LANGS
@@ -47,13 +48,7 @@ def own_results(results: list[StepResult]) -> set[str]:
 
 def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Every fit, by model, precision and lever set; None without grid results."""
-    keys = grid.grid_keys()
-    groups: dict[tuple, list[StepResult]] = defaultdict(list)
-    for r in results:
-        if r["key"] in keys and not r.get("error") and r.get("allocator"):
-            e = r["experiment"]
-            groups[(e["model"], e["precision"], e["optimizer"], levers_of(e))].append(r)
-    fitted = [fit_group(group) for _, group in sorted(groups.items())
+    fitted = [fit_group(group) for _, group in sorted(_groups(results).items())
               if len(group) >= MIN_POINTS]
     if not fitted:
         return None
@@ -84,12 +79,36 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "replays": replays}
 
 
+def _groups(results: list[StepResult]) -> dict[tuple[str, str, str, str], list[StepResult]]:
+    """The grid's estimates by model, precision, optimizer and lever set."""
+    keys = grid.grid_keys()
+    groups: dict[tuple[str, str, str, str], list[StepResult]] = defaultdict(list)
+    for r in results:
+        if r["key"] in keys and not r.get("error") and r.get("allocator"):
+            e = r["experiment"]
+            groups[(e["model"], e["precision"], e["optimizer"], levers_of(e))].append(r)
+    return groups
+
+
+def predictor(results: list[StepResult], experiment: dict[str, Any]
+              ) -> tuple[Predictor, list[StepResult]] | None:
+    """The calculator's predictor of the step of `experiment` at any batch and sequence (its
+    model, precision, optimizer and lever set), and the grid's results it rests on; None
+    where the grid has no replay template for it. Another page that asks what a step needs
+    beyond its own points (the sweeps page's largest batch) asks it here, so that it answers
+    as the widget does."""
+    e = experiment
+    group = _groups(results).get((e["model"], e["precision"], e["optimizer"], levers_of(e)))
+    if not group or len(group) < MIN_POINTS:
+        return None
+    fit, template = fit_group(group)
+    return (Predictor(fit, template), group) if template else None
+
+
 def gpu_data() -> list[dict[str, Any]]:
     """The catalogue's GPUs as the widget reads them: the memory a process gets, what
     nvidia-smi prints as the total, the CUDA context's range and the cuBLAS workspace."""
-    return [{"name": gpu.name, "short_name": gpu.short_name, "memory_bytes": gpu.memory_bytes,
-             "smi_total_mib": gpu.smi_total_mib, "context_bytes": list(gpu.context_bytes),
-             "workspace_bytes": gpu.overheads.cublas_workspace_bytes,
+    return [{**gpu_entry(gpu), "short_name": gpu.short_name, "smi_total_mib": gpu.smi_total_mib,
              "generation": gpu.overheads.name, "source": source_url(gpu.memory_source)}
             for gpu in gpus.CATALOGUE]
 

@@ -14,9 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 from generator.plan import fit as fit_rule
+from generator.plan.gpus import GPU
 from generator.plan.search import largest_fitting
 from generator.site.pages.calculator import replay
 from generator.site.pages.calculator.planes import FitRange, predict
+
+
+def gpu_entry(gpu: GPU) -> dict[str, Any]:
+    """What the widget and these computations read of a GPU of the catalogue."""
+    return {"name": gpu.name, "memory_bytes": gpu.memory_bytes,
+            "context_bytes": list(gpu.context_bytes),
+            "workspace_bytes": gpu.overheads.cublas_workspace_bytes}
 
 
 class Predictor:
@@ -66,6 +74,15 @@ def largest_batch(fit: dict[str, Any], gpu: dict[str, Any], seq: int,
                   template: dict[str, Any] | None = None) -> int:
     """The largest batch that fits `gpu` at this sequence length (0: none), by the one
     search over the one rule's needed bytes."""
-    predictor = Predictor(fit, template)
-    return largest_fitting(lambda batch: _verdict(predictor, gpu, batch, seq).needed_bytes,
+    return largest_batch_by(Predictor(fit, template), gpu, seq)
+
+
+def largest_batch_by(predictor: Predictor, gpu: dict[str, Any], seq: int) -> int:
+    """The same, with a predictor made already (which keeps the sizes it replayed)."""
+    return largest_fitting(lambda batch: needed_bytes(predictor, gpu, batch, seq),
                            gpu["memory_bytes"]).largest
+
+
+def needed_bytes(predictor: Predictor, gpu: dict[str, Any], batch: int, seq: int) -> int:
+    """What the step needs of `gpu` to fit for sure, by the one rule."""
+    return _verdict(predictor, gpu, batch, seq).needed_bytes

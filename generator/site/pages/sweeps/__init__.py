@@ -17,7 +17,8 @@ from generator.experiment import step_options_of
 from generator.plan import gpus
 from generator.results.shapes import StepResult, trust
 from generator.site.charts.step_charts import PRECISION_ORDER
-from generator.site.pages import Page
+from generator.site.pages import Page, calculator
+from generator.site.pages.calculator import verdicts
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits
 from generator.site.pages.sweeps import tables as sweep_tables
@@ -29,14 +30,19 @@ MIN_POINTS = 3
 #: The GPU the page's advice quotes: a common card for one person (plan/gpus.py).
 PLANNING_GPU = "RTX 4090"
 PAGES = (Page("sweeps.md", "sweeps/sweeps", nav=40),)
+#: The calculator's grid stays out of the sweeps, but answers what a step needs between and
+#: beyond a sweep's points (render.py).
+READS_OWN_RESULTS_OF = ("calculator",)
 
 
 def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | None:
     """Every batch and sequence sweep among the results, fitted; None when there is none."""
     usable = [r for r in results if not r.get("error")]
-    batch = [_batch_group(g) for g in _groups(usable, "batch_size")]
+    grid = calculator.own_results(usable)
+    swept = [r for r in usable if r["key"] not in grid]
+    batch = [_batch_group(g, usable) for g in _groups(swept, "batch_size")]
     batch = [g for g in batch if g["series"]]
-    seq = [_seq_group(g) for g in _groups(usable, "seq_len")
+    seq = [_seq_group(g) for g in _groups(swept, "seq_len")
            if all(r.get("architecture") for rs in g.values() for r in rs)]
     seq = [g for g in seq if g["series"]]
     if not batch and not seq:
@@ -116,7 +122,7 @@ def _describe(result: Result, vary: str) -> dict[str, Any]:
             "models_gpu": e["device"] == "cuda"}
 
 
-def _batch_group(series: dict[str, list[Result]]) -> dict[str, Any]:
+def _batch_group(series: dict[str, list[Result]], all_results: list[Result]) -> dict[str, Any]:
     first = next(iter(series.values()))[0]
     group = _describe(first, "batch_size")
     group["series"], group["formula"] = {}, fits.formula_applies(first)
@@ -136,8 +142,8 @@ def _batch_group(series: dict[str, list[Result]]) -> dict[str, Any]:
                  # Where the rising line meets the optimizer step's floor.
                  "crossover": None if fit.floor is None or fit.line.slope <= 0 else
                  (fit.floor - fit.line.intercept) / fit.line.slope,
-                 "largest": [fits.largest_batch(fit, needs[gpu], gpus.find(gpu))
-                             for gpu in fits.TABLE_GPUS]
+                 "largest": _largest(fit, needs, all_results, sweep=results,
+                                     sources=group["sources"])
                  if group["models_gpu"] and fit.line.slope > 0
                  and len([b for b in needs[fits.TABLE_GPUS[0]] if b in fit.fitted_batches]) >= 2
                  else []}
@@ -157,6 +163,36 @@ def _batch_group(series: dict[str, list[Result]]) -> dict[str, Any]:
         # The loss's fp32 logits and their gradient: one vocabulary-wide row per token each.
         group["logits_per_sample"] = 2 * 4 * group["seq_len"] * arch["vocab"]
     return group
+
+
+def _largest(fit: fits.BatchFit, needs: dict[str, dict[int, int]], all_results: list[Result],
+             *, sweep: list[Result], sources: list[Result]) -> list[fits.LargestBatch]:
+    """The largest batch per GPU of the table: by the calculator's replay of the step's
+    allocations where the calculator has this step (as the widget and `estimate
+    --largest-batch` answer; its estimates join the page's sources), else by a line through
+    what the sweep's points need."""
+    first = sweep[0]
+    found_predictor = (calculator.predictor(all_results, first["experiment"])
+                       if first["backend"] == "estimate" else None)
+    predictor = None
+    if found_predictor is not None:
+        predictor, grid = found_predictor
+        cited = {r["key"] for r in sources}
+        sources.extend(r for r in grid if r["key"] not in cited)
+    seq = first["experiment"]["seq_len"]
+    found = []
+    for name in fits.TABLE_GPUS:
+        gpu = gpus.find(name)
+        if predictor is None:
+            found.append(fits.largest_batch(fit, needs[name], gpu))
+            continue
+        entry = verdicts.gpu_entry(gpu)
+        batch = verdicts.largest_batch_by(predictor, entry, seq)
+        needed = verdicts.needed_bytes(predictor, entry, batch, seq) if batch else 0.0
+        fitted = predictor.fit["range"]
+        found.append(fits.checked(gpu, batch, needed, needs[name], method="replay",
+                                  extrapolated=batch * seq > fitted["tokens"][1]))
+    return found
 
 
 def _batch_formula(group: dict[str, Any], precision: str, fit: fits.BatchFit, top: int,

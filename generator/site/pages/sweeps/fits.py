@@ -126,7 +126,9 @@ TABLE_GPUS = ("RTX 3060", "RTX 4090", "A100-SXM4-40GB", "H100 80GB HBM3")
 @dataclass(frozen=True)
 class LargestBatch:
     """The largest batch of a sweep's step that fits one GPU, by the one rule (plan/fit.py)
-    and the one search (plan/search.py), over a line through what the sweep's points need."""
+    and the one search (plan/search.py), over what the step needs at each batch: the
+    calculator's replay of its allocations where the calculator has the step ("replay"),
+    else a line through what the sweep's points need ("line")."""
 
     gpu: str
     """The GPU's short name (plan/gpus.py)."""
@@ -141,6 +143,9 @@ class LargestBatch:
     disagreements: tuple[int, ...]
     checked: int
     extrapolated: bool
+    """The answer lies beyond the points the prediction rests on."""
+    method: str = "line"
+    """How batches between and beyond the points were predicted: "replay" or "line"."""
 
 
 def needs_on(results: list[Result], gpu: gpus.GPU) -> dict[int, int]:
@@ -172,14 +177,22 @@ def largest_batch(fit: BatchFit, needs: dict[int, int], gpu: gpus.GPU) -> Larges
         return max(line(batch), floor)
 
     found = largest_fitting(needed, gpu.memory_bytes).largest
+    return checked(gpu, found, needed(found) if found else 0.0, needs,
+                   extrapolated=bool(needs) and found > max(needs), method="line")
+
+
+def checked(gpu: gpus.GPU, found: int, needed_bytes: float, needs: dict[int, int], *,
+            extrapolated: bool, method: str) -> LargestBatch:
+    """An answer held against each point of the sweep's own verdict (batch ≤ answer ⇔ it
+    fits)."""
     wrong = tuple(b for b, need in sorted(needs.items())
                   if (need <= gpu.memory_bytes) != (b <= found))
     at = needs.get(found)
     return LargestBatch(gpu=gpu.short_name, memory_bytes=gpu.memory_bytes, batch=found,
-                        needed_bytes=needed(found) if found else 0.0,
+                        needed_bytes=needed_bytes,
                         measured_fits=None if at is None else at <= gpu.memory_bytes,
-                        disagreements=wrong, checked=len(needs),
-                        extrapolated=bool(needs) and found > max(needs))
+                        disagreements=wrong, checked=len(needs), extrapolated=extrapolated,
+                        method=method)
 
 
 def _element_bytes(precision: str) -> int:
