@@ -33,7 +33,7 @@ from generator.plan import levers as lever_registry
 from generator.plan.fit import Verdict
 from generator.plan.levers import Lever
 from generator.plan.search import largest_fitting
-from generator.results.step import Estimate, Measurement, StepMemory
+from generator.results.step import Estimate, Measurement, StepMemory, budget_bytes
 
 #: A model: a name, or a factory returning (model, make_batch, loss_fn).
 Model = Union[str, Callable[[], Any]]
@@ -271,9 +271,7 @@ def _result(exp: Experiment) -> dict[str, Any]:
 def _budget(gpu: str | None, memory: int | str | None) -> int:
     from generator.plan import gpus
 
-    if memory is not None:
-        return parse_size(memory) if isinstance(memory, str) else memory
-    return gpus.find(gpu).memory_bytes
+    return budget_bytes(gpus.find(gpu) if gpu is not None else None, memory)
 
 
 __all__ = ["Estimate", "LargestBatch", "LeverReport", "LeverRow", "Measurement",

@@ -29,7 +29,6 @@ import argparse
 import gc
 import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -183,8 +182,10 @@ def main(argv: list[str]) -> int:
     import torch.distributed as dist
 
     from generator import results
-    from generator.measure.environment import describe, machine_id
+    from generator.measure.environment import machine_id
     from generator.measure.models import resolve_model
+    from generator.measure.run import study_result
+    from generator.results.notes import note
 
     cuda = args.device == "cuda"
     if cuda:
@@ -202,14 +203,11 @@ def main(argv: list[str]) -> int:
         dist.barrier()
     if rank == 0:
         count = next((r["parameter_count"] for r in rows if "parameter_count" in r), None)
+        ran = (note("sharding_torchrun_cuda", processes=world, gpu=torch.cuda.get_device_name())
+               if cuda else note("sharding_torchrun_cpu", processes=world))
         data = {"model": args.model, "parameter_count": count, "settings": p,
-                "architecture": spec.architecture, "rows": rows,
-                "notes": [f"real run: {world} processes under torchrun, " + (
-                    f"NCCL, {torch.cuda.get_device_name()}" if cuda else "gloo, CPU")]}
-        result = {"schema_version": results.SCHEMA_VERSION, "study": study.to_dict(),
-                  "method_version": sharding.VERSION, "environment": describe(args.device),
-                  "measured_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-                  "error": None, "data": data}
+                "architecture": spec.architecture, "rows": rows, "notes": [ran]}
+        result = study_result(study, data)
         path = results.study_path(args.results, machine_id(args.device), study.name)
         results.save(path, result)
         print(f"wrote {path}")

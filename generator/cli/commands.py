@@ -131,7 +131,7 @@ def _print_hf_models() -> None:
 def gpus(args: argparse.Namespace) -> int:
     """The catalogue that --gpu, the API's gpu= and the pages' verdicts judge against."""
     from generator.plan import gpus
-    from generator.units import mib
+    from generator.units import gib, mib
 
     print("GPUs for --gpu (matched loosely: 4090, 'a100 80gb', h100);\n"
           "a step is judged against the memory a process gets of one")
@@ -139,7 +139,7 @@ def gpus(args: argparse.Namespace) -> int:
     for gpu in gpus.CATALOGUE:
         overheads = gpu.overheads
         low, high = gpu.context_bytes
-        rows.append((gpu.short_name, f"{gpu.memory_bytes / 2**30:,.2f} GiB",
+        rows.append((gpu.short_name, f"{gib(gpu.memory_bytes)} GiB",
                      f"{gpu.smi_total_mib:,} MiB",
                      f"{overheads.cublas_workspaces} × {mib(overheads.cublas_workspace_bytes)} MiB",
                      f"{low // 2**20:,}–{high // 2**20:,} MiB"))

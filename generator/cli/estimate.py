@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from generator import api
+from generator import api, units
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
@@ -110,7 +110,7 @@ def print_estimate(estimate: Estimate, verdict: Verdict | None, say: Say = print
         say(f"{cat:<18}{mib(estimate.live_at_peak[cat]):>14}"
             f"{mib(estimate.category_max[cat]):>14}")
     peak = estimate.peak_bytes
-    say(f"\npeak of the step's tensors: {mib(peak)} ({peak / 2**30:.2f} GiB)")
+    say(f"\npeak of the step's tensors: {mib(peak)} ({units.gib(peak)} GiB)")
     if estimate.reserved_bytes is not None:
         print_allocator(estimate, say)
     if verdict is not None:
@@ -227,7 +227,7 @@ def _lever_line(row: api.LeverRow, gpu: str | None, memory: int | None,
                             "reserved_bytes": None, "reserved_change_bytes": None,
                             "peak_bytes": None, "peak_change_bytes": None, "fits": None,
                             "cost": None if len(row.levers) > 1 else
-                            lever.cost.en.format(**_fields(row))}
+                            lever.cost_on(row.base.experiment)}
     if row.estimate is None:
         say(f"  {name}: not estimated: {row.refused}")
         return line
@@ -246,14 +246,10 @@ def _lever_line(row: api.LeverRow, gpu: str | None, memory: int | None,
     return line
 
 
-def _fields(row: api.LeverRow) -> dict[str, Any]:
-    changed = row.levers[0].apply(row.base.experiment)
-    return {"micro_batches": changed.micro_batches}
-
-
 def _change(what: str, now: int, before: int) -> str:
     return f"{what} {mib(now)} ({(now - before) / 2**20:+,.1f} MiB, {(now - before) / before:+.1%})"
 
 
 def mib(nbytes: int) -> str:
-    return f"{nbytes / 2**20:,.1f} MiB"
+    """A size as the command line prints it: MiB, one decimal (units.mib, with its unit)."""
+    return f"{units.mib(nbytes)} MiB"

@@ -24,8 +24,7 @@ def stamp() -> str:
 
 def measure_to_result(exp: Experiment) -> StepResult:
     """Measure `exp` here and wrap its figures into a complete result."""
-    from generator.measure.backends import METHOD_VERSION, is_out_of_memory, measure
-    from generator.measure.environment import describe
+    from generator.measure.backends import is_out_of_memory, measure
 
     try:
         figures = measure(exp)
@@ -39,6 +38,16 @@ def measure_to_result(exp: Experiment) -> StepResult:
         if not is_out_of_memory(error):
             raise
         figures = {"error": "out_of_memory", "error_detail": str(error).splitlines()[0][:300]}
+    return step_result(exp, figures)
+
+
+def step_result(exp: Experiment, figures: dict) -> StepResult:
+    """A step's figures wrapped with what the results store keeps beside them: the
+    experiment, its key, the environment, the method's version, when (the backends' runs
+    here, the user's own tracked step in user_step.py)."""
+    from generator.measure.backends import METHOD_VERSION
+    from generator.measure.environment import describe
+
     return {
         "schema_version": SCHEMA_VERSION,
         "key": exp.key,
@@ -62,7 +71,6 @@ def study_to_result(study: Study) -> StudyResult:
     """Run `study` here and wrap its data into a complete study result."""
     from generator.measure import studies
     from generator.measure.backends import backend_available, is_out_of_memory
-    from generator.measure.environment import describe
 
     reason = backend_available(study.backend)
     if reason:
@@ -77,6 +85,16 @@ def study_to_result(study: Study) -> StudyResult:
         if not is_out_of_memory(exc):
             raise
         error = "out_of_memory"
+    return study_result(study, data, error=error)
+
+
+def study_result(study: Study, data: dict, *, error: str | None = None) -> StudyResult:
+    """A study's data wrapped with what the results store keeps beside it (study_to_result
+    here, scripts/torchrun_sharding.py under torchrun)."""
+    from generator.measure import studies
+    from generator.measure.environment import describe
+
     return {"schema_version": SCHEMA_VERSION, "study": study.to_dict(),
-            "method_version": kind.VERSION, "environment": describe(study.backend),
-            "measured_at": stamp(), "error": error, "data": data}
+            "method_version": studies.module(study.kind).VERSION,
+            "environment": describe(study.backend), "measured_at": stamp(), "error": error,
+            "data": data}

@@ -21,12 +21,10 @@ from torch import nn
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment
-from generator.measure.backends import METHOD_VERSION
-from generator.measure.environment import describe
-from generator.measure.run import stamp
+from generator.measure.run import step_result
 from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES, MemoryTracker
 from generator.measure.training.step import gc_paused
-from generator.results import SCHEMA_VERSION, result_path, save
+from generator.results import result_path, save
 from generator.results.notes import note
 from generator.results.step import Measurement
 
@@ -127,18 +125,14 @@ class Tracking:
             truth = {"source": "torch.cuda caching allocator statistics",
                      "peak_bytes": allocated, "max_reserved_bytes": reserved,
                      "allocator_overhead_bytes": reserved - allocated}
-        exp = self.experiment
-        return {
-            "schema_version": SCHEMA_VERSION, "key": exp.key, "experiment": exp.to_dict(),
-            "backend": exp.backend, "method_version": METHOD_VERSION,
-            "environment": describe(exp.backend), "measured_at": stamp(),
-            "error": None, "error_detail": None, **data,
+        return step_result(self.experiment, {
+            **data,
             "parameter_count": sum(p.numel() for p in params),
             "trainable_parameter_count": sum(p.numel() for p in params if p.requires_grad),
             "warmup_steps": 0, "attention": None, "architecture": None, "inputs": "tokens",
             "step_seconds": None, "ground_truth": truth, "allocator": None,
             "notes": [note("tracked")],
-        }
+        })
 
 
 def _tensors(output: Any) -> list[torch.Tensor]:

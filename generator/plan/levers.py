@@ -39,7 +39,7 @@ class Lever:
     changes: Mapping[str, Any]
     """The experiment fields it sets; a callable value is computed from the experiment."""
     cost: Words
-    """What it costs beside memory."""
+    """What it costs beside memory; filled in as `name` is."""
     acts_on: str | None
     """The category it acts on first (None: the allocator's reserve, not a category)."""
     kind: str
@@ -68,10 +68,17 @@ class Lever:
 
     def title(self, exp: Experiment, lang: str = "en") -> str:
         """Its name on `exp`: "gradient accumulation, 4 micro-batches of 8"."""
+        return self._on(self.name, exp, lang)
+
+    def cost_on(self, exp: Experiment, lang: str = "en") -> str:
+        """What it costs on `exp`: "4 forward and backward passes per optimizer step"."""
+        return self._on(self.cost, exp, lang)
+
+    def _on(self, words: Words, exp: Experiment, lang: str) -> str:
         changed = self.apply(exp)
-        return self.name[lang].format(optimizer=OPTIMIZER_NAMES.get(exp.optimizer, exp.optimizer),
-                                      micro_batches=changed.micro_batches,
-                                      micro_batch=changed.batch_size // changed.micro_batches)
+        return words[lang].format(optimizer=OPTIMIZER_NAMES.get(exp.optimizer, exp.optimizer),
+                                  micro_batches=changed.micro_batches,
+                                  micro_batch=changed.batch_size // changed.micro_batches)
 
 
 def _accumulation(times: int) -> Lever:

@@ -95,6 +95,11 @@ _PATTERNS: list[tuple[re.Pattern[str], Reader]] = [(re.compile(p), r) for p, r i
      r"(\d+), double quantization\), computed in (\w+); linear layers not quantized: (.+)",
      lambda m, r: note("qlora", bitsandbytes=m[1], quant_type=m[2], layers=int(m[3]),
                        block=int(m[4]), dtype=m[5], kept=_names(m[6]))),
+    # scripts/torchrun_sharding.py's study results
+    (r"real run: (\d+) processes under torchrun, NCCL, (.+)",
+     lambda m, r: note("sharding_torchrun_cuda", processes=int(m[1]), gpu=m[2])),
+    (r"real run: (\d+) processes under torchrun, gloo, CPU",
+     lambda m, r: note("sharding_torchrun_cpu", processes=int(m[1]))),
     (r"real run on the CPU with (\d+) threads?",
      lambda m, r: note("real_cpu_run", threads=int(m[1]))),
     (r"real run on (.+)", lambda m, r: note("real_cuda_run", gpu=m[1])),

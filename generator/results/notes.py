@@ -148,6 +148,12 @@ CATALOGUE: dict[str, Words] = {
         "reduce_dtype=fp32)",
         "amp-bf16：DDP 在 autocast 下运行；FSDP2 用 MixedPrecisionPolicy(param_dtype=bf16, "
         "reduce_dtype=fp32)"),
+    "sharding_torchrun_cuda": Words(
+        "real run: {processes} processes under torchrun, NCCL, {gpu}",
+        "真实运行：torchrun 下 {processes} 个进程，NCCL，{gpu}"),
+    "sharding_torchrun_cpu": Words(
+        "real run: {processes} processes under torchrun, gloo, CPU",
+        "真实运行：torchrun 下 {processes} 个进程，gloo，CPU"),
     "sharding_models_cuda": Words(
         "models CUDA: 512-byte allocator blocks, foreach optimizer, CUDA attention kernels",
         "模拟 CUDA：分配块按 512 字节取整，优化器用 foreach，注意力用 CUDA 的内核"),

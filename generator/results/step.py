@@ -109,12 +109,10 @@ class StepMemory:
         if memory is None and target is None:
             raise ConfigError(f"{self.kind} names no GPU of the catalogue: give a gpu or a "
                               "memory size to judge it against")
-        budget = parse_size(memory) if isinstance(memory, str) else memory
-        budget = target.memory_bytes if budget is None else budget
         allocated, reserved, context = self._figures_on(target)
         named = target is not None and (gpu is not None or memory is None)
-        return fit.judge(budget, allocated=allocated, reserved=reserved, context=context,
-                         gpu=target.name if named else None)
+        return fit.judge(budget_bytes(target, memory), allocated=allocated, reserved=reserved,
+                         context=context, gpu=target.name if named else None)
 
     def _own_gpu(self) -> gpus.GPU | None:
         try:
@@ -203,13 +201,23 @@ class Measurement(StepMemory):
                 device)
 
 
+def budget_bytes(gpu: gpus.GPU | None, memory: int | str | None) -> int:
+    """The memory a step is judged against: `memory` where given (bytes, or a size such as
+    "24GiB"), else what `gpu` lets a process have."""
+    if memory is not None:
+        return parse_size(memory) if isinstance(memory, str) else memory
+    if gpu is None:
+        raise ConfigError("give a GPU of the catalogue or a memory size to fit in")
+    return gpu.memory_bytes
+
+
 def allocator_figures_on(allocator: dict[str, Any], gpu: gpus.GPU,
                          what: str = "the estimate") -> tuple[int, int, tuple[int, int]]:
     """(allocated, reserved, context) of a simulated allocator's figures (an estimate's, or
     a sharded rank's) on `gpu`: the peaks replayed with that GPU's cuBLAS workspaces, which
     the estimate keeps for every workspace size the catalogue has, and that GPU's CUDA
     context."""
-    size = gpu.overheads.cublas_workspace_bytes * gpu.overheads.cublas_workspaces
+    size = gpu.overheads.persistent_workspace_bytes
     same = [allocator] if allocator["workspace_bytes"] == size else []
     found = same + [o for o in allocator.get("other_workspaces", ())
                     if o["workspace_bytes"] == size]

@@ -114,6 +114,8 @@ def test_torchrun_script_on_cpu_processes_matches_the_estimate(background, tiny_
         {**sharding.settings(TINY), "world_sizes": {"fsdp2": [1, 2], "ddp": [1, 2]},
          "strategies": ["fsdp2", "ddp"]}
     assert len(real["data"]["rows"]) == 4
+    assert real["data"]["notes"] == [{"id": "sharding_torchrun_cpu", "values": {"processes": 2}}]
+    assert real["method_version"] == sharding.VERSION
     for row in real["data"]["rows"]:
         twin = tiny_rows[row["strategy"], row["world_size"]]
         if row["strategy"] == "ddp" or row["world_size"] == 1:

@@ -40,6 +40,9 @@ SCHEMA_1 = {
                    "dtype": "bfloat16", "kept": ["lm_head"]}),
     "real run on the CPU with 2 threads": ("real_cpu_run", {"threads": 2}),
     "real run on NVIDIA H100 80GB HBM3": ("real_cuda_run", {"gpu": "NVIDIA H100 80GB HBM3"}),
+    "real run: 4 processes under torchrun, NCCL, NVIDIA H100 80GB HBM3":
+        ("sharding_torchrun_cuda", {"processes": 4, "gpu": "NVIDIA H100 80GB HBM3"}),
+    "real run: 2 processes under torchrun, gloo, CPU": ("sharding_torchrun_cpu", {"processes": 2}),
     "LSTM: oneDNN's workspace saved for backward and the buffers its kernels hold while they "
     "run are modelled (kernel_workspaces.py); brgemm's per-thread buffers (bf16) are not":
         ("onednn_lstm", {}),
