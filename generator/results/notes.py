@@ -58,9 +58,11 @@ CATALOGUE: dict[str, Words] = {
         "（capturable 或 fused 时除外）"),
     "cuda_autocast": Words(
         "autocast: CUDA's op policy of PyTorch {torch} in place of the CPU's (pow, exp, sums, "
-        "softmax, norms and losses in fp32; cat, stack not cast)",
-        "autocast：用 PyTorch {torch} 在 CUDA 上的算子策略代替 CPU 的（pow、exp、求和、softmax、"
-        "归一化和 loss 用 fp32；cat、stack 不转换）"),
+        "norms and losses in fp32, softmax too unless given a dtype, as cross-entropy gives its "
+        "log-softmax the logits' own; cat, stack not cast)",
+        "autocast：用 PyTorch {torch} 在 CUDA 上的算子策略代替 CPU 的（pow、exp、求和、归一化和 "
+        "loss 用 fp32；softmax 也用 fp32，除非调用时指定了 dtype，而交叉熵正是按 logits 自己的精度"
+        "调用 log-softmax；cat、stack 不转换）"),
     "allocator_replay": Words(
         "allocated and reserved peaks: the CUDA caching allocator's rules replayed over "
         "{steps} steps, with the cuBLAS workspaces of {gpu}",
@@ -129,10 +131,10 @@ CATALOGUE: dict[str, Words] = {
         "模型自身的权重冻结"),
     "qlora": Words(
         "QLoRA: bitsandbytes {bitsandbytes} {quant_type} weights in {layers} linear layers "
-        "(blocks of {block}, double quantization), computed in {dtype}; linear layers not "
-        "quantized: {kept:list}",
+        "(blocks of {block}, double quantization), bnb_4bit_compute_dtype={dtype}; linear "
+        "layers not quantized: {kept:list}",
         "QLoRA：bitsandbytes {bitsandbytes} 把 {layers} 个线性层的权重存成 {quant_type}（每 "
-        "{block} 个一块，双重量化），以 {dtype} 计算；没有量化的线性层：{kept:list}"),
+        "{block} 个一块，双重量化），bnb_4bit_compute_dtype={dtype}；没有量化的线性层：{kept:list}"),
     # -- the sharding study's ranks (measure/studies/sharding.py)
     "sharding_estimate": Words(
         "estimate: rank 0 of a fake process group, fake tensors; per-rank storages (local "

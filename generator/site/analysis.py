@@ -10,7 +10,9 @@ from typing import Any
 from generator.experiment import is_plain_step, step_options_of
 from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
-from generator.site.labels import PRECISION_LABELS
+from generator import units
+from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
+from generator.words import Words
 
 Result = StepResult
 #: The source article's example, the configuration every headline number is about.
@@ -213,5 +215,100 @@ def hf_parity(results: list[Result]) -> list[dict[str, Any]]:
         if twin is not None:
             rows.append({"builtin": result, "hf": twin,
                          "same_parameters": result["parameter_count"] == twin["parameter_count"],
-                         "difference": twin["peak_bytes"] / result["peak_bytes"] - 1})
+                         "difference": twin["peak_bytes"] / result["peak_bytes"] - 1,
+                         "gap": parity_gap(result, twin)})
     return rows
+
+
+#: How close a category's change must come to a whole number of vocabulary-sized tensors.
+VOCAB_TENSOR_TOLERANCE = 0.02
+
+
+def parity_gap(builtin: Result, hf: Result) -> dict[str, Any] | None:
+    """Where a Hugging Face twin's peak differs from the built-in model's, read off what is
+    live at the two peaks: for each category that moved by a whole number of the step's
+    vocabulary-sized tensors (batch × sequence × vocabulary entries, in FP32 or 16 bits),
+    how many and of which width; None where the peaks differ by less than one such tensor
+    in every category, or the model has no vocabulary."""
+    arch = builtin.get("architecture") or {}
+    if not arch.get("vocab"):
+        return None
+    exp = builtin["experiment"]
+    entries = exp["batch_size"] * exp["seq_len"] * arch["vocab"]
+    moved = []
+    for category, before in builtin["live_at_peak_bytes"].items():
+        change = hf["live_at_peak_bytes"].get(category, 0) - before
+        for width in (4, 2):
+            count = round(abs(change) / (entries * width))
+            off = abs(abs(change) / (entries * width) - count)
+            if count and off < VOCAB_TENSOR_TOLERANCE * count:
+                moved.append({"category": category, "count": count if change > 0 else -count,
+                              "bits": 8 * width, "bytes": entries * width, "change": change})
+                break
+    return {"entries": entries, "moved": moved} if moved else None
+
+
+def parity_gap_words(row: dict[str, Any]) -> Words | None:
+    """A twin pair's gap in words, from parity_gap: the vocabulary-sized tensors one side
+    holds and the other does not, and why, where one FP32 tensor among the Hugging Face
+    model's temporaries is its loss's upcast of the logits (transformers' causal-LM loss
+    calls `logits.float()`); None where no category moved by such a tensor."""
+    gap = row["gap"]
+    if gap is None:
+        return None
+    exp = row["builtin"]["experiment"]
+    arch = row["builtin"]["architecture"]
+    shape = f"{exp['batch_size']} × {exp['seq_len']:,} × {arch['vocab']:,}"
+    en, zh = [], []
+    for m in sorted(gap["moved"], key=lambda m: -m["count"]):
+        name = CATEGORY_LABELS[m["category"]]
+        size = f"{shape} × {m['bits'] // 8} B = {units.gib(m['bytes'])} GiB"
+        n = abs(m["count"])
+        width = "FP32" if m["bits"] == 32 else "16-bit"
+        tensors = Words(("one" if n == 1 else str(n)) + f" {width} vocabulary-sized "
+                        + ("tensor" if n == 1 else "tensors"),
+                        ("一" if n == 1 else str(n)) + f"份{'FP32 ' if m['bits'] == 32 else ' 16 位'}"
+                        "词表大小的张量")
+        more = m["count"] > 0
+        en.append(f"{tensors.en} {'more' if more else 'fewer'} among its "
+                  f"{name.en.lower()} at the peak ({size})")
+        zh.append(f"峰值时刻的{name.zh}{'多了' if more else '少了'}{tensors.zh}（{size}）")
+    upcast = any(m["count"] > 0 and m["bits"] == 32 and m["category"] == "temporaries"
+                 and exp["precision"] != "fp32" for m in gap["moved"])
+    why = Words("", "")
+    if upcast:
+        why = Words(": transformers' loss casts the logits to FP32 (`logits.float()`) before "
+                    "the cross-entropy, where the built-in model hands it the 16-bit logits",
+                    "：transformers 的损失函数先把 logits 转成 FP32（`logits.float()`）再算交叉熵，"
+                    "而内置模型直接把 16 位的 logits 交给交叉熵")
+    return Words(f"{row['hf']['experiment']['model']} holds " + ", and ".join(en) + why.en + ".",
+                 f"{row['hf']['experiment']['model']} " + "，".join(zh) + why.zh + "。")
+
+
+def parity_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The twins' gaps explained, one sentence per distinct explanation, headed by the pair
+    and the settings it covers; and the largest gap among the pairs with none to explain."""
+    notes: dict[tuple, list[str]] = {}
+    for row in rows:
+        words = parity_gap_words(row)
+        if words is not None:
+            e = row["builtin"]["experiment"]
+            head = (f"`{e['model']}` / `{row['hf']['experiment']['model']}`, "
+                    f"b{e['batch_size']} s{e['seq_len']}")
+            notes.setdefault((head, words), []).append(e["precision"])
+    rest = [abs(row["difference"]) for row in rows if row["gap"] is None]
+    return {"explained": [{"head": Words(*(f"{head}, " + join(
+                              [PRECISION_LABELS[p][lang] for p in sorted(precisions)], lang)
+                              for lang in ("en", "zh"))),
+                           "words": words}
+                          for (head, words), precisions in notes.items()],
+            "rest_within": max(rest) if rest else None}
+
+
+def join(items: list[str], lang: str) -> str:
+    """A list in words: "a, b and c" / "a、b 和 c"."""
+    if len(items) < 2:
+        return "".join(items)
+    if lang == "zh":
+        return "、".join(items[:-1]) + " 和 " + items[-1]
+    return ", ".join(items[:-1]) + " and " + items[-1]

@@ -1,5 +1,8 @@
 """Names shown to readers, in Chinese and English, in one place."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from generator.words import Words
 
 CATEGORY_LABELS: dict[str, Words] = {
@@ -25,10 +28,11 @@ PRECISION_LABELS: dict[str, Words] = {
 
 #: Every number is one of three kinds, named by its backend: estimated (fake tensors modelling
 #: a device), measured on the CPU, or measured on a GPU. An estimate is never "measured".
+#: Name a result's kind with `kind()`, which adds the device an estimate models and the GPU.
 BACKEND_LABELS: dict[str, Words] = {
     "cuda": Words("measured on a GPU", "GPU 实测"),
     "cpu": Words("measured on the CPU", "CPU 实测"),
-    "estimate": Words("estimated (FakeTensor)", "估算（FakeTensor）"),
+    "estimate": Words("estimated", "估算"),
 }
 
 #: The kind of a result's numbers with what names it (templating.kind fills them in): the
@@ -39,8 +43,41 @@ KIND_LABELS: dict[str, Words] = {
     "cuda": Words("measured on a GPU ({gpu})", "GPU 实测（{gpu}）"),
 }
 
+#: What a real run's own peak is, by backend: the allocator's figure the tracker is held
+#: against (the result's ground_truth), in words instead of the source string it records.
+GROUND_TRUTH_LABELS: dict[str, Words] = {
+    "cpu": Words("peak the CPU allocator reported (its allocation events, read with "
+                 "`torch.profiler`'s `profile_memory=True`)",
+                 "CPU 分配器自己记下的峰值（用 `torch.profiler` 的 `profile_memory=True` 读出的分配事件）"),
+    "cuda": Words("peak the CUDA caching allocator reported (`torch.cuda.max_memory_allocated`)",
+                  "CUDA 缓存分配器报告的峰值（`torch.cuda.max_memory_allocated`）"),
+}
+
 #: The devices an estimate models, as the kind names them.
 MODELLED_DEVICE_LABELS: dict[str, Words] = {
     "cuda": Words("CUDA", "CUDA"),
     "cpu": Words("the CPU", "CPU"),
 }
+
+
+def kind(result: Mapping[str, Any], lang: str) -> str:
+    """What a result's numbers are, in the reader's words, from its backend: "estimated
+    (modelling CUDA)" / "估算（模拟 CUDA）", "measured on the CPU" / "CPU 实测", or "measured on a
+    GPU (NVIDIA H100 80GB HBM3)" / "GPU 实测（…）". Takes a step result (the modelled device
+    from `experiment.device`, the GPU from `environment.device_name`) or a page's summary of
+    one that carries `backend` and, flat, `device` and `device_name` or `machine` (the sweeps'
+    and sharding groups, the levers' step times)."""
+    backend = result["backend"]
+    experiment = result.get("experiment") or {}
+    environment = result.get("environment") or {}
+    if backend == "estimate":
+        device = experiment.get("device") or result.get("device")
+        if device in MODELLED_DEVICE_LABELS:
+            modelled = MODELLED_DEVICE_LABELS[device][lang]
+            return KIND_LABELS["estimate"][lang].format(device=modelled)
+        return KIND_LABELS["estimate_unknown"][lang]
+    if backend == "cuda":
+        gpu = environment.get("device_name") or result.get("device_name") or result.get("machine")
+        if gpu:
+            return KIND_LABELS["cuda"][lang].format(gpu=gpu)
+    return BACKEND_LABELS[backend][lang]

@@ -26,7 +26,7 @@ from generator.site import sources
 from generator.site.figures import FigureView
 from generator.site.glossary_links import link_first_uses
 from generator.site.pages import Page, all_pages, pages_of
-from generator.site.templating import environment
+from generator.site.templating import environment, template_text
 from generator.words import LANGS
 
 #: The data files, once for both languages, under the docs folder.
@@ -104,7 +104,9 @@ def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup
     # Every page ends with the data files its numbers come from (or says it has none), from
     # one macro: no template lists them by hand.
     section = environment().get_template("macros.md.j2").module.data_files(
-        sources.data_files(page, context), lang, "../" * page.path.count("/"))
+        sources.data_files(page, context, site=site, sources=[
+            template_text(f"{page.template}.{other}.md.j2") for other in LANGS]),
+        lang, "../" * page.path.count("/"))
     return text.rstrip("\n") + "\n\n" + str(section).strip("\n") + "\n"
 
 

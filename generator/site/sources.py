@@ -11,17 +11,34 @@ of links, empty for a page with no numbers of its own) is taken at its word.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import jinja2
+import jinja2.meta
+
 from generator.site.pages import Page
+from generator.site.templating import environment
 
 
-def data_files(page: Page, context: Any) -> list[str]:
-    """The links, from the language root, of the JSON files behind the page, sorted."""
+def data_files(page: Page, context: Any, *, sources: list[str] | None = None,
+               site: dict[str, Any] | None = None) -> list[str]:
+    """The links, from the language root, of the JSON files behind the page, sorted. A page
+    that shares its context (Page.shares_context) counts only what its templates' `sources`
+    (both languages) name of it, and the pages' contexts they read through `site`."""
     if "data_files" in page.variables:
         return sorted(page.variables["data_files"])
+    data = page.variables or context
+    if page.shares_context is not None and sources is not None and isinstance(data, dict):
+        named = set(page.shares_context)
+        for source in sources:
+            named |= jinja2.meta.find_undeclared_variables(environment().parse(source))
+        read = {name for source in sources
+                for name in re.findall(r"""site(?:\.get\(|\[)["']([a-z_]+)["']""", source)}
+        data = [*(value for key, value in data.items() if key in named),
+                *((site or {}).get(name) for name in sorted(read))]
     found: set[str] = set()
-    _walk(page.variables or context, found, set())
+    _walk(data, found, set())
     return sorted(found)
 
 

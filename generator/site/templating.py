@@ -9,9 +9,7 @@ source checkout does.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
@@ -22,37 +20,14 @@ from generator.results.notes import text as note_text
 from generator.site.labels import (
     BACKEND_LABELS,
     CATEGORY_LABELS,
-    KIND_LABELS,
-    MODELLED_DEVICE_LABELS,
+    GROUND_TRUTH_LABELS,
     PRECISION_LABELS,
+    kind,
 )
 from generator.site.pages.reports import report_slug
 from generator.site.palette import CATEGORY_COLORS
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-
-
-def kind(result: Mapping[str, Any], lang: str) -> str:
-    """What a result's numbers are, in the reader's words, from its backend: "estimated
-    (modelling CUDA)" / "估算（模拟 CUDA）", "measured on the CPU" / "CPU 实测", or "measured on a
-    GPU (NVIDIA H100 80GB HBM3)" / "GPU 实测（…）". Takes a step result (the modelled device
-    from `experiment.device`, the GPU from `environment.device_name`) or a page's summary of
-    one that carries `backend` and, flat, `device` and `device_name` or `machine` (the sweeps'
-    and sharding groups, the levers' step times)."""
-    backend = result["backend"]
-    experiment = result.get("experiment") or {}
-    environment = result.get("environment") or {}
-    if backend == "estimate":
-        device = experiment.get("device") or result.get("device")
-        if device in MODELLED_DEVICE_LABELS:
-            modelled = MODELLED_DEVICE_LABELS[device][lang]
-            return KIND_LABELS["estimate"][lang].format(device=modelled)
-        return KIND_LABELS["estimate_unknown"][lang]
-    if backend == "cuda":
-        gpu = environment.get("device_name") or result.get("device_name") or result.get("machine")
-        if gpu:
-            return KIND_LABELS["cuda"][lang].format(gpu=gpu)
-    return BACKEND_LABELS[backend][lang]
 
 
 def template_text(name: str) -> str:
@@ -75,7 +50,8 @@ def environment() -> jinja2.Environment:
     env.filters.update(mib=units.mib, gib=units.gib, size=units.size, pct=units.pct,
                        pct_figures=units.pct_figures, gb=units.gb, mb=units.mb)
     env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
-                       backends=BACKEND_LABELS, colors=CATEGORY_COLORS, report_slug=report_slug,
+                       backends=BACKEND_LABELS, ground_truths=GROUND_TRUTH_LABELS,
+                       colors=CATEGORY_COLORS, report_slug=report_slug,
                        options_of=option_words, kind=kind,
                        note_text=note_text,
                        # the one fit rule's words, and what a reserved peak means (plan/fit.py)

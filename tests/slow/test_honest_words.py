@@ -21,7 +21,7 @@ from generator.site.figures import FigureView
 from generator.site.labels import BACKEND_LABELS
 from generator.site.pages import all_pages, pages_of
 from generator.site.render import render_page
-from generator.site.templating import kind
+from generator.site.labels import kind
 
 #: Where a word of measurement is honest: it names the CPU or a GPU.
 ALLOWED = ("CPU 实测", "GPU 实测", "measured on the CPU", "measured on a GPU")

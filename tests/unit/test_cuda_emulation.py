@@ -1,5 +1,6 @@
 """The estimate's CUDA emulation: fused dropout and CUDA autocast's fp32 ops."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -73,3 +74,24 @@ def test_which_optimizer_state_a_gpu_step_keeps_on_the_host():
     assert placement(torch.optim.ASGD(weight()))["step"] is False  # on the device
     assert placement(torch.optim.SGD(weight(), lr=0.1, momentum=0.9)) == {
         "momentum_buffer": False}
+
+
+# A note of what an estimate modelled appears only where the step met it (issue 34).
+def test_notes_name_only_what_the_step_met():
+    from generator.measure.emulation import cuda_kernels
+    assert [n["id"] for n in cuda_kernels.notes(set(), autocast=False)] == []
+    assert [n["id"] for n in cuda_kernels.notes({"cuda_softmax", "cuda_dropout"}, autocast=True)] \
+        == ["cuda_dropout", "cuda_softmax", "cuda_autocast"]
+
+
+@pytest.mark.parametrize("options, met, not_met", [
+    ({}, {"cuda_dropout", "optimizer_state_on_host"}, {"cuda_attention", "cuda_softmax"}),
+    ({"precision": "amp-fp16"}, {"cuda_softmax", "cuda_autocast"}, {"cuda_attention"}),
+    ({"precision": "amp-bf16", "attention": "sdpa"}, {"cuda_attention"}, {"cuda_softmax"}),
+    ({"optimizer": "sgd"}, set(), {"optimizer_state_on_host"}),
+])
+def test_an_estimate_notes_what_its_step_met(options, met, not_met):
+    import generator as g
+    ids = {n["id"] for n in g.estimate("tiny", batch_size=2, seq_len=16, **options)
+           .to_dict()["notes"]}
+    assert met <= ids and not (not_met & ids)

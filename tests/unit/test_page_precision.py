@@ -101,3 +101,27 @@ def test_numbers_follow_the_studies(studies) -> None:
         page = prose(page_markdown(precision, _context(changed), lang))
         assert "0.4321" in page and "-0.1234" in page and "0.4321" not in before
         assert "**75.0 %**" in page and "**75.0 %**" not in before
+
+
+# Whether a precision's loss differs from fp32's beyond the seeds' noise (issue 34).
+def _seeds(diffs: list[float], fp32: list[float]) -> list[dict]:
+    rows = [{"precision": "fp32", "seed": i, "eval_loss": loss} for i, loss in enumerate(fp32)]
+    return rows + [{"precision": "amp-bf16", "seed": i, "eval_loss": fp32[i] + d}
+                   for i, d in enumerate(diffs)]
+
+
+def test_seed_noise_says_one_pair_cannot_tell():
+    from generator.site.pages.precision import seed_noise
+    found = seed_noise(_seeds([-0.07], [0.58, 0.69]), "amp-bf16")
+    assert found["verdict"] == "cannot_tell" and found["seeds"] == 1
+    assert abs(found["fp32_gap"] - 0.11) < 1e-9
+
+
+def test_seed_noise_within_and_beyond():
+    from generator.site.pages.precision import seed_noise
+    fp32 = [0.58, 0.69, 0.56, 0.47, 0.63]
+    within = seed_noise(_seeds([-0.067, 0.004, -0.1, 0.051, 0.022], fp32), "amp-bf16")
+    assert within["verdict"] == "within" and within["seeds"] == 5
+    assert abs(within["mean"]) <= 2 * within["error"]
+    beyond = seed_noise(_seeds([0.10, 0.11, 0.09, 0.12, 0.10], fp32), "amp-bf16")
+    assert beyond["verdict"] == "beyond" and beyond["mean"] > 2 * beyond["error"]

@@ -251,3 +251,73 @@ def test_a_default_option_stored_as_a_json_list_is_not_named(fixture_results) ->
     assert named["options"]["en"] == ["checkpointing TinyBlock"]
     assert named["options"]["zh"] == ["激活检查点（TinyBlock）"]
     assert named["id"].endswith("ckpt-tinyblock") and named["id"] != plain["id"]
+
+
+# Sentences that assert a relation (issue 34): each branch on small synthetic figures.
+VOCAB = 4 * 128 * 30522  # one FP32 vocabulary-sized tensor per sample, 128 tokens
+
+
+def test_per_sample_words_counts_the_loss_tensors_and_says_amp_has_fewer():
+    words = sweeps.per_sample_words(
+        {"fp32": {"activations": 111 * MIB, "temporaries": 2 * VOCAB},
+         "amp-bf16": {"activations": 87 * MIB, "temporaries": VOCAB}}, VOCAB, 128, 30522)
+    assert "two FP32 vocabulary-sized tensors per sample" in words.en
+    assert "one such tensor: fewer" in words.en and "does not shrink" not in words.en
+    assert "两份" in words.zh and "只剩一份" in words.zh
+
+
+def test_per_sample_words_says_amp_does_not_shrink_them_only_when_it_does_not():
+    words = sweeps.per_sample_words(
+        {"fp32": {"activations": 111 * MIB, "temporaries": 2 * VOCAB},
+         "amp-bf16": {"activations": 87 * MIB, "temporaries": 2 * VOCAB}}, VOCAB, 128, 30522)
+    assert "AMP does not shrink them" in words.en and "没有让它们变小" in words.zh
+
+
+def test_per_sample_words_names_no_loss_tensors_where_the_bytes_are_no_whole_number_of_them():
+    words = sweeps.per_sample_words(
+        {"fp32": {"activations": 111 * MIB, "temporaries": 1.5 * VOCAB}}, VOCAB, 128, 30522)
+    assert "vocabulary" not in words.en and "词表" not in words.zh
+    assert sweeps.vocab_tensors(1.5 * VOCAB, VOCAB) is None
+    assert sweeps.vocab_tensors(2 * VOCAB * 1.001, VOCAB) == 2
+    assert sweeps.vocab_tensors(2 * VOCAB, None) is None
+
+
+def test_fixed_part_words_calls_amp_larger_only_where_it_is():
+    larger = sweeps.fixed_part_words({"fp32": 1.22e9, "amp-bf16": 1.43e9}, 0)
+    assert "which is why AMP's fixed part is larger" in larger.en and "反而更大" in larger.zh
+    assert "the gradients are not there yet" in larger.en
+    not_larger = sweeps.fixed_part_words({"fp32": 1.43e9, "amp-bf16": 1.22e9}, 0)
+    assert "larger" not in not_larger.en and "更大" not in not_larger.zh
+
+
+def test_fixed_part_words_names_gradients_live_at_the_peak():
+    words = sweeps.fixed_part_words({"fp32": 1.22e9}, 100 * MIB)
+    assert "not there yet" not in words.en and "100.0 MiB of gradients" in words.en
+    assert "梯度还没有产生" not in words.zh
+
+
+def _line(per_sample: float, fixed: float) -> dict:
+    return {"bytes_per_sample": per_sample, "fixed": fixed}
+
+
+def test_amp_batch_words_says_not_twice_only_below_twice():
+    series = {"fp32": _line(141 * MIB, 1.2e9), "amp-bf16": _line(102 * MIB, 1.4e9)}
+    words = sweeps.amp_batch_words("amp-bf16", "RTX 4090", 144, 181, series)["words"]
+    assert "but not twice as much" in words.en and "not by half" in words.en
+    assert "the fixed part grows" in words.en and "远不到两倍" in words.zh
+    series = {"fp32": _line(140 * MIB, 1.2e9), "amp-bf16": _line(60 * MIB, 1.1e9)}
+    words = sweeps.amp_batch_words("amp-bf16", "RTX 4090", 100, 230, series)["words"]
+    assert "twice as much or more" in words.en and "not twice" not in words.en
+    assert "not by half" not in words.en and "fixed part grows" not in words.en
+    assert "两倍甚至更多" in words.zh
+    words = sweeps.amp_batch_words("amp-bf16", "RTX 4090", 100, 100, series)["words"]
+    assert "buys no batch" in words.en
+
+
+def test_planning_says_a_longer_sequence_costs_more_only_when_the_layers_grow_faster():
+    def seq(layers_at_512):
+        points = [{"seq": 256, "peak": 10, "layers": 4},
+                  {"seq": 512, "peak": 22, "layers": layers_at_512}]
+        return {"series": {"fp32": {"points": points}}}
+    assert sweeps._planning(None, seq(10))["double_seq"]["layers_factor"] == 2.5
+    assert "double_seq" not in sweeps._planning(None, seq(8))

@@ -49,7 +49,6 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     cuda = exp.device == "cuda"
     if cuda:
         notes.append(note("models_cuda", block=CUDA_BLOCK_BYTES))
-        notes += cuda_kernels.notes(autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
     unpadded_reads = hf_masks.unpadded_reads()
     with contextlib.ExitStack() as scoped:  # every patch of torch or transformers, undone
@@ -66,7 +65,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         workload = trainer.workload  # with the adapters, where the step trains LoRA
         round_bytes = CUDA_BLOCK_BYTES if cuda else 1
         # Host-side optimizer state (step counts) is not the GPU's memory.
-        on_host = cuda_kernels.optimizer_state_on_host if cuda else None
+        on_host = policy.state_on_host if cuda else None
         # The warm-up step, tracked: the allocator simulation replays it, and when it was the
         # only one and keeps no gradients, the measured step follows from it (the_next_step)
         # instead of being run: the same figures in half the time.
@@ -88,6 +87,9 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
             sums = tracker.sums
+    if cuda:  # what the step met of CUDA's kernels, known once it has run
+        notes += cuda_kernels.notes(policy.met,
+                                    autocast=AUTOCAST_DTYPE[exp.precision] is not None)
     notes += [*workload.notes, *kernels.notes(), *unmodelled(workload.model, exp.device)]
     if sums.folded:
         notes.append(note("in_place_sums", count=sums.folded))

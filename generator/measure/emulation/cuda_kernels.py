@@ -60,10 +60,15 @@ from generator.measure.emulation.cuda_autocast import (
 from generator.results.notes import note
 
 
-def notes(autocast: bool) -> list[dict]:
-    """A note for each CUDA behaviour the estimate models; autocast's when it is on."""
-    found = [note(ident) for ident in ("cuda_dropout", "cuda_attention", "cuda_softmax",
-                                       "optimizer_state_on_host")]
+#: The CUDA behaviours a step can meet, each with its note (results/notes.py).
+MET = ("cuda_dropout", "cuda_attention", "cuda_softmax", "optimizer_state_on_host")
+
+
+def notes(met: set[str], autocast: bool) -> list[dict]:
+    """A note for each CUDA behaviour the estimate modelled and the step met (a policy's
+    `met`): an FP32 step with eager attention gets no note of fused attention or of fp16
+    softmax. Autocast's policy, when it is on."""
+    found = [note(ident) for ident in MET if ident in met]
     if autocast:  # the policy's table is PyTorch 2.13's (cuda_autocast.py)
         found.append(note("cuda_autocast", torch="2.13"))
     return found
@@ -88,7 +93,20 @@ def optimizer_state_on_host(optimizer: torch.optim.Optimizer, group: dict, key: 
 
 class CudaKernelPolicy(TorchFunctionMode):
     """Give dropout and attention CUDA's fused kernels, CPU autocast CUDA's op policy and
-    softmax CUDA's half-to-float kernel. Re-entrant (step.py re-enters it for recomputation)."""
+    softmax CUDA's half-to-float kernel. Re-entrant (step.py re-enters it for recomputation).
+    `met` names the behaviours (MET) the step under it actually met, for its notes."""
+
+    def __init__(self):
+        super().__init__()
+        self.met: set[str] = set()
+
+    def state_on_host(self, optimizer: torch.optim.Optimizer, group: dict, key: str,
+                      value: torch.Tensor) -> bool:
+        """optimizer_state_on_host, remembering that the step kept state on the host."""
+        on_host = optimizer_state_on_host(optimizer, group, key, value)
+        if on_host:
+            self.met.add("optimizer_state_on_host")
+        return on_host
 
     def __enter__(self):
         _DispatcherKernels.acquire()
@@ -102,13 +120,18 @@ class CudaKernelPolicy(TorchFunctionMode):
         try:
             return super().__exit__(*exc)
         finally:
+            self.met |= _DispatcherKernels.met
             _DispatcherKernels.release()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is F.dropout:
-            return _fused_dropout(*args, **kwargs)
+            out, fused = _fused_dropout(*args, **kwargs)
+            if fused:
+                self.met.add("cuda_dropout")
+            return out
         if func is F.scaled_dot_product_attention:
+            self.met.add("cuda_attention")
             return _fused_attention(*args, **kwargs)
         return func(*args, **kwargs)
 
@@ -119,10 +142,13 @@ class _DispatcherKernels:
 
     holders = 0
     library: torch.library.Library | None = None
+    met: set[str] = set()
+    """What the kernels met since the first acquire: "cuda_softmax"."""
 
     @classmethod
     def acquire(cls) -> None:
         if cls.holders == 0:
+            cls.met = set()
             library = torch.library.Library("aten", "IMPL")
             register_cuda_autocast(library)
             library.impl("softmax.int", _half_to_float(torch.ops.aten._softmax), "AutogradCPU")
@@ -147,6 +173,7 @@ def _half_to_float(kernel):
 
     def softmax(input, dim, dtype=None):
         if input.dtype == torch.float16 and dtype == torch.float32 and is_fake(input):
+            _DispatcherKernels.met.add("cuda_softmax")
             return kernel(input, dim, True)
         return kernel(input if dtype is None else input.to(dtype), dim, False)
 
@@ -154,10 +181,11 @@ def _half_to_float(kernel):
 
 
 def _fused_dropout(input: torch.Tensor, p: float = 0.5, training: bool = True,
-                   inplace: bool = False) -> torch.Tensor:
+                   inplace: bool = False) -> tuple[torch.Tensor, bool]:
+    """Dropout's output, and whether CUDA's fused kernel (a 1-byte mask) stood in."""
     if not training or p == 0 or inplace:
-        return F.dropout(input, p, training, inplace)
-    return torch.native_dropout(input, p, True)[0]
+        return F.dropout(input, p, training, inplace), False
+    return torch.native_dropout(input, p, True)[0], True
 
 
 def _fused_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,

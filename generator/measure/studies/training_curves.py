@@ -5,13 +5,15 @@ The `tiny` BERT of the zoo learns to sort: each input is `seq_len` random number
 whole sequence and takes a few hundred steps to learn. The same model is trained from the
 same initial weights on the same batches, in the same order, once per precision; dropout is
 off so that rounding is the only difference between the runs. One more fp32 run with another
-seed (other initial weights, other batches) measures how far two runs drift apart anyway:
-the yardstick for the precision differences.
+seed (other initial weights, other batches) measures how far two runs drift apart anyway.
+One pair of seeds cannot tell noise from an effect, so every precision is trained again at
+each of `noise_seeds` (the fp32 run at the reference seed is reused): the paired differences
+(precision minus fp32, seed by seed) and the fp32 runs' spread over seeds are the yardstick.
 
 Params: device (cpu or cuda; set it to the study's backend), precisions (fp32 first; default
 fp32 and amp-bf16 on the CPU, plus amp-fp16 on CUDA: fp16 matmuls are emulated and slow on
 most CPUs), steps (300), batch_size (32), seq_len (16), values (32), lr (0.003),
-seed (0), reference_seed (1), eval_size (512), max_points (300).
+seed (0), reference_seed (1), noise_seeds ([1, 2, 3, 4]), eval_size (512), max_points (300).
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from generator.measure.studies import unknown_params
 from generator.measure.training.precision import AUTOCAST_DTYPE, autocast_context, make_grad_scaler
 from generator.measure.training.threads import one_thread
 
-VERSION = 1
+VERSION = 2  # 2: every precision again at each of noise_seeds
 DEFAULTS: dict[str, Any] = {"device": "cpu", "precisions": None, "steps": 300,
                             "batch_size": 32, "seq_len": 16, "values": 32, "lr": 3e-3,
-                            "seed": 0, "reference_seed": 1, "eval_size": 512, "max_points": 300}
+                            "seed": 0, "reference_seed": 1, "noise_seeds": [1, 2, 3, 4],
+                            "eval_size": 512, "max_points": 300}
 DEFAULT_PRECISIONS = {"cpu": ["fp32", "amp-bf16"], "cuda": ["fp32", "amp-bf16", "amp-fp16"]}
 #: The held-out batch is the same for every run and never trained on.
 EVAL_SEED = 2**31 - 1
@@ -59,6 +62,12 @@ def problems(params: dict[str, Any]) -> list[str]:
         least = 2 if key == "values" else (1 if key in _POSITIVE else 0)
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             found.append(f"training_curves {key} must be an integer ≥ {least}, got {value!r}")
+    seeds = p["noise_seeds"]
+    if not isinstance(seeds, list) or any(not isinstance(x, int) or isinstance(x, bool) or x < 0
+                                          for x in seeds) or p["seed"] in seeds \
+            or len(set(seeds)) < len(seeds):
+        found.append(f"training_curves noise_seeds must list integers ≥ 0, each once, without "
+                     f"the seed {p['seed']!r}; got {seeds!r}")
     if not isinstance(p["lr"], (int, float)) or isinstance(p["lr"], bool) or not p["lr"] > 0:
         found.append(f"training_curves lr must be a positive number, got {p['lr']!r}")
     return found
@@ -73,6 +82,11 @@ def run(params: dict[str, Any]) -> dict[str, Any]:
     with one_thread():
         runs = [train(p, precision, p["seed"]) for precision in precisions]
         reference = train(p, "fp32", p["reference_seed"])
+        # The final and held-out losses at every seed, for the noise: seed `seed` is the
+        # runs above, the reference run stands for fp32 at its seed.
+        done = {(r["precision"], r["seed"]): r for r in [*runs, reference]}
+        repeats = [done.get((precision, seed)) or train(p, precision, seed)
+                   for seed in [p["seed"], *p["noise_seeds"]] for precision in precisions]
     every = max(1, math.ceil(p["steps"] / p["max_points"]))
     points = math.ceil(p["steps"] / every)
     base = runs[0]
@@ -90,7 +104,9 @@ def run(params: dict[str, Any]) -> dict[str, Any]:
             "threads": 1 if p["device"] == "cpu" else None,
             "final_steps": _final_steps(p["steps"]), "every": every,
             "step": [min((i + 1) * every, p["steps"]) for i in range(points)],
-            "runs": summary}
+            "runs": summary,
+            "seeds": [{k: r[k] for k in ("precision", "seed", "final_loss", "eval_loss",
+                                         "eval_accuracy")} for r in repeats]}
 
 
 def sort_batch(generator: torch.Generator, batch_size: int, seq_len: int, values: int,

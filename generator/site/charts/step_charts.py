@@ -15,7 +15,7 @@ from generator.results.shapes import CATEGORIES, StepResult
 from generator.site.analysis import result_id
 from generator.site.charts.canvas import GIB, MIB, chart_figure, chart_svg, gib, mib, words
 from generator.site.charts.svgtools import finalize
-from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
+from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS, kind
 from generator.site.palette import CATEGORY_COLORS, INK
 
 Result = StepResult
@@ -46,7 +46,7 @@ def stacked_bars(by_precision: dict[str, Result], lang: str) -> str:
             ax.annotate(gib(r["peak_bytes"]), (x, r["peak_bytes"] / GIB), xytext=(0, 3),
                         textcoords="offset points", ha="center", va="bottom", fontweight="bold")
         ax.set_xticks(list(xs), [PRECISION_LABELS[p][lang] + (
-            "\n" + BACKEND_LABELS[r["backend"]][lang] if mixed else "") for p, r in results])
+            "\n" + kind(r, lang) if mixed else "") for p, r in results])
         ax.set_xlim(-0.6, len(results) - 0.4)
         ax.set_ylim(0, max(r["peak_bytes"] for _, r in results) / GIB * 1.12)
         ax.set_ylabel(t["gib_axis"])
@@ -176,7 +176,7 @@ def _setup(exp: dict[str, Any], t: dict[str, str], *fields: str) -> str:
     lang = t["lang"]
     words = {"model": exp["model"], "precision": PRECISION_LABELS[exp["precision"]][lang],
              "batch": t["batch"].format(exp["batch_size"]), "seq": t["seq"].format(exp["seq_len"]),
-             "backend": BACKEND_LABELS[exp["backend"]][lang]}
+             "backend": kind({"backend": exp["backend"], "device": exp.get("device")}, lang)}
     return t["sep"].join(words[f] for f in fields)
 
 

@@ -43,6 +43,11 @@ class Page:
     """A nav section to group it under (the reports), or None for the top level."""
     variables: dict[str, Any] = field(default_factory=dict, compare=False)
     """Extra template variables, by name."""
+    shares_context: tuple[str, ...] | None = None
+    """For pages that share one context (the article's four): its data files are those
+    behind the context's values the template names, and behind these keys (what its figures
+    and tables are drawn from), plus the other pages' contexts it reads through `site`;
+    None: every file its context holds."""
 
 
 def all_pages() -> dict[str, ModuleType]:

@@ -31,8 +31,15 @@ def context(results: list[Result], studies: list[dict[str, Any]]) -> dict[str, A
     return site_data(results, studies, template_text(SNIPPET))
 
 
+#: What the article pages' figures and tables are drawn from, and the studies behind the
+#: claims on formats and underflow: each page's data files count them (sources.py) beside
+#: the values its template names.
+DRAWN_FROM = ("article_results", "sources")
+
+
 def pages(ctx: dict[str, Any]) -> list[Page]:
-    return [Page(f"{name}.md", f"article/{name}", nav, variables=ctx) for name, nav in NAV.items()]
+    return [Page(f"{name}.md", f"article/{name}", nav, variables=ctx, shares_context=DRAWN_FROM)
+            for name, nav in NAV.items()]
 
 
 def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.results.shapes import CATEGORIES, StepResult
 from generator.site.charts import svgtools
-from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS, PRECISION_LABELS
+from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS, kind
 from generator.site.pages.article.diagram_text import (
     STYLES,
     Lines,
@@ -100,11 +100,11 @@ def _setup(result: Result, lang: str) -> tuple[str, dict[str, Any]]:
 
 
 def _run_caption(result: Result, lang: str, t: dict[str, Any]) -> str:
-    exp, backend = result["experiment"], result.get("backend")
+    exp = result["experiment"]
     seq = t["seq"].format(seq=exp["seq_len"]) if exp.get("seq_len") else ""
     return t["run"].format(model=exp.get("model"), batch=exp.get("batch_size"), seq=seq,
                            opt=exp.get("optimizer"),
-                           backend=BACKEND_LABELS.get(backend, {}).get(lang, str(backend)))
+                           backend=kind(result, lang))
 
 
 def _flow_items(result: Result, precision: str, lang: str, t: dict[str, Any],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from typing import Any
 
 from markupsafe import Markup
@@ -125,8 +126,12 @@ def curves_view(study: Study) -> dict[str, Any]:
     base = next(r for r in runs if r["precision"] == "fp32" and not r["reference"])
     reference = next((r for r in runs if r["reference"]), None)
     yardstick = abs(reference["eval_loss_difference"]) if reference else None
+    # Results of the study's VERSION 1 hold one seed per precision and one fp32 reference.
+    seeds = data.get("seeds") or [{k: r[k] for k in ("precision", "seed", "eval_loss")}
+                                  for r in runs]
     enriched = [r if r is base or r["reference"] else {
-        **r, "gap_vs_seed": abs(r["eval_loss_difference"]) / yardstick if yardstick else None,
+        **r, "noise": seed_noise(seeds, r["precision"]),
+        "same_time": f"{r['seconds']:.1f}" == f"{base['seconds']:.1f}",
         "final_scale_text": precision_charts.power_of_two(round(math.log2(r["final_scale"])))
         if r.get("final_scale") else None}
         for r in runs]
@@ -142,7 +147,35 @@ def curves_view(study: Study) -> dict[str, Any]:
         "runs": enriched, "fp32": base,
         "amp": [r for r in enriched if r is not base and not r["reference"]],
         "reference": reference, "yardstick": yardstick,
+        "noise_seeds": len({r["seed"] for r in seeds if r["precision"] == base["precision"]}),
     }
+
+
+#: Fewest seeds (pairs of runs) from which a spread is worth computing.
+MIN_SEEDS = 3
+
+
+def seed_noise(seeds: list[dict[str, Any]], precision: str) -> dict[str, Any]:
+    """Is `precision`'s held-out loss told apart from fp32's by more than the seeds' noise?
+    The runs pair up by seed (same initial weights, same batches). With MIN_SEEDS pairs or
+    more: the paired differences' mean, spread and standard error, and fp32's own spread
+    over seeds; the verdict is "beyond" where the mean is more than twice its standard
+    error from zero, else "within". With fewer, the verdict is "cannot_tell": one pair of
+    runs cannot estimate a noise."""
+    loss = {(r["precision"], r["seed"]): r["eval_loss"] for r in seeds}
+    paired = sorted(seed for p, seed in loss if p == precision and ("fp32", seed) in loss)
+    diffs = [loss[(precision, seed)] - loss[("fp32", seed)] for seed in paired]
+    fp32 = [loss[("fp32", seed)] for seed in sorted(s for p, s in loss if p == "fp32")]
+    found: dict[str, Any] = {"seeds": len(diffs), "fp32_seeds": len(fp32),
+                             "fp32_gap": abs(fp32[1] - fp32[0]) if len(fp32) >= 2 else None}
+    if len(diffs) < MIN_SEEDS:
+        return {**found, "verdict": "cannot_tell"}
+    mean = statistics.fmean(diffs)
+    spread = statistics.stdev(diffs)
+    error = spread / math.sqrt(len(diffs))
+    return {**found, "mean": mean, "spread": spread, "error": error, "lowest": min(diffs),
+            "highest": max(diffs), "fp32_spread": statistics.stdev(fp32),
+            "verdict": "beyond" if abs(mean) > 2 * error else "within"}
 
 
 def _slug(text: str) -> str:

@@ -22,7 +22,9 @@ from generator.site.pages.calculator import verdicts
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits
 from generator.site.pages.sweeps import tables as sweep_tables
-from generator.words import LANGS
+from generator.site.labels import PRECISION_LABELS as PRECISIONS
+from generator.units import gib, mib, pct
+from generator.words import LANGS, Words
 
 Result = StepResult
 #: Fewest distinct values of the swept field that make a sweep.
@@ -139,6 +141,9 @@ def _batch_group(series: dict[str, list[Result]], all_results: list[Result]) -> 
         entry = {"fit": fit, "points": points, "bytes_per_sample": fit.line.slope,
                  "fixed": fit.line.intercept, "floor": fit.floor,
                  "max_rel_residual": fit.line.max_rel_residual,
+                 "gradients_at_peak": max(r["live_at_peak_bytes"].get("gradients", 0)
+                                          for r in results
+                                          if r["experiment"]["batch_size"] in fit.fitted_batches),
                  # Where the rising line meets the optimizer step's floor.
                  "crossover": None if fit.floor is None or fit.line.slope <= 0 else
                  (fit.floor - fit.line.intercept) / fit.line.slope,
@@ -159,10 +164,139 @@ def _batch_group(series: dict[str, list[Result]], all_results: list[Result]) -> 
         if gaps:
             group["amp_gap"] = max(gaps)
     arch = group["architecture"]
-    if arch and arch.get("vocab"):
-        # The loss's fp32 logits and their gradient: one vocabulary-wide row per token each.
-        group["logits_per_sample"] = 2 * 4 * group["seq_len"] * arch["vocab"]
+    vocab_tensor = 4 * group["seq_len"] * arch["vocab"] if arch and arch.get("vocab") else None
+    slopes = {p: e["fit"].category_slopes for p, e in group["series"].items()}
+    group["per_sample_words"] = per_sample_words(slopes, vocab_tensor, group["seq_len"],
+                                                 arch.get("vocab") if arch else None)
+    group["fixed_words"] = fixed_part_words(
+        {p: e["fixed"] for p, e in group["series"].items()},
+        max((e["gradients_at_peak"] for e in group["series"].values()), default=0))
     return group
+
+
+#: How close a per-sample figure must come to a whole number of FP32 vocabulary-sized tensors
+#: to be called that many of them.
+VOCAB_TENSOR_TOLERANCE = 0.02
+
+
+def vocab_tensors(nbytes: float, vocab_tensor: int | None) -> int | None:
+    """How many FP32 tensors of one token row per vocabulary entry `nbytes` is, when it is a
+    whole number of them (within VOCAB_TENSOR_TOLERANCE of one); else None."""
+    if not vocab_tensor or nbytes <= 0:
+        return None
+    count = round(nbytes / vocab_tensor)
+    return count if count >= 1 and abs(nbytes / vocab_tensor - count) < VOCAB_TENSOR_TOLERANCE \
+        else None
+
+
+def per_sample_words(slopes: dict[str, dict[str, float]], vocab_tensor: int | None,
+                     seq_len: int, vocab: int | None) -> Words | None:
+    """Where the first precision's bytes per sample go, and, where the temporaries per sample
+    are a whole number of FP32 vocabulary-sized tensors (the loss's), how many, in each
+    precision: the sentence says AMP shrinks them only when the data has fewer under AMP."""
+    if not slopes:
+        return None
+    first, *others = slopes
+    act, temp = slopes[first].get("activations", 0), slopes[first].get("temporaries", 0)
+    en = (f"for {PRECISIONS[first].en}, {mib(act)} MiB are activations saved for backward and "
+          f"{mib(temp)} MiB temporaries")
+    zh = f"以 {PRECISIONS[first].zh} 为例，{mib(act)} MiB 是为反向传播保存的激活值，{mib(temp)} MiB 是临时张量"
+    count = vocab_tensors(temp, vocab_tensor)
+    if count is None:
+        return Words(en + ".", zh + "。")
+    each = (f"{mib(vocab_tensor)} MiB each: {seq_len} tokens × {vocab:,} vocabulary entries × 4 "
+            f"bytes")
+    each_zh = f"每份 {mib(vocab_tensor)} MiB：{seq_len} 个 token × {vocab:,} 的词表 × 4 字节"
+    en += (f": {_count_en(count)} FP32 vocabulary-sized {'tensor' if count == 1 else 'tensors'} "
+           f"per sample ({each}), the loss's gradients, alive as backward starts")
+    zh += f"，正好是每个样本{_count_zh(count)}份词表大小的 FP32 张量（{each_zh}），也就是反向传播开始时损失函数的梯度"
+    amp = next((p for p in others if p.startswith("amp")), None)
+    if amp is None or first != "fp32":
+        return Words(en + ".", zh + "。")
+    amp_temp = slopes[amp].get("temporaries", 0)
+    amp_count = vocab_tensors(amp_temp, vocab_tensor)
+    name = PRECISIONS[amp]
+    if amp_count is not None and amp_count < count:
+        en += (f". Under {name.en} they are {mib(amp_temp)} MiB, {_count_en(amp_count)} such "
+               f"tensor{'s' if amp_count > 1 else ''}: fewer, but still FP32-sized, because CUDA "
+               f"autocast runs the loss's `nll_loss` in FP32 and its gradient keeps that "
+               f"precision.")
+        zh += (f"。{name.zh} 下是 {mib(amp_temp)} MiB，只剩{_count_zh(amp_count)}份：份数少了，"
+               f"但每份仍是 FP32 大小，因为 CUDA 的 autocast 让损失函数的 `nll_loss` 用 FP32 "
+               f"计算，它的梯度也就是 FP32。")
+    elif amp_count == count:
+        en += f"; {name.en} keeps the same {mib(amp_temp)} MiB: AMP does not shrink them."
+        zh += f"；{name.zh} 下同样是 {mib(amp_temp)} MiB：AMP 没有让它们变小。"
+    else:
+        en += f"; under {name.en} the temporaries are {mib(amp_temp)} MiB per sample."
+        zh += f"；{name.zh} 下每个样本的临时张量是 {mib(amp_temp)} MiB。"
+    return Words(en, zh)
+
+
+def fixed_part_words(fixed: dict[str, float], gradients_at_peak: int) -> Words:
+    """What the fixed part holds: AMP's is called larger only where it is, and the gradients
+    absent only where no fitted point has any live at its peak."""
+    amp = next((p for p in fixed if p.startswith("amp")), None)
+    en = ("The fixed part is the model state that is resident at the peak (weights and the "
+          "optimizer's moments")
+    zh = "固定部分是峰值时刻驻留的模型状态：权重和优化器的两个动量"
+    if amp and "fp32" in fixed:
+        if fixed[amp] > fixed["fp32"]:
+            en += (", plus autocast's 16-bit weight copies under AMP, which is why AMP's fixed "
+                   "part is larger")
+            zh += "；AMP 下还要加上 autocast 生成的 16 位权重副本，所以 AMP 的固定部分反而更大"
+        else:
+            en += ", plus autocast's 16-bit weight copies under AMP"
+            zh += "；AMP 下还有 autocast 生成的 16 位权重副本"
+    if gradients_at_peak:
+        return Words(en + f", and up to {mib(gradients_at_peak)} MiB of gradients).",
+                     zh + f"，外加最多 {mib(gradients_at_peak)} MiB 的梯度。")
+    return Words(en + "); the gradients are not there yet.", zh + "。此刻梯度还没有产生。")
+
+
+def amp_batch_words(amp: str, gpu: str, fp32_batch: int, amp_batch: int,
+                    series: dict[str, dict[str, Any]]) -> Words:
+    """The planning bullet on what AMP buys in batch: 'not twice as much' only where the
+    largest AMP batch is under twice FP32's, with the reasons read off the two lines."""
+    name = PRECISIONS[amp]
+    gain = amp_batch / fp32_batch if fp32_batch else None
+    per = (series["fp32"]["bytes_per_sample"], series[amp]["bytes_per_sample"])
+    fixed = (series["fp32"]["fixed"], series[amp]["fixed"])
+    if gain is not None and gain >= 2:
+        head = Words("**AMP buys batch, twice as much or more.**", "**AMP 换来的 batch 达到两倍甚至更多。**")
+    elif gain is not None and gain > 1:
+        head = Words("**AMP buys batch, but not twice as much.**", "**AMP 能换来更大的 batch，但远不到两倍。**")
+    else:
+        head = Words("**AMP buys no batch here.**", "**这里 AMP 换不来更大的 batch。**")
+    times = Words(f", {gain:.2f} times as many" if gain else "",
+                  f"，是前者的 {gain:.2f} 倍" if gain else "")
+    fall = 1 - per[1] / per[0]
+    why_en = f"its bytes per sample fall from {mib(per[0])} to {mib(per[1])} MiB ({pct(fall)} less)"
+    why_zh = f"每样本的字节从 {mib(per[0])} MiB 降到 {mib(per[1])} MiB（少了 {pct(fall)}）"
+    if fall < 0.5:
+        why_en += (", not by half, because not every saved tensor is 16-bit (the loss keeps "
+                   "FP32 log-probabilities and gradients)")
+        why_zh += "，远没有减半，因为并非每个保存的张量都变成 16 位（损失函数仍保留 FP32 的对数概率和梯度）"
+    if fixed[1] > fixed[0]:
+        why_en += (f"; and the fixed part grows from {gib(fixed[0])} to {gib(fixed[1])} GiB: the "
+                   f"weights and the Adam moments stay FP32, and autocast adds 16-bit copies of "
+                   f"the weights")
+        why_zh += (f"；固定部分还从 {gib(fixed[0])} GiB 增加到 {gib(fixed[1])} GiB：权重和 Adam "
+                   f"动量仍是 FP32，autocast 还要额外存一份 16 位权重副本")
+    return {"precision": amp, "gpu": gpu, "fp32": fp32_batch, "amp_batch": amp_batch,
+            "gain": gain,
+            "words": Words(f"{head.en} On an {gpu}, {PRECISIONS['fp32'].en} fits batch "
+                           f"{fp32_batch} and {name.en} batch {amp_batch}{times.en}: {why_en}.",
+                           f"{head.zh}在 {gpu} 上，{PRECISIONS['fp32'].zh} 最多 batch {fp32_batch}，"
+                           f"{name.zh} 最多 {amp_batch}{times.zh}：{why_zh}。")}
+
+
+def _count_en(n: int) -> str:
+    return {1: "one", 2: "two", 3: "three", 4: "four"}.get(n, str(n))
+
+
+def _count_zh(n: int) -> str:
+    return {1: "一", 2: "两", 3: "三", 4: "四"}.get(n, f" {n} ")
 
 
 def _largest(fit: fits.BatchFit, needs: dict[str, dict[int, int]], all_results: list[Result],
@@ -260,13 +394,13 @@ def _planning(batch: dict[str, Any] | None, seq: dict[str, Any] | None) -> dict[
     if "fp32" in series and amp and series["fp32"]["largest"] and series[amp]["largest"]:
         i = fits.TABLE_GPUS.index(PLANNING_GPU)
         fp32, mixed = series["fp32"]["largest"][i].batch, series[amp]["largest"][i].batch
-        found["amp"] = {"precision": amp, "gpu": PLANNING_GPU, "fp32": fp32,
-                        "amp_batch": mixed, "gain": mixed / fp32 if fp32 else None}
+        found["amp"] = amp_batch_words(amp, PLANNING_GPU, fp32, mixed, series)
     if seq:
         p, s = next(iter(seq["series"].items()))
         # The last doubling in the sweep: does twice the sequence cost more than twice?
         pairs = [(a, b) for a in s["points"] for b in s["points"] if b["seq"] == 2 * a["seq"]]
-        if pairs and pairs[-1][0]["layers"]:
+        # The bullet says a longer sequence costs more than a larger batch: only where it does.
+        if pairs and pairs[-1][0]["layers"] and pairs[-1][1]["layers"] > 2 * pairs[-1][0]["layers"]:
             a, b = pairs[-1]
             found["double_seq"] = {"precision": p, "from": a["seq"], "to": b["seq"],
                                    "peak_factor": b["peak"] / a["peak"],

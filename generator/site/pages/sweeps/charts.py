@@ -14,7 +14,7 @@ from matplotlib.lines import Line2D
 
 from generator.site.charts.canvas import GIB, chart_figure, chart_svg, gib, mib, words
 from generator.site.charts.svgtools import finalize
-from generator.site.labels import BACKEND_LABELS, PRECISION_LABELS
+from generator.site.labels import PRECISION_LABELS, kind
 from generator.site.pages.sweeps import fits
 from generator.site.palette import INK, PRECISION_COLORS
 from generator.units import pct
@@ -73,12 +73,9 @@ def _legend(fig: Any, ax: Any, group: dict[str, Any],
 
 def _where(group: dict[str, Any], t: dict[str, str], fixed: str) -> str:
     """Model, the field the sweep holds fixed, and where the numbers come from."""
-    backend = BACKEND_LABELS[group["backend"]][t["lang"]]
     word = "at_seq" if fixed == "seq_len" else "at_batch"
-    parts = [group["model"], t[word].format(group[fixed]), backend]
-    if group["backend"] == "cuda":
-        parts.append(group["machine"])
-    return t["sep"].join(parts)
+    # kind() names the device an estimate models and the GPU a run measured on.
+    return t["sep"].join([group["model"], t[word].format(group[fixed]), kind(group, t["lang"])])
 
 
 def batch_chart(group: dict[str, Any], lang: str) -> str:
