@@ -1,6 +1,7 @@
-"""Published real H100 runs (reference_data/SOURCE.md), each as this project's experiment.
+"""Published real-GPU runs: the H100 development set (reference_data/SOURCE.md), each as this
+project's experiment, and the held-out points (HELD_OUT.md).
 
-The yardstick of the accuracy page: each row of the dataset names a model, a batch, a
+The development set of the accuracy page: each row of the dataset names a model, a batch, a
 sequence length, a precision and whether checkpointing was on, and the peaks a real H100
 reported. `ReferenceRun.experiment()` is the same training step in this project's options
 (Adam with weight decay, autocast without a loss scaler, pure fp16, checkpointing by module
@@ -11,6 +12,8 @@ figures. Nothing here imports PyTorch: the site reads it.
 from __future__ import annotations
 
 import csv
+import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,3 +164,73 @@ def _rows(name: str) -> list[list[str]]:
 
 def _config(row: list[str]) -> tuple:
     return (row[0], int(row[1]), int(row[2]), int(row[3]), row[4], row[5] == "True")
+
+
+# The held-out points (reference_data/HELD_OUT.md): published real-GPU measurements outside
+# the development set above, each estimated once, at a recorded commit, before it was compared.
+HELD_OUT = "held_out.json"
+#: What the held-out sources leave unstated, assumed from their date (HELD_OUT.md): the
+#: releases current in January 2022, when the V100 runs were made.
+HELD_OUT_ASSUMED = {"torch": ("1.10",), "transformers": ("4.15", "4.16")}
+
+
+@dataclass(frozen=True)
+class HeldOutPoint:
+    """One published measurement beside the estimate made of it once (None: not yet)."""
+
+    id: str
+    source_title: str
+    source_url: str
+    quote: str
+    training_arguments: str
+    gpu: str
+    batch_size: int
+    micro_batches: int
+    precision: str
+    optimizer: str
+    checkpointing: bool
+    published_bytes: int
+    """What the source printed: nvidia-smi's used memory (MiB in the file)."""
+    context_bytes: int
+    """The CUDA context the source itself read before loading the model."""
+    command: str
+    date: str
+    """When the source ran it (its nvidia-smi header's date)."""
+    commit: str | None
+    estimated_reserved_bytes: int | None
+    versions: dict[str, str]
+
+    @property
+    def seq_len(self) -> int:
+        """The tokens per sample, as the estimate's command gives them (`-s N`)."""
+        words = shlex.split(self.command)
+        return int(words[words.index("-s") + 1])
+
+    @property
+    def modelled_gpu(self) -> str:
+        """The catalogue GPU the estimate modelled (`--gpu NAME` in its command)."""
+        words = shlex.split(self.command)
+        return words[words.index("--gpu") + 1]
+
+
+def held_out() -> list[HeldOutPoint]:
+    """Every held-out point in the file's order."""
+    with open(DATA / HELD_OUT, encoding="utf-8") as handle:
+        data = json.load(handle)
+    points = []
+    for point in data["points"]:
+        config, source, estimate = point["configuration"], point["source"], point["estimate"]
+        points.append(HeldOutPoint(
+            id=point["id"], source_title=source["title"], source_url=source["url"],
+            quote=source["quote"], training_arguments=source["training_arguments"],
+            gpu=data["gpu"], batch_size=config["batch_size"],
+            micro_batches=config["micro_batches"], precision=config["precision"],
+            optimizer=config["optimizer"], checkpointing=config["checkpointing"],
+            published_bytes=point["published_mib"] * 2**20,
+            context_bytes=data["context"]["mib"] * 2**20, command=point["command"],
+            date=data["date"],
+            commit=estimate["commit"] if estimate else None,
+            estimated_reserved_bytes=estimate["peak_reserved_bytes"] if estimate else None,
+            versions={k: estimate[k] for k in ("torch", "transformers", "bitsandbytes")
+                      if estimate and k in estimate}))
+    return points

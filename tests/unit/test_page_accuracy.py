@@ -77,7 +77,7 @@ def test_the_page_prints_what_the_context_computed(context, lang: str) -> None:
 
 @pytest.mark.parametrize(("lang", "same", "other"),
                          [("en", "the version current when the H100 runs were made (",
-                           "not 4.46"), ("zh", "当时的版本一致", "不是 H100 上的 GPU 实测当时的 4.46")])
+                           "not 4.46"), ("zh", "进行时的最新版本（", "不是这些 H100 运行进行时的最新版本 4.46")])
 def test_estimates_of_another_transformers_are_said_to_compare_another_step(
         lang: str, same: str, other: str) -> None:
     """The H100 runs used transformers 4.46, whose loss copies the logits; estimates made

@@ -1,9 +1,12 @@
-"""The accuracy page: this project's estimates held against real H100 runs.
+"""The accuracy page: this project's estimates held against real GPUs.
 
-The yardstick is a published dataset (generator/results/reference_data/SOURCE.md): for each
-configuration, the peaks a real H100 reported and PyTorch's own MemTracker estimate. The
-suite's `[[reference]]` table estimates the same steps here; this page joins each run with
-its estimate by experiment key and computes every ratio, error and summary it prints.
+The development set is a published dataset of H100 runs (generator/results/reference_data/
+SOURCE.md): for each configuration, the peaks a real H100 reported and PyTorch's own
+MemTracker estimate. The estimate was developed against it, so the page also holds it
+against published measurements it never saw (HELD_OUT.md), each estimated once before it was
+compared. The suite's `[[reference]]` table estimates the development set's steps here; this
+page joins each run with its estimate by experiment key and computes every ratio, error and
+summary it prints.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
-from generator.site.pages.accuracy import own_gpu
+from generator.site.pages.accuracy import held_out, own_gpu, relations
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.pages.accuracy.stats import errors as stats
 
@@ -52,6 +55,9 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     rows.sort(key=run_order)
     own_rows = sorted(own_gpu.rows(results, best), key=run_order)
     own = {"rows": own_rows, "summary": own_gpu.summary(own_rows)} if own_rows else None
+    held_rows = held_out.rows(reference_runs.held_out())
+    held = held_out.summary(held_rows)
+    development_reserved = stats([r["reserved_ratio"] for r in rows])
     return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
             "summary": summary(rows), "twins": twins(rows), "segment_rounding": ROUND_LARGE,
             "cublas_workspace": gpus.for_device_name(
@@ -67,6 +73,15 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "same_transformers": all((r["transformers"] or "").startswith(
                 reference_runs.TRANSFORMERS + ".") for r in rows),
             "own": own,
+            # what the development set lacks, and what its reserved peaks bound
+            "gaps": relations.development_gaps([run.experiment()
+                                                for run in reference_runs.runs()]),
+            "reserved_bound": relations.reserved_bound(rows),
+            "development_reserved": development_reserved,
+            "held_out": {"rows": held_rows, "summary": held,
+                         "versus": relations.versus_development(held["errors"],
+                                                                development_reserved)}
+            if held else None,
             # The results behind the numbers, for the page's list of data files
             # (site/sources.py): the estimates, and this project's own GPU runs.
             "sources": estimates + [r["result"] for r in own_rows]}
@@ -159,4 +174,6 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
             "accuracy-summary": accuracy_tables.summary_table(ctx["summary"], ctx["targets"],
                                                               lang),
             **({"accuracy-own-gpu": own_gpu.table(ctx["own"]["rows"], lang)}
-               if ctx["own"] else {})}
+               if ctx["own"] else {}),
+            **({"accuracy-held-out": held_out.table(ctx["held_out"]["rows"], lang)}
+               if ctx["held_out"] else {})}
