@@ -108,7 +108,7 @@ class Experiment:
              "otherwise); Adam's adds a gradient-sized temporary")
     """The optimizer's weight decay; None: PyTorch's default (Adam's costs a temporary)."""
     expandable_segments: bool = option(
-        False, step_option=True,
+        False, step_option=True, lever=False,
         tag=lambda v: "expandable", label=lambda v: "expandable segments",
         words=lambda v: Words("expandable segments", "可扩展段（expandable segments）"),
         help="PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the allocator grows segments "

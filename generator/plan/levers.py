@@ -1,5 +1,6 @@
 """The levers that lower a step's memory, declared once: what each changes in an experiment,
-its name and its cost in both languages, the category it acts on, and when it applies. The
+its name and its cost in both languages, and when it applies (what it acts on is the data's to
+say: the levers page reads it from the categories that change). The
 API and `estimate --levers` try the ones a step does not use yet (`offered`); the levers page
 shows the same levers, measured on the article's example.
 
@@ -8,8 +9,9 @@ Torch-free: the API estimates each lever; this module only says what it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from generator.experiment import Experiment, is_hf_name
 from generator.experiment.option import resolved_optimizer_impl
@@ -40,8 +42,6 @@ class Lever:
     """The experiment fields it sets; a callable value is computed from the experiment."""
     cost: Words
     """What it costs beside memory; filled in as `name` is."""
-    acts_on: str | None
-    """The category it acts on first (None: the allocator's reserve, not a category)."""
     kind: str
     """Levers of one kind replace each other: one precision, one optimizer, one count of
     micro-batches, one way to fine-tune."""
@@ -92,7 +92,7 @@ def _accumulation(times: int) -> Lever:
         {"micro_batches": micro_batches},
         Words("{micro_batches} forward and backward passes per optimizer step",
               "每次优化器更新要做 {micro_batches} 次前向和反向"),
-        "activations", "micro_batches",
+        "micro_batches",
         lambda exp, step: exp.batch_size % micro_batches(exp) == 0)
 
 
@@ -108,49 +108,49 @@ REGISTRY: tuple[Lever, ...] = (
     Lever("checkpointing", Words("activation checkpointing", "激活检查点"),
           {"checkpointing": True},
           Words("backward runs each block's forward again", "反向传播时把每个块的前向再算一遍"),
-          "activations", "checkpointing",
+          "checkpointing",
           lambda exp, step: not exp.checkpointing and not exp.checkpoint_classes),
     Lever("sdpa", Words("SDPA attention", "融合注意力 SDPA"), {"attention": "sdpa"},
           Words("none: a fused kernel in place of eager attention",
                 "无：用融合内核代替逐步计算的注意力"),
-          "activations", "attention",
+          "attention",
           lambda exp, step: "attention" in step.takes and step.attention_ran not in
           (None, "sdpa")),
     Lever("amp-bf16", Words("AMP bf16", "AMP bf16"), {"precision": "amp-bf16"},
           Words("bf16 matmuls; needs a GPU with bf16 (Ampere or later)",
                 "矩阵乘法用 bf16；需要支持 bf16 的 GPU（Ampere 及以后）"),
-          "activations", "precision", lambda exp, step: exp.precision == "fp32"),
+          "precision", lambda exp, step: exp.precision == "fp32"),
     Lever("amp-fp16", Words("AMP fp16", "AMP fp16"), {"precision": "amp-fp16"},
           Words("fp16 matmuls and a GradScaler; for GPUs without bf16",
                 "矩阵乘法用 fp16，还要 GradScaler；用于不支持 bf16 的 GPU"),
-          "activations", "precision", lambda exp, step: exp.precision == "fp32",
+          "precision", lambda exp, step: exp.precision == "fp32",
           suggested=False),
     Lever("bf16", Words("pure bf16", "纯 bf16"), {"precision": "bf16"},
           Words("weights and optimizer state in bf16: small updates can round away",
                 "权重和优化器状态都用 bf16：很小的更新可能被舍入掉"),
-          "optimizer_state", "precision", lambda exp, step: exp.precision != "bf16"),
+          "precision", lambda exp, step: exp.precision != "bf16"),
     Lever("sgd", Words("SGD (momentum) for AdamW", "SGD（动量）代替 AdamW"),
           {"optimizer": "sgd"},
           Words("another optimizer: one state tensor per weight instead of two, and training "
                 "that may converge differently",
                 "换了优化器：每个权重一份状态而不是两份，训练的收敛也可能不同"),
-          "optimizer_state", "optimizer", lambda exp, step: _adam(exp), suggested=False),
+          "optimizer", lambda exp, step: _adam(exp), suggested=False),
     Lever("set-to-none", Words("`zero_grad(set_to_none=True)`", "`zero_grad(set_to_none=True)`"),
           {"zero_grad": "none"},
           Words("none: PyTorch's default since 2.0", "无：PyTorch 2.0 起的默认做法"),
-          "gradients", "zero_grad", lambda exp, step: exp.zero_grad == "zeros",
+          "zero_grad", lambda exp, step: exp.zero_grad == "zeros",
           against={"zero_grad": "zeros"}),
     Lever("fused", Words("fused {optimizer} kernel", "fused {optimizer} 内核"),
           {"optimizer_impl": "fused"},
           Words("none (Hugging Face's Trainer picks it with PyTorch 2.8 or later)",
                 "无（PyTorch 2.8 起 Hugging Face 的 Trainer 默认就选它）"),
-          "temporaries", "optimizer",
+          "optimizer",
           lambda exp, step: _adam(exp) and _impl(exp) != "fused", phase="optimizer"),
     Lever("for-loop", Words("for-loop {optimizer}", "for-loop {optimizer}"),
           {"optimizer_impl": "for-loop"},
           Words("one parameter at a time: a slower optimizer step on a GPU",
                 "逐个参数更新：在 GPU 上优化器这一步更慢"),
-          "temporaries", "optimizer",
+          "optimizer",
           lambda exp, step: _adam(exp) and _impl(exp) == "foreach", suggested=False,
           phase="optimizer"),
     Lever("adamw-8bit", Words("8-bit AdamW (bitsandbytes)", "8 位 AdamW（bitsandbytes）"),
@@ -158,18 +158,18 @@ REGISTRY: tuple[Lever, ...] = (
           {"optimizer": "adamw-8bit", "optimizer_impl": "auto"},
           Words("bitsandbytes; the optimizer state quantised to 8 bits",
                 "要装 bitsandbytes；优化器状态量化到 8 位"),
-          "optimizer_state", "optimizer", lambda exp, step: exp.optimizer == "adamw"),
+          "optimizer", lambda exp, step: exp.optimizer == "adamw"),
     _accumulation(2),
     _accumulation(4),
     Lever("masked-logits", Words("logits at masked positions only", "只在遮盖位置算 logits"),
           {"logits": "masked"}, Words("none: the same loss", "无：损失不变"),
-          "temporaries", "logits",
+          "logits",
           lambda exp, step: "logits" in step.takes and exp.logits == "all"),
     Lever("lora", Words(f"LoRA, rank {LORA_RANK}", f"LoRA（秩 {LORA_RANK}）"),
           {"lora_rank": LORA_RANK},
           Words("another fine-tune: PEFT's adapters train, the model's own weights stay frozen",
                 "另一种微调：只训练 PEFT 的适配器，模型自己的权重冻结"),
-          "optimizer_state", "fine-tune",
+          "fine-tune",
           # PEFT knows the module names of transformers' models, not of the built-in ones
           lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
     Lever("qlora", Words(f"QLoRA: NF4 base, LoRA rank {LORA_RANK}",
@@ -179,14 +179,14 @@ REGISTRY: tuple[Lever, ...] = (
                 "(slower steps), a little precision lost",
                 "与 LoRA 相同，冻结的权重再存成 4 位：每次矩阵乘法都要反量化（训练步更慢），"
                 "精度略有损失"),
-          "parameters", "fine-tune",
+          "fine-tune",
           lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
     Lever("expandable-segments", Words("expandable segments", "可扩展段（expandable segments）"),
           {"expandable_segments": True},
           Words("none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; acts on reserved "
                 "memory only",
                 "无：设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True；只影响预留的显存"),
-          None, "expandable",
+          "expandable",
           lambda exp, step: exp.device == "cuda" and not exp.expandable_segments),
 )
 BY_ID: dict[str, Lever] = {lever.id: lever for lever in REGISTRY}

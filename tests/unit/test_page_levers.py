@@ -58,24 +58,26 @@ def test_savings_are_computed_from_the_pair_of_results() -> None:
     row = rows["checkpointing"]
     assert row["saving_bytes"] == base["peak_bytes"] - ckpt["peak_bytes"]
     assert row["saving"] == pytest.approx(1 - ckpt["peak_bytes"] / base["peak_bytes"])
-    assert (row["category_before"], row["category_after"]) == (
-        base["live_at_peak_bytes"]["activations"], ckpt["live_at_peak_bytes"]["activations"])
+    assert row["acts"][0] == ("activations", base["live_at_peak_bytes"]["activations"],
+                              ckpt["live_at_peak_bytes"]["activations"])
     sgd = _load(EST, "bert-base-b32-s128-fp32-sgd-estimate")
-    assert rows["sgd"]["category_after"] == sgd["live_at_peak_bytes"]["optimizer_state"]
+    assert ("optimizer_state", base["live_at_peak_bytes"]["optimizer_state"],
+            sgd["live_at_peak_bytes"]["optimizer_state"]) in rows["sgd"]["acts"]
     # set_to_none is PyTorch's default: measured as the baseline against set_to_none=False.
     zeros = _load(EST, f"{BASE}-grad-zeros")
     row = rows["set-to-none"]
     assert row["in_baseline"] and row["other"]["key"] == zeros["key"]
     assert row["saving_bytes"] == zeros["peak_bytes"] - base["peak_bytes"] > 0
-    assert row["category_before"] == zeros["live_at_peak_bytes"]["gradients"] > 0
-    assert row["category_after"] == base["live_at_peak_bytes"]["gradients"] == 0
+    assert ("gradients", zeros["live_at_peak_bytes"]["gradients"], 0) in row["acts"]
+    assert base["live_at_peak_bytes"]["gradients"] == 0 < zeros["live_at_peak_bytes"]["gradients"]
     # The optimizer's kernels act on the temporaries of the optimizer step, not at the peak.
+    temporaries = {}
     for lever, key in (("fused", f"{BASE}-fused"), ("for-loop", f"{BASE}-for-loop")):
-        row = rows[lever]
-        assert row["category_before"] == _optimizer_max(base, "temporaries")
-        assert row["category_after"] == _optimizer_max(_load(EST, key), "temporaries")
-    assert rows["fused"]["category_after"] < rows["for-loop"]["category_after"] < \
-        rows["fused"]["category_before"]
+        acts = {cat: (before, after) for cat, before, after in rows[lever]["acts"]}
+        temporaries[lever] = acts["temporaries"]
+        assert acts["temporaries"] == (_optimizer_max(base, "temporaries"),
+                                       _optimizer_max(_load(EST, key), "temporaries"))
+    assert temporaries["fused"][1] < temporaries["for-loop"][1] < temporaries["fused"][0]
 
 
 def test_combinations_are_set_beside_their_best_part() -> None:
@@ -83,8 +85,10 @@ def test_combinations_are_set_beside_their_best_part() -> None:
     combo = ctx["by_id"]["amp-bf16+sdpa+checkpointing"]
     parts = [ctx["by_id"][i] for i in ("amp-bf16", "sdpa", "checkpointing")]
     assert combo["best_part"] is min(parts, key=lambda row: row["reserved"])
-    assert combo["below_best_part"] == combo["best_part"]["peak"] - combo["peak"]
-    assert combo["below_best_part_reserved"] == combo["best_part"]["reserved"] - combo["reserved"]
+    together = combo["together"]
+    assert together["sum"] == sum(part["saving_bytes"] for part in parts)
+    assert together["beyond_best"] == combo["saving_bytes"] - max(
+        part["saving_bytes"] for part in parts)
 
 
 def test_savings_are_stated_on_the_reserved_peak_beside_the_tensors() -> None:
@@ -102,7 +106,7 @@ def test_savings_are_stated_on_the_reserved_peak_beside_the_tensors() -> None:
 
 
 def test_ranking_follows_the_reserved_peak(tmp_path: Path) -> None:
-    ranked = _context()["ranked"]
+    ranked = _context()["shown"]
     savings = [row["reserved_saving_bytes"] for row in ranked]
     assert savings == sorted(savings, reverse=True)
     assert [row["rank"] for row in ranked] == list(range(1, len(ranked) + 1))
@@ -114,7 +118,7 @@ def test_ranking_follows_the_reserved_peak(tmp_path: Path) -> None:
     ckpt = _load(EST, f"{BASE}-ckpt")["allocator"]["peak_reserved_bytes"]
     _edit(changed / "estimate" / f"{BASE}-sdpa.json",
           lambda d: d["allocator"].update(peak_reserved_bytes=ckpt - 2**20))
-    assert [row["id"] for row in _context(changed)["ranked"][:2]] == ["sdpa", "checkpointing"]
+    assert [row["id"] for row in _context(changed)["shown"][:2]] == ["sdpa", "checkpointing"]
 
 
 def test_costs_come_from_real_pairs_and_prefer_a_gpu(tmp_path: Path) -> None:
@@ -154,10 +158,11 @@ def test_results_without_levers_give_no_page_data() -> None:
 def test_page_prints_the_ranking(lang: str) -> None:
     ctx = _context()
     page = page_markdown(levers, ctx, lang)
-    for row in ctx["ranked"]:
-        assert saving_cell(row, True) in page, row["id"]
-        assert nowrap(f"{mib(row['category_before'])} → {mib(row['category_after'])}") in page
-    order = [page.index(f"| {row['rank']} | ") for row in ctx["ranked"]]
+    for row in ctx["shown"]:
+        assert saving_cell(row, True, lang) in page, row["id"]
+        for _, before, after in row["acts"]:
+            assert nowrap(f"{mib(before)} → {mib(after)}") in page
+    order = [page.index(f"| {row['rank']} | ") for row in ctx["shown"]]
     assert order == sorted(order)
     assert page.count("<figure class=\"chart\"") == 1 and "figures/levers-peaks.svg" in page
 
@@ -176,10 +181,11 @@ def test_page_numbers_change_with_the_results(lang: str) -> None:
     new = ctx["by_id"]["checkpointing"]
     assert new["saving_bytes"] == old["saving_bytes"] + extra
     page = page_markdown(levers, ctx, lang)
-    assert saving_cell(new, True) in page and saving_cell(old, True) not in page
+    assert saving_cell(new, True, lang) in page and saving_cell(old, True, lang) not in page
     assert f"tensors' peak {gib(new['ref_peak'])} GiB" in page or \
         f"张量峰值 {gib(new['ref_peak'])} GiB" in page
-    assert nowrap(f"{mib(new['category_before'])} → {mib(new['category_after'])}") in page
+    _, before, after = new["acts"][0]
+    assert nowrap(f"{mib(before)} → {mib(after)}") in page
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -194,7 +200,7 @@ def test_page_without_lever_results_says_how_to_get_them(lang: str) -> None:
 def test_chart_has_one_bar_per_experiment_and_is_accessible() -> None:
     ctx = _context()
     shown = bars(ctx)
-    assert len(shown) == 1 + len(ctx["ranked"]) + len(ctx["combos"])
+    assert len(shown) == 1 + len(ctx["shown"]) + len(ctx["combos"])
     assert ("set-to-none-off", _load(EST, f"{BASE}-grad-zeros")) in shown
     for lang in LANGS:
         svg = levers.figures(ctx, lang)["levers-peaks"]
@@ -227,17 +233,18 @@ def test_lora_section_reads_what_peft_trained_from_its_result(lang: str) -> None
     row = ctx["by_id"]["lora"]
     lora = _load(EST, f"{BASE}-lora-r16-lora-on-query_value")
     assert row["result"]["key"] == lora["key"] and row["ref"]["key"] == BASE
-    assert row["category_after"] == lora["live_at_peak_bytes"]["optimizer_state"]
+    assert ("optimizer_state", _load(EST, BASE)["live_at_peak_bytes"]["optimizer_state"],
+            lora["live_at_peak_bytes"]["optimizer_state"]) in row["acts"]
     page = page_markdown(levers, ctx, lang)
     section = page[page.index("### LoRA"):]
     section = section[:section.index("\n###")]
     for count in (lora["trainable_parameter_count"], lora["parameter_count"]):
         assert f"{count:,}" in section
     for nbytes in (lora["live_at_peak_bytes"]["activations"],
-                   lora["category_max_bytes"]["gradients"], row["category_before"]):
+                   lora["category_max_bytes"]["gradients"],
+                   lora["live_at_peak_bytes"]["optimizer_state"]):
         assert mib(nbytes) in section
-    for nbytes in (row["saving_bytes"], row["reserved_saving_bytes"]):  # what LoRA saves
-        assert f"{gib(nbytes)} GiB" in section
+    assert row["saved"][lang] in section  # what LoRA saves
 
 
 @pytest.mark.parametrize("lang", LANGS)

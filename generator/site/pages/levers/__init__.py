@@ -23,8 +23,11 @@ from generator.plan.levers import BY_ID, Lever
 from generator.results.shapes import StepResult, result_trust
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
+from generator.site.charts.step_charts import OUTSIDE_MODULES
+from generator.site.labels import CATEGORY_LABELS
 from generator.site.pages import Page
 from generator.site.pages.levers import charts as lever_charts
+from generator.site.pages.levers import relations
 from generator.site.pages.levers import tables as lever_tables
 from generator.words import Words
 
@@ -45,6 +48,7 @@ LEVERS: dict[str, tuple[Lever, ...]] = {
     "accumulation": (BY_ID["accumulation-x4"],),
     "masked-logits": (BY_ID["masked-logits"],),
     "adamw-8bit": (BY_ID["adamw-8bit"],),
+    "expandable-segments": (BY_ID["expandable-segments"],),
     # PEFT's default modules for BERT, whose names the built-in BERT shares
     "lora": (replace(BY_ID["lora"], changes={**BY_ID["lora"].changes,
                                              "lora_targets": ("query", "value")}),),
@@ -96,29 +100,122 @@ def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | No
     by_reserved = all(row["reserved"] is not None for row in rows)
     held = "reserved_saving_bytes" if by_reserved else "saving_bytes"
     ranked = sorted(rows, key=lambda row: -row[held])
-    for rank, row in enumerate(ranked, start=1):
+    merged = _merge_identical(ranked)
+    # printed once: a lever whose figures are those of one ranked above it is not a row
+    shown = [row for row in ranked if row["id"] not in {m["id"] for m in merged}]
+    for rank, row in enumerate(shown, start=1):
         row["rank"] = rank
     combos = [row for row in (_row(found, ident, levers) for ident, levers in COMBOS.items())
               if row]
     by_id = {row["id"]: row for row in rows + combos}
     for row in combos:
         parts = [by_id[ident] for ident, levers in LEVERS.items() if ident in by_id and not
-                 in_baseline(levers) and use(levers).items() <= row["use"].items()]
+                 in_baseline(levers) and use(levers).items() <= row["use"].items()
+                 and ident not in {m["id"] for m in merged}]
         lowest = "reserved" if by_reserved else "peak"
         row["best_part"] = min(parts, key=lambda part: part[lowest]) if parts else None
-        row["below_best_part"] = row["best_part"]["peak"] - row["peak"] if parts else None
-        row["below_best_part_reserved"] = (row["best_part"]["reserved"] - row["reserved"]
-                                           if parts and by_reserved else None)
+        row["parts"] = [part["id"] for part in parts]
+        # whether the parts' savings of the tensors' peak add up, and what they share
+        row["together"] = relations.combination(
+            row["saving_bytes"], {part["id"]: part["saving_bytes"] for part in parts},
+            {part["id"]: part["shrinks"] for part in parts}) if parts else None
+        if row["together"]:
+            shared = row["together"]["shared"]
+            row["together"]["shared_words"] = Words(
+                " and ".join(CATEGORY_LABELS[c].en.lower() for c in shared),
+                "和".join(CATEGORY_LABELS[c].zh for c in shared))
     baseline = min(rows, key=lambda row: result_trust(row["result"]))["baseline"]
-    return {"baseline": baseline, "baseline_peak": baseline["peak_bytes"],
+    timed = [row for row in shown + combos if row["cost"]]
+    return {**_facts(baseline, by_id), "baseline": baseline, "baseline_peak": baseline["peak_bytes"],
             "baseline_reserved": _reserved(baseline), "by_reserved": by_reserved,
-            "ranked": ranked, "combos": combos, "by_id": by_id,
+            "ranked": ranked, "combos": combos, "by_id": by_id, "merged": merged,
+            "shown": shown, "strongest": (top := relations.strongest(shown, held)),
+            "amp_strongest": any(row["id"].startswith("amp") for row in top),
+            "acts_share": relations.ACTS_ON_SHARE, "not_shown_words": relations.NOT_SHOWN,
+            "unmoved_reserved": relations.unmoved(shown, "reserved_saving_bytes"),
+            "unmoved_tensors": relations.unmoved(shown, "saving_bytes"),
             "names": {**names(), **lever_tables.LABELS},
-            "costs": [row for row in ranked + combos if row["cost"]],
-            "unmeasured": [row for row in ranked + combos if not row["cost"]],
+            "costs": [row for row in timed if not row["cost"]["not_shown"]],
+            "hidden_costs": _groups([row for row in timed if row["cost"]["not_shown"]]),
+            "timing_rule": {"steps": relations.MIN_TIMED_STEPS, "tokens": relations.MIN_TOKENS},
             "missing": [ident for ident in LEVERS if ident not in by_id],
+            "expandable_with": _expandable_with(found, by_id),
             "backends": [b for _, b in sorted({(result_trust(row["result"]), row["backend"])
                                                for row in ranked + combos})]}
+
+
+def _facts(baseline: Result, by_id: dict[str, Any]) -> dict[str, Any]:
+    """What the sections compute from the results beside the savings: checkpointing's
+    recompute in FLOPs (from the model's config), the for-loop optimizer's temporaries in
+    copies of the largest parameter, how AMP changes the loss's tensors, and why the real
+    runs' peaks differ from the estimate's."""
+    found: dict[str, Any] = {"flops": None, "for_loop": None, "amp": None, "real_runs": None}
+    arch = baseline.get("architecture") or {}
+    if {"hidden", "intermediate", "layers", "vocab"} <= arch.keys():
+        found["flops"] = relations.transformer_flops(arch, baseline["experiment"]["seq_len"])
+    if "for-loop" in by_id and {"vocab", "hidden", "intermediate"} <= arch.keys():
+        row = by_id["for-loop"]
+        temporaries = phase_max(row["result"], "optimizer", "temporaries")
+        largest = relations.largest_parameter(row["result"])
+        found["for_loop"] = {"temporaries": temporaries, "largest": largest,
+                             "copies": relations.copies(temporaries, largest["bytes"])}
+    amp = by_id.get("amp-bf16") or by_id.get("amp-fp16")
+    if amp:
+        ref, res = amp["ref"], amp["result"]
+        loss = [r["module_activation_bytes"].get(OUTSIDE_MODULES, 0) for r in (ref, res)]
+        temps = [r["live_at_peak_bytes"]["temporaries"] for r in (ref, res)]
+        found["amp"] = {"loss_before": loss[0], "loss_after": loss[1],
+                        "loss": relations.change(*loss),
+                        "temporaries_before": temps[0], "temporaries_after": temps[1],
+                        "temporaries": relations.change(*temps)}
+    kernels = by_id.get("fused") or by_id.get("for-loop")
+    if kernels and kernels["cost"]:
+        cost = kernels["cost"]
+        found["real_runs"] = {"id": kernels["id"], "cost": cost,
+                              "differences": relations.differences(cost["ref_result"], baseline)}
+    return found
+
+
+def _groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Timings left out, grouped by where they ran and why they are left out: one sentence
+    each."""
+    found: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        cost = row["cost"]
+        key = (cost["backend"], cost["machine"], cost["model"], cost["seq_len"],
+               tuple(cost["not_shown"]))
+        found.setdefault(key, {"cost": cost, "rows": []})["rows"].append(row)
+    return list(found.values())
+
+
+def _merge_identical(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Levers whose results give the same figures as a lever ranked above them against the
+    same reference (AMP fp16 beside AMP bf16): printed once, with a line that says so."""
+    merged: list[dict[str, Any]] = []
+    for i, row in enumerate(ranked):
+        for above in ranked[:i]:
+            if above["ref"] is not row["ref"] or above["id"] in {m["id"] for m in merged}:
+                continue
+            check = relations.identical(above["result"], row["result"])
+            if check["identical"]:
+                merged.append({"id": row["id"], "same_as": above["id"],
+                               "within": check["within"]})
+                break
+    return merged
+
+
+def _expandable_with(found: _Index, by_id: dict[str, Any]) -> dict[str, Any] | None:
+    """Expandable segments on top of checkpointing, where the example's gap between reserved
+    and allocated is widest: the checkpointed result and the same with expandable segments."""
+    if "checkpointing" not in by_id or "expandable-segments" not in by_id:
+        return None
+    ckpt = by_id["checkpointing"]["result"]
+    other = found.get(ckpt, expandable_segments=True)
+    if other is None:
+        return None
+    return {"ref": ckpt, "result": other,
+            "gap_from_to": relations.from_to(_gap(ckpt), _gap(other)),
+            "reserved_from_to": relations.from_to(_reserved(ckpt), _reserved(other), "GiB")}
 
 
 def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
@@ -127,7 +224,7 @@ def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
 
 def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
     names, by_reserved = ctx["names"], ctx["by_reserved"]
-    found = {"levers-ranking": lever_tables.ranking(ctx["ranked"], names, lang, by_reserved),
+    found = {"levers-ranking": lever_tables.ranking(ctx["shown"], names, lang, by_reserved),
              "levers-costs": lever_tables.costs(ctx["costs"], names, lang)}
     if ctx["combos"]:
         found["levers-combos"] = lever_tables.combos(ctx["combos"], names, lang, by_reserved)
@@ -189,6 +286,10 @@ class _Index:
                 continue
             self.results.setdefault((_setting(result), _frozen(options(result))), result)
 
+    def get(self, result: Result, **changes: Any) -> Result | None:
+        """The result of the same setting as `result`, with some options changed."""
+        return self.results.get((_setting(result), _frozen({**options(result), **changes})))
+
     def pairs(self, levers: tuple[Lever, ...], real: bool) -> list[tuple[Result, Result]]:
         """(reference, with the levers) pairs that differ only by the levers' options."""
         found = []
@@ -214,39 +315,58 @@ def _row(found: _Index, ident: str, levers: tuple[Lever, ...]) -> dict[str, Any]
     ref, result = min(pairs, key=lambda pair: (result_trust(pair[1]), _setting(pair[1])))
     default = in_baseline(levers)
     baseline = result if default else ref
-    category = levers[0].acts_on if len(levers) == 1 else "activations"
     phase = levers[0].phase if len(levers) == 1 else None
-    if phase:
-        before, after = (phase_max(r, phase, category) for r in (ref, result))
+    if phase:  # the largest value of each category during that phase
+        before, after = ({c: phase_max(r, phase, c) or 0 for c in r["live_at_peak_bytes"]}
+                         for r in (ref, result))
         phase_peaks = [phase_max(r, phase) for r in (ref, result)]
     else:
-        before, after = (r["live_at_peak_bytes"][category] for r in (ref, result))
+        before, after = ref["live_at_peak_bytes"], result["live_at_peak_bytes"]
         phase_peaks = None
+    acts = relations.acts_on(before, after)
     live = result["live_at_peak_bytes"]
     reserved = [_reserved(r) for r in (ref, result)]
     both = None not in reserved
-    return {"id": ident, "anchor": SECTIONS.get(ident, ident),
-            "use": use(levers), "category": category,
-            "phase": phase, "in_baseline": default,
-            "ref": ref, "result": result, "baseline": baseline,
-            "other": ref if default else result,
-            "backend": result["backend"], "machine": result["environment"]["machine_id"],
-            "ref_peak": ref["peak_bytes"], "peak": result["peak_bytes"],
-            "saving_bytes": ref["peak_bytes"] - result["peak_bytes"],
-            "saving": analysis.saving(ref["peak_bytes"], result["peak_bytes"]),
-            # what runs out: the reserved peak, where the allocator is modelled or measured
-            "ref_reserved": reserved[0], "reserved": reserved[1],
-            "reserved_saving_bytes": reserved[0] - reserved[1] if both else None,
-            "reserved_saving": analysis.saving(*reserved) if both else None,
-            "category_before": before, "category_after": after,
-            "category_saving": analysis.saving(before, after) if before is not None else None,
-            "peak_phase": peak_phase(ref),
-            "phase_peak_before": phase_peaks[0] if phase_peaks else None,
-            "phase_peak_after": phase_peaks[1] if phase_peaks else None,
-            "largest": max(live, key=live.get),
-            "micro_batches": result["experiment"]["micro_batches"],
-            "micro_batch": result["experiment"]["batch_size"] // result["experiment"]["micro_batches"],
-            "cost": _cost(found, levers)}
+    row = {"id": ident, "anchor": SECTIONS.get(ident, ident),
+           "use": use(levers), "phase": phase, "in_baseline": default,
+           "ref": ref, "result": result, "baseline": baseline,
+           "other": ref if default else result,
+           "backend": result["backend"], "machine": result["environment"]["machine_id"],
+           "ref_peak": ref["peak_bytes"], "peak": result["peak_bytes"],
+           "saving_bytes": ref["peak_bytes"] - result["peak_bytes"],
+           "saving": analysis.saving(ref["peak_bytes"], result["peak_bytes"]),
+           # what runs out: the reserved peak, where the allocator is modelled or measured
+           "ref_reserved": reserved[0], "reserved": reserved[1],
+           "reserved_saving_bytes": reserved[0] - reserved[1] if both else None,
+           "reserved_saving": analysis.saving(*reserved) if both else None,
+           # what the allocator holds beyond the tensors at its peak
+           "gap_before": _gap(ref), "gap_after": _gap(result),
+           # the categories whose changes make up the saving, largest first
+           "acts": acts, "shrinks": [c for c, b, a in acts if a < b],
+           "peak_phase": peak_phase(ref),
+           "phase_peak_before": phase_peaks[0] if phase_peaks else None,
+           "phase_peak_after": phase_peaks[1] if phase_peaks else None,
+           "largest": max(live, key=live.get),
+           "micro_batches": result["experiment"]["micro_batches"],
+           "micro_batch": result["experiment"]["batch_size"] // result["experiment"]["micro_batches"],
+           "cost": _cost(found, levers)}
+    row["saved"] = relations.saved(row)  # what it does to the two peaks, checked
+    row["peak_same"] = relations.same(row["ref_peak"], row["peak"])
+    if row["gap_before"] is not None:
+        row["gap_from_to"] = relations.from_to(row["gap_before"], row["gap_after"])
+    if phase_peaks:
+        row["phase_from_to"] = relations.from_to(*phase_peaks, unit="GiB")
+        row["temporaries_from_to"] = relations.from_to(before["temporaries"],
+                                                       after["temporaries"])
+    return row
+
+
+def _gap(result: Result) -> int | None:
+    """Reserved − allocated at their peaks: the simulated allocator's, else None."""
+    allocator = result.get("allocator") or {}
+    if allocator.get("peak_reserved_bytes") is None:
+        return None
+    return allocator["peak_reserved_bytes"] - allocator["peak_allocated_bytes"]
 
 
 def _reserved(result: Result) -> int | None:
@@ -275,7 +395,12 @@ def _cost(found: _Index, levers: tuple[Lever, ...]) -> dict[str, Any] | None:
         _setting(pair[1])))
     exp = result["experiment"]
     ratio = result["step_seconds"] / ref["step_seconds"]
-    return {"ratio": ratio, "change": ratio - 1,
+    timed = [r.get("step_times") for r in (ref, result)]
+    steps = min(len(t) for t in timed) if all(timed) else None
+    # the larger of the two runs' spreads, (slowest − fastest) / median
+    spread = max((max(t) - min(t)) / r["step_seconds"] for t, r in zip(timed, (ref, result))) \
+        if steps else None
+    found = {"ratio": ratio, "change": ratio - 1, "timed_steps": steps, "spread": spread,
             "ref_seconds": ref["step_seconds"], "seconds": result["step_seconds"],
             "ref_peak": ref["peak_bytes"], "peak": result["peak_bytes"],
             "peak_phase": peak_phase(ref),
@@ -283,7 +408,10 @@ def _cost(found: _Index, levers: tuple[Lever, ...]) -> dict[str, Any] | None:
             "device_name": result["environment"].get("device_name"),
             "model": exp["model"], "batch_size": exp["batch_size"], "seq_len": exp["seq_len"],
             "cpu": result["environment"].get("cpu"),
-            "cpu_count": result["environment"].get("cpu_count")}
+            "cpu_count": result["environment"].get("cpu_count"),
+            "ref_result": ref, "result": result}
+    found["not_shown"] = relations.timing_shown(found)  # why not, where it may not be shown
+    return found
 
 
 def _setting(result: Result) -> tuple:

@@ -24,9 +24,10 @@ _WORDS: dict[str, Words] = {
 
 def bars(ctx: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(label id, result) per bar, top-down: the baseline, each lever in ranked order (for
-    a lever already in the baseline, its opposite), then the combinations."""
+    a lever already in the baseline, its opposite; one printed once with another, not
+    again), then the combinations."""
     found = [("baseline", ctx["baseline"])]
-    for row in ctx["ranked"]:
+    for row in ctx["shown"]:
         found.append((row["id"] + ("-off" if row["in_baseline"] else ""), row["other"]))
     return found + [(row["id"], row["result"]) for row in ctx["combos"]]
 

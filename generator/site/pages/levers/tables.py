@@ -9,6 +9,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.site.labels import BACKEND_LABELS
+from generator.site.pages.levers.relations import amount
 from generator.site.tables import markdown_table, swatch
 from generator.units import gib, mib, pct
 from generator.words import Words
@@ -35,9 +36,10 @@ TEXT: dict[str, Words] = {
     "saving_base": Words("Saving on the baseline (reserved; tensors)", "比基线节省（已预留；张量）"),
     "saving_base_tensors": Words("Saving on the baseline", "比基线节省"),
     "acts_on": Words("Acts on", "作用于"),
-    "time": Words("Step time", "训练步耗时"),
     "best_part": Words("Best of its parts alone", "其中单项最好的"),
     "in_optimizer": Words(" (optimizer step)", "（优化器步内）"),
+    "gap": Words("Reserved − allocated", "已预留 − 已分配"),
+    "spread": Words("Spread (slowest − fastest)", "波动（最慢 − 最快）"),
     "default": Words(" (default)", "（默认）"),
     "not_measured": Words("–", "–"),
     "source": Words("Source", "来源"),
@@ -48,8 +50,6 @@ TEXT: dict[str, Words] = {
     "batch": Words("batch {b}, sequence {s}", "batch {b}，序列 {s}"),
     "cores": Words(" ({n} cores)", "（{n} 核）"),
 }
-#: Where a step time was measured, in a word.
-WHERE = {"cpu": Words("CPU", "CPU"), "cuda": Words("GPU", "GPU")}
 NBSP = "\u00a0"
 
 
@@ -65,20 +65,27 @@ def signed_pct(ratio: float) -> str:
     return ("+" if change >= 0 else "−") + pct(abs(change))
 
 
-def time_cell(row: Row, lang: str) -> str:
-    cost = row["cost"]
-    if not cost:
-        return TEXT["not_measured"][lang]
-    return nowrap(signed_pct(cost["ratio"])) + f"<br>{WHERE[cost['backend']][lang]}"
-
-
-def saving_cell(row: Row, by_reserved: bool) -> str:
-    """What a lever saves: of the reserved peak (what runs out), then of the tensors'."""
-    tensors = nowrap(f"{gib(row['saving_bytes'])} GiB") + "<br>" + nowrap(pct(row["saving"]))
+def saving_cell(row: Row, by_reserved: bool, lang: str = "en") -> str:
+    """What a lever saves: of the reserved peak (what runs out), then of the tensors'; "no
+    change" where a reader could not tell the two peaks apart (relations.amount)."""
+    tensors = nowrap(amount(row["saving_bytes"], row["ref_peak"])[lang])
     if not by_reserved:
         return tensors
-    return (nowrap(f"{gib(row['reserved_saving_bytes'])} GiB, {pct(row['reserved_saving'])}")
-            + "<br>" + nowrap(f"{gib(row['saving_bytes'])} GiB, {pct(row['saving'])}"))
+    return nowrap(amount(row["reserved_saving_bytes"], row["ref_reserved"])[lang]) + "<br>" + \
+        tensors
+
+
+def acts_cell(row: Row, lang: str) -> str:
+    """The categories whose changes make up the saving, largest first, each with its bytes
+    without → with the lever; where no category changed, what the allocator holds beyond
+    the tensors (reserved − allocated)."""
+    where = TEXT["in_optimizer"][lang] if row["phase"] else ""
+    lines = [swatch(cat, lang) + where + "<br>" + nowrap(f"{mib(before)} → {mib(after)} MiB")
+             for cat, before, after in row["acts"]]
+    if not lines and row["gap_before"] is not None:
+        lines.append(escape(TEXT["gap"][lang]) + "<br>" + nowrap(
+            f"{mib(row['gap_before'])} → {mib(row['gap_after'])} MiB"))
+    return "<br>".join(lines) or TEXT["not_measured"][lang]
 
 
 def nowrap(text: str) -> str:
@@ -90,23 +97,22 @@ def ranking(rows: list[Row], names: dict[str, Words], lang: str,
             by_reserved: bool) -> Markup:
     """The levers by how much they lower the example's reserved peak (its tensors' peak
     where no allocator was modelled), beside the tensors' peak; the category each acts on,
-    how much of it goes, and the step time it costs where a real run measured it."""
+    how much of it goes (step times have their own table)."""
     mixed = len({row["backend"] for row in rows}) > 1
     heads = ("rank", "lever", "acts_on") + (("reserved_peaks",) if by_reserved else ()) + \
-        ("peaks", "saving" if by_reserved else "saving_tensors", "time")
+        ("peaks", "saving" if by_reserved else "saving_tensors")
     headers = [TEXT[k][lang] for k in heads]
     if mixed:
         headers.append(TEXT["source"][lang])
     lines = []
     for row in rows:
         name = label(names, row["id"], lang) + (TEXT["default"][lang] if row["in_baseline"] else "")
-        acts = swatch(row["category"], lang) + (TEXT["in_optimizer"][lang] if row["phase"] else "")
-        acts += "<br>" + nowrap(f"{mib(row['category_before'])} → {mib(row['category_after'])} MiB")
+        acts = acts_cell(row, lang)
         reserved = [nowrap(f"{gib(row['ref_reserved'])} → **{gib(row['reserved'])}**")] \
             if by_reserved else []
         cells = [str(row["rank"]), name, acts, *reserved,
                  nowrap(f"{gib(row['ref_peak'])} → **{gib(row['peak'])}**"),
-                 saving_cell(row, by_reserved), time_cell(row, lang)]
+                 saving_cell(row, by_reserved, lang)]
         if mixed:
             cells.append(escape(BACKEND_LABELS[row["backend"]][lang]))
         lines.append(cells)
@@ -116,7 +122,7 @@ def ranking(rows: list[Row], names: dict[str, Words], lang: str,
 def combos(rows: list[Row], names: dict[str, Words], lang: str, by_reserved: bool) -> Markup:
     """Levers together against the baseline, and beside the best of their parts alone."""
     heads = ("levers", "best_part") + (("reserved_peaks",) if by_reserved else ()) + \
-        ("peak", "saving_base" if by_reserved else "saving_base_tensors", "time")
+        ("peak", "saving_base" if by_reserved else "saving_base_tensors")
     headers = [TEXT[k][lang] for k in heads]
     held = "reserved" if by_reserved else "peak"
     lines = []
@@ -126,13 +132,15 @@ def combos(rows: list[Row], names: dict[str, Words], lang: str, by_reserved: boo
                 if part else "–")
         reserved = [f"**{gib(row['reserved'])}**"] if by_reserved else []
         lines.append([label(names, row["id"], lang), best, *reserved, f"**{gib(row['peak'])}**",
-                      saving_cell(row, by_reserved), time_cell(row, lang)])
+                      saving_cell(row, by_reserved, lang)])
     return markdown_table(headers, lines, numeric_from=2)
 
 
 def costs(rows: list[Row], names: dict[str, Words], lang: str) -> Markup:
-    """The step times behind the 'step time' column: which runs, where, how long."""
-    headers = [TEXT[k][lang] for k in ("lever", "source", "run_peaks", "seconds", "change")]
+    """The step times that mean something (relations.timing_shown): which runs, where, how
+    long, and the spread of their timed steps."""
+    headers = [TEXT[k][lang] for k in ("lever", "source", "run_peaks", "seconds", "spread",
+                                        "change")]
     lines = []
     for row in rows:
         cost = row["cost"]
@@ -145,5 +153,6 @@ def costs(rows: list[Row], names: dict[str, Words], lang: str) -> Markup:
         lines.append([label(names, row["id"], lang), f"{escape(where)}<br>{escape(setting)}",
                       nowrap(f"{gib(cost['ref_peak'])} → {gib(cost['peak'])}"),
                       nowrap(f"{cost['ref_seconds']:.3f} → {cost['seconds']:.3f}"),
+                      nowrap(pct(cost["spread"])),
                       f"**{nowrap(signed_pct(cost['ratio']))}**"])
     return markdown_table(headers, lines, numeric_from=2)
