@@ -9,7 +9,7 @@ from typing import Any
 from generator.results.shapes import CATEGORIES
 from generator.site.charts import canvas
 from generator.site.charts.svgtools import finalize
-from generator.site.labels import BACKEND_LABELS, CATEGORY_LABELS
+from generator.site.labels import CATEGORY_LABELS, kind
 from generator.site.pages.levers.tables import label
 from generator.site.palette import CATEGORY_COLORS, INK
 from generator.words import Words
@@ -38,7 +38,7 @@ def peaks(ctx: dict[str, Any], lang: str) -> str:
     shown = bars(ctx)
     mixed = len({r["backend"] for _, r in shown}) > 1
     names = [label(ctx["names"], i, lang).replace("`", "") + (
-        f" ({BACKEND_LABELS[r['backend']][lang]})" if mixed else "") for i, r in shown]
+        f" ({kind(r, lang)})" if mixed else "") for i, r in shown]
     used = [c for c in CATEGORIES if any(r["live_at_peak_bytes"][c] for _, r in shown)]
     baseline = ctx["baseline_peak"] / GIB
     with canvas.chart_figure("levers-peaks", lang, 1.2 + 0.36 * len(shown)) as (fig, ax):

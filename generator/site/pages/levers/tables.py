@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.site.labels import BACKEND_LABELS
+from generator.site.labels import BACKEND_LABELS, kind
 from generator.site.pages.levers.relations import amount
 from generator.site.tables import markdown_table, swatch
 from generator.units import gib, mib, pct
@@ -114,7 +114,7 @@ def ranking(rows: list[Row], names: dict[str, Words], lang: str,
                  nowrap(f"{gib(row['ref_peak'])} → **{gib(row['peak'])}**"),
                  saving_cell(row, by_reserved, lang)]
         if mixed:
-            cells.append(escape(BACKEND_LABELS[row["backend"]][lang]))
+            cells.append(escape(kind(row["result"], lang)))
         lines.append(cells)
     return markdown_table(headers, lines, numeric_from=3)
 
