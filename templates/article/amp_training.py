@@ -1,15 +1,14 @@
-"""Mixed-precision training with the current torch.amp API (PyTorch 2.4 and later).
-
-Runs as is: on a CUDA GPU in fp16 with loss scaling, elsewhere on the CPU in bf16.
-"""
+# Mixed-precision training with the current torch.amp API (PyTorch 2.4 and later).
+# Runs as is: on a CUDA GPU in bf16 where the GPU supports it, else in fp16 with loss
+# scaling; without a GPU, on the CPU in bf16.
 
 import torch
 from torch import nn
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
-# fp16 needs loss scaling against gradient underflow; bf16 has fp32's exponent range and
-# does not. GPUs from Ampere on, and recent CPUs, run bf16.
-dtype = torch.float16 if device == "cuda" else torch.bfloat16
+# bf16 has fp32's exponent range and needs no loss scaling; fp16 needs it against gradient
+# underflow. GPUs from Ampere on, and recent CPUs, run bf16; older GPUs get fp16.
+dtype = torch.bfloat16 if device == "cpu" or torch.cuda.is_bf16_supported() else torch.float16
 
 model = nn.Sequential(nn.Linear(512, 2048), nn.GELU(), nn.Linear(2048, 10)).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)  # state stays fp32

@@ -127,6 +127,7 @@ def test_home_ranking_leaves_out_defaults_and_merges_amp_twins() -> None:
 
     def row(id_: str, anchor: str, peak: float, saving: float, in_baseline: bool = False):
         return {"id": id_, "anchor": anchor, "peak": peak * 2**30, "saving": saving,
+                "ref_peak": 5.64 * 2**30,
                 "saving_bytes": int(saving * 2**30), "backend": "estimate",
                 "in_baseline": in_baseline, "reserved": None}
 

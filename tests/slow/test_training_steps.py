@@ -71,7 +71,8 @@ def test_published_snippet_runs_and_learns(capsys: pytest.CaptureFixture[str]) -
 
 def test_snippet_works_with_fp16_loss_scaling_too(capsys: pytest.CaptureFixture[str]) -> None:
     # The GPU path (fp16 + an enabled GradScaler), exercised on the CPU.
-    choice = 'dtype = torch.float16 if device == "cuda" else torch.bfloat16'
+    choice = ('dtype = torch.bfloat16 if device == "cpu" or torch.cuda.is_bf16_supported() '
+              'else torch.float16')
     code = SNIPPET.read_text(encoding="utf-8")
     assert choice in code
     namespace: dict = {}

@@ -145,7 +145,7 @@ def test_the_snippet_uses_the_current_amp_api() -> None:
     code = (REPO_ROOT / "templates" / article.SNIPPET).read_text(encoding="utf-8")
     assert "torch.amp.autocast(" in code and "torch.amp.GradScaler(" in code
     assert "torch.cuda.amp" not in code
-    assert article.context([], [])["snippet"] == code  # the explainer shows the file as it is
+    assert article.context([], [])["snippet"]["en"] == code  # the explainer shows the file
 
 
 @pytest.mark.parametrize("lang", LANGS)

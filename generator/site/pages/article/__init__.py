@@ -43,19 +43,22 @@ def pages(ctx: dict[str, Any]) -> list[Page]:
 
 
 def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
-    """The example in every precision: bars, the step's timeline, activations per block, the
-    AMP memory flow, and the house (FP32 beside the AMP precision)."""
+    """The example in every precision shown (AMP bf16 only where it differs from AMP fp16):
+    bars, the step's timeline, activations per block; the AMP memory flow in every precision
+    (fp16's has a GradScaler, bf16's not); and the house (FP32 beside the AMP precision)."""
     article: dict[str, Result] = ctx["article_results"]
+    shown: dict[str, Result] = ctx["shown_results"]
     found: dict[str, str] = {}
     if not article:
         return found
-    found["bars"] = step_charts.stacked_bars(article, lang)
-    # One scale for the flows of all precisions, so the reader can compare their boxes.
-    scale = max(max(r["category_max_bytes"].values()) for r in article.values())
-    for precision, result in article.items():
+    found["bars"] = step_charts.stacked_bars(shown, lang)
+    for precision, result in shown.items():
         found[f"timeline-{precision}"] = step_charts.timeline(result, lang)
         if result["module_activation_bytes"]:
             found[f"modules-{precision}"] = step_charts.module_activations(result, lang)
+    # One scale for the flows of all precisions, so the reader can compare their boxes.
+    scale = max(max(r["category_max_bytes"].values()) for r in article.values())
+    for precision, result in article.items():
         found[f"amp-flow-{precision}"] = diagrams.amp_flow(result, lang, scale_bytes=scale)
     amp = article.get("amp-fp16") or article.get("amp-bf16")
     if "fp32" in article and amp is not None:
@@ -64,8 +67,9 @@ def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
 
 
 def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
-    """The example's breakdown per precision, and the precisions side by side in both views."""
-    article: dict[str, Result] = ctx["article_results"]
+    """The example's breakdown per precision shown, and those precisions side by side in
+    both views."""
+    article: dict[str, Result] = ctx["shown_results"]
     found = {f"breakdown-{p}": step_tables.breakdown(r, lang) for p, r in article.items()}
     if article:
         found["precisions_live"] = step_tables.precisions(article, lang, "live")

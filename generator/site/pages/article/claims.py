@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.results.notes import ident as notes_ident
 from generator.results.shapes import StepResult
 
 Result = StepResult
@@ -53,7 +54,7 @@ def check_claims(article: dict[str, Result], facts: dict[str, Any] | None,
             count=fp32["parameter_count"])
         adam = maxima["optimizer_state"] / maxima["parameters"] if maxima["parameters"] else 0
         add("adam_state", judge(adam, 2), "explainer.md#the-residents",
-            measured=maxima["optimizer_state"], ratio=adam)
+            measured=maxima["optimizer_state"], ratio=adam, **step_counters(fp32))
         share = live["activations"] / fp32["peak_bytes"]
         add("activations_12gb", judge(live["activations"], 12 * GB),
             "explainer.md#item-by-item", measured=live["activations"], claimed=12 * GB,
@@ -97,6 +98,19 @@ def check_claims(article: dict[str, Result], facts: dict[str, Any] | None,
         add("cuda_amp_api", OUTDATED if facts["cuda_amp_deprecated"] else HOLDS,
             "explainer.md#code", torch=facts["torch"])
     return claims
+
+
+def step_counters(result: Result) -> dict[str, Any]:
+    """Where Adam's one-number step count per parameter tensor is: torch.optim keeps it in a
+    CPU tensor unless the optimizer is capturable or fused, foreach or not (adam.py's
+    `_init_group`), and an estimate for CUDA records that it left it out of GPU memory (the
+    note `optimizer_state_on_host`). `beyond_two`: the optimizer state's bytes beyond twice
+    the parameters'."""
+    maxima = result["category_max_bytes"]
+    notes = result.get("notes") or ()
+    return {"on_host": any(notes_ident(n) == "optimizer_state_on_host" for n in notes),
+            "beyond_two": maxima["optimizer_state"] - 2 * maxima["parameters"],
+            "device": result["experiment"]["device"]}
 
 
 def _bytes_at_step_edges(result: Result, category: str) -> int:

@@ -16,7 +16,11 @@ from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
 from generator.site.pages import levers
+from generator.site.pages.article import relations
 from generator.site.pages.article.claims import RULES, check_claims
+from generator.site.pages.article.snippet import in_language
+from generator.site.templating import kind
+from generator.words import LANGS
 
 Result = StepResult
 
@@ -27,12 +31,22 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
     facts = analysis.torch_facts(studies)
     lever_rows = levers.context(all_results, studies) or {}
     checks = analysis.estimate_accuracy(all_results)
+    shown, twin = relations.shown_precisions(article)
+    claims = check_claims(article, facts, parameter_underflow(studies))
+    by_id = lever_rows.get("by_id", {})
+    found_small = small_batch(all_results)
     return {
         "article": ARTICLE,
         "article_results": article,
+        # what the pages chart and tabulate: AMP bf16 beside AMP fp16 only where they differ
+        "shown_results": shown,
+        "twins": twin,
         "fp32": article.get("fp32"),
         "headline": headline(article),
-        "small_batch": small_batch(all_results),
+        "small_batch": found_small,
+        "small_batch_words": (relations.small_batch_words(found_small, kind)
+                              if found_small else []),
+        "relations": page_relations(article, claims, by_id),
         "formula": {p: analysis.formula_check(r) for p, r in article.items()},
         # real runs beside their estimates: on the CPU, and on a GPU
         "accuracy": [r for r in checks if r["result"]["backend"] == "cpu"],
@@ -40,16 +54,20 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "cuda_overhead": cuda_overhead(all_results),
         "hf_parity": analysis.hf_parity(all_results),
         "hf_parity_notes": analysis.parity_notes(analysis.hf_parity(all_results)),
-        "claims": check_claims(article, facts, parameter_underflow(studies)),
+        "claims": claims,
         "claim_rules": RULES,
         "ranges": facts["formats"] if facts else [],
-        "snippet": Markup(snippet),  # our own file, shown in a code fence that escapes it
+        # our own file, shown in a code fence that escapes it; its comments in each language
+        "snippet": {lang: Markup(in_language(snippet, lang)) for lang in LANGS},
         "result_count": len(all_results),
         "failed": [r for r in all_results if r.get("error")],
         # the levers, each with its saving where it was run: the explainer lists them, the
         # home page ranks them
-        "levers": lever_rows.get("by_id", {}),
+        "levers": by_id,
         "levers_ranked": what_to_do(lever_rows.get("ranked", [])),
+        # each lever's peak before and after, said as "the same" where it prints alike
+        "lever_changes": {ident: relations.change(row["ref_peak"], row["peak"])
+                          for ident, row in by_id.items()},
         "lever_names": levers.names(),
         "four_figures": four_figures(article.get("fp32")),
         # The studies behind the claims on formats and underflow, for the pages' data files.
@@ -68,7 +86,9 @@ def what_to_do(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The levers a reader can still pull, in the levers page's order (by the reserved peak
     they save, where the allocator is modelled): those that lower it and are not PyTorch's
     default already; AMP's two precisions in one row where they print alike (`printed`) on
-    the same backend."""
+    the same backend. `fine_tune`: the lever trains something else (the registry's kind
+    "fine-tune": LoRA's adapters in place of the model's weights), not the same training
+    with another memory setting; the home page lists it apart."""
     rows: list[dict[str, Any]] = []
     for row in ranked:
         held = row["reserved_saving_bytes"] if row["reserved"] is not None \
@@ -82,8 +102,17 @@ def what_to_do(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if twin is not None:
             twin["ids"].append(row["id"])
         else:
-            rows.append({**row, "ids": [row["id"]]})
+            rows.append({**row, "ids": [row["id"]], "fine_tune": fine_tune(row["id"]),
+                         "change": relations.change(row["ref_peak"], row["peak"]),
+                         "reserved_change": relations.change(row["ref_reserved"],
+                                                             row["reserved"])
+                         if row["reserved"] is not None else None})
     return rows
+
+
+def fine_tune(ident: str) -> bool:
+    """Whether a lever of the levers page is another way to fine-tune (the registry's kind)."""
+    return any(lever.kind == "fine-tune" for lever in levers.LEVERS.get(ident, ()))
 
 
 def four_figures(result: Result | None) -> dict[str, Any] | None:
@@ -126,16 +155,27 @@ def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
         if "fp32" not in runs or amp is None:
             continue
         estimates = analysis.best_by_precision(all_results, **{**ARTICLE, "batch_size": batch})
-        estimated = {p: r["peak_bytes"] for p, r in estimates.items()
-                     if r["backend"] == "estimate"}
-        return {"batch_size": batch, "precision": amp, "real": runs["fp32"],
-                "fp32": runs["fp32"]["peak_bytes"], "amp": runs[amp]["peak_bytes"],
-                "change": runs[amp]["peak_bytes"] / runs["fp32"]["peak_bytes"] - 1,
-                "copies": runs[amp]["live_at_peak_bytes"]["autocast_copies"],
-                "activations_saved": runs["fp32"]["live_at_peak_bytes"]["activations"]
-                - runs[amp]["live_at_peak_bytes"]["activations"],
-                "estimate": ({"fp32": estimated["fp32"], "amp": estimated[amp]}
-                             if "fp32" in estimated and amp in estimated else None)}
+        estimated = {p: r for p, r in estimates.items() if r["backend"] == "estimate"}
+        found = {"batch_size": batch, "precision": amp, "real": runs["fp32"],
+                 "fp32": runs["fp32"]["peak_bytes"], "amp": runs[amp]["peak_bytes"],
+                 "change": runs[amp]["peak_bytes"] / runs["fp32"]["peak_bytes"] - 1,
+                 "copies": runs[amp]["live_at_peak_bytes"]["autocast_copies"],
+                 "activations_saved": runs["fp32"]["live_at_peak_bytes"]["activations"]
+                 - runs[amp]["live_at_peak_bytes"]["activations"],
+                 # why the real FP32 peak and the estimate's may differ: the optimizer kernel
+                 # PyTorch picks on each device, and the phase each peak lies in
+                 "real_phase": levers.peak_phase(runs["fp32"]),
+                 "real_kernel": levers.options(runs["fp32"])["optimizer_impl"],
+                 "estimate": None}
+        if "fp32" in estimated and amp in estimated:
+            fp32_est, amp_est = estimated["fp32"], estimated[amp]
+            found["estimate"] = {
+                "fp32": fp32_est["peak_bytes"], "amp": amp_est["peak_bytes"],
+                "fp32_phase": levers.peak_phase(fp32_est),
+                "amp_phase": levers.peak_phase(amp_est),
+                "kernel": levers.options(fp32_est)["optimizer_impl"],
+                "temporaries": fp32_est["live_at_peak_bytes"]["temporaries"]}
+        return found
     return None
 
 
@@ -171,6 +211,10 @@ def headline(article: dict[str, Result]) -> dict[str, Any] | None:
                 "reserved": reserved[1],
                 "reserved_saving": analysis.saving(*reserved) if None not in reserved
                 else None,
+                # lower, the same or higher, as printed: the sentence follows
+                "change": relations.change(fp32["peak_bytes"], amp["peak_bytes"]),
+                "reserved_change": relations.change(*reserved) if None not in reserved
+                else None,
             }
     found["saving_groups"] = saving_groups(article, found["savings"])
     return found
@@ -195,6 +239,48 @@ def saving_groups(article: dict[str, Result], savings: dict[str, dict[str, Any]]
             groups.append({"precisions": [precision], "figures": saving, "backend": backend,
                            "result": article[precision]})
     return groups
+
+
+def page_relations(article: dict[str, Result], claims: list[dict[str, Any]],
+                   lever_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The relations the explainer, the home page and the claims page assert, checked on
+    the example's results, its claims and its levers (relations.py)."""
+    fp32 = article.get("fp32")
+    amp = article.get("amp-fp16") or article.get("amp-bf16")
+    found: dict[str, Any] = {}
+    if fp32:
+        live = fp32["live_at_peak_bytes"]
+        found["peak_moment"] = relations.peak_moment(fp32, levers.peak_phase(fp32))
+        found["adds_up"] = relations.adds_up(fp32)
+        found["temporaries_vs_state"] = relations.compared(live["temporaries"],
+                                                           live["optimizer_state"])
+    if fp32 and amp:
+        outside = "(outside modules)"
+        found["loss_saves"] = relations.compared(
+            amp["module_activation_bytes"].get(outside, 0),
+            fp32["module_activation_bytes"].get(outside, 0))
+        found["temporaries"] = relations.compared(amp["live_at_peak_bytes"]["temporaries"],
+                                                  fp32["live_at_peak_bytes"]["temporaries"])
+        found["amp_keeps"] = relations.amp_keeps(fp32, amp)
+        found["activations_below_half"] = relations.below_half(
+            fp32["live_at_peak_bytes"]["activations"], amp["live_at_peak_bytes"]["activations"])
+        formula = analysis.formula_check(amp)
+        if formula:
+            found["formula_gap"] = relations.formula_gap(formula, amp["experiment"],
+                                                         amp["architecture"])
+    fp32_formula = analysis.formula_check(fp32) if fp32 else None
+    if fp32_formula:
+        found["formula_matches"] = relations.formula_matches(fp32_formula["error"])
+    if "amp-fp16" in article and "amp-bf16" in article:
+        found["fp16_bf16_same"] = relations.alike(article["amp-fp16"]["peak_bytes"],
+                                                  article["amp-bf16"]["peak_bytes"])
+    values = {c["id"]: c["values"] for c in claims}
+    if "fp32_total" in values and "activations_12gb" in values:
+        found["total_gap"] = relations.total_gap(values["fp32_total"],
+                                                 values["activations_12gb"])
+    found["loss_beside_amp"] = relations.loss_beside_amp(
+        lever_rows.get("masked-logits"), lever_rows.get("amp-bf16") or lever_rows.get("amp-fp16"))
+    return found
 
 
 def cuda_overhead(all_results: list[Result]) -> list[dict[str, Any]]:
