@@ -2,8 +2,8 @@
 
     torchrun --nproc-per-node 8 scripts/torchrun_sharding.py \\
         --model gpt2-small --batch-size 8 --seq-len 1024 [--precision amp-bf16] \\
-        [--strategies fsdp2,ddp] [--world-sizes 1,2,4,8] [--name NAME] [--results results]
-        [--device cpu]
+        [--strategies fsdp2,ddp,fsdp2-mp] [--world-sizes 1,2,4,8] [--name NAME]
+        [--results results] [--device cpu]
 
 For each strategy and each GPU count k (default: 1, 2, 4, … up to the job's size), ranks
 0 … k-1 run the training step of generator/measure/training/step.py in a process group of
@@ -44,7 +44,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--precision", default="amp-bf16")
     parser.add_argument("--optimizer", default="adamw")
     parser.add_argument("--attention", default="sdpa")
-    parser.add_argument("--strategies", default="fsdp2,ddp")
+    parser.add_argument("--strategies", default="fsdp2,ddp,fsdp2-mp",
+                        help="fsdp2-mp (FSDP2's bf16 MixedPrecisionPolicy) needs amp-bf16")
     parser.add_argument("--world-sizes", default="", help="default: 1, 2, 4, … up to the job")
     parser.add_argument("--name", default="", help="default: sharding-<model>")
     parser.add_argument("--results", type=Path, default=Path("results"))
@@ -93,6 +94,7 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
     from torch.distributed.device_mesh import DeviceMesh
     from torch.nn.parallel import DistributedDataParallel
 
+    from generator.measure.studies import sharding
     from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker, rank_figures
     from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
     from generator.measure.training.parallel import apply_fsdp2
@@ -108,16 +110,17 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
         with device:
             workload = spec.build(attention=p["attention"])
         inner = workload.model
-        if strategy == "fsdp2":
-            apply_fsdp2(inner, DeviceMesh.from_group(group, device.type), p["precision"])
-            step_precision, cast = "fp32", "comm_buffers"
+        how = sharding.regime(strategy, p["precision"])  # the estimate's regime, shared
+        step_precision, cast = how["step_precision"], how["cast_category"]
+        if strategy != "ddp":
+            apply_fsdp2(inner, DeviceMesh.from_group(group, device.type),
+                        bf16_params=how["policy"])
         else:
             ddp = DistributedDataParallel(inner, device_ids=[local] if cuda else None,
                                           process_group=group)
             ddp.register_comm_hook(group, _labelled_allreduce(tracking))
             workload = Workload(model=ddp, make_batch=workload.make_batch,
                                 loss_fn=workload.loss_fn)
-            step_precision, cast = p["precision"], "autocast_copies"
         optimizer = make_optimizer(p["optimizer"], inner.parameters(), impl="auto",
                                    modelled_device=device.type)
         trainer = Trainer(workload, p["batch_size"], p["seq_len"], step_precision, device,
@@ -137,7 +140,7 @@ def measure(spec, p: dict, strategy: str, group, local: int) -> dict:
                "ground_truth": _ground_truth(group, device) if cuda else None}
     except torch.OutOfMemoryError:
         row = {"error": "out_of_memory"}
-    return {"strategy": strategy, "world_size": k, **row}
+    return {"strategy": strategy, "world_size": k, "regime": how["regime"], **row}
 
 
 def _labelled_allreduce(tracking: list):

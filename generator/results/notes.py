@@ -146,10 +146,13 @@ CATALOGUE: dict[str, Words] = {
         "ddp：PyTorch 的 DistributedDataParallel 不能在假张量上运行，这里复现了它的梯度桶"
         "（每个 25 MiB，gradient_as_bucket_view=False）"),
     "sharding_amp_bf16": Words(
-        "amp-bf16: DDP under autocast; FSDP2 with MixedPrecisionPolicy(param_dtype=bf16, "
-        "reduce_dtype=fp32)",
-        "amp-bf16：DDP 在 autocast 下运行；FSDP2 用 MixedPrecisionPolicy(param_dtype=bf16, "
-        "reduce_dtype=fp32)"),
+        "amp-bf16: ddp and fsdp2 under torch.autocast(bf16), parameters in fp32",
+        "amp-bf16：ddp 和 fsdp2 都在 torch.autocast(bf16) 下运行，参数为 fp32"),
+    "sharding_mixed_policy": Words(
+        "fsdp2-mp: FSDP2 with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32) and "
+        "no autocast; every op runs in its inputs' dtype",
+        "fsdp2-mp：FSDP2 用 MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)，"
+        "不开 autocast，每个算子都按输入的 dtype 计算"),
     "sharding_torchrun_cuda": Words(
         "real run: {processes} processes under torchrun, NCCL, {gpu}",
         "真实运行：torchrun 下 {processes} 个进程，NCCL，{gpu}"),

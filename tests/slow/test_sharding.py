@@ -102,18 +102,19 @@ def test_tracker_counts_a_ranks_storages_as_the_allocator_does(background) -> No
 
 
 def test_torchrun_script_on_cpu_processes_matches_the_estimate(background, tiny_rows) -> None:
-    """Its dry run: two real processes, gloo, the real DDP and fully_shard. Per rank they
-    hold what the estimate (one process, fake process group, DDP's buckets reproduced)
-    says, category by category; except that gloo's reduce-scatter makes a transient copy of
+    """Its dry run: two real processes, gloo, the real DDP and fully_shard (under autocast,
+    and with FSDP2's bf16 policy). Per rank they hold what the estimate (one process, fake
+    process group, DDP's buckets reproduced) says, category by category; except that gloo's reduce-scatter makes a transient copy of
     its input, which NCCL, the backend the estimate stands for, does not."""
     _finish(background["torchrun"])
     [path] = background["folder"].glob("studies/*/sharding-llama-tiny.json")
     real = results.load_study(path)
     assert real["study"]["backend"] == "cpu"
     assert sharding.settings(real["study"]["params"]) == \
-        {**sharding.settings(TINY), "world_sizes": {"fsdp2": [1, 2], "ddp": [1, 2]},
-         "strategies": ["fsdp2", "ddp"]}
-    assert len(real["data"]["rows"]) == 4
+        {**sharding.settings(TINY),
+         "world_sizes": {"fsdp2": [1, 2], "ddp": [1, 2], "fsdp2-mp": [1, 2]},
+         "strategies": ["fsdp2", "ddp", "fsdp2-mp"]}
+    assert len(real["data"]["rows"]) == 6
     assert real["data"]["notes"] == [{"id": "sharding_torchrun_cpu", "values": {"processes": 2}}]
     assert real["method_version"] == sharding.VERSION
     for row in real["data"]["rows"]:
@@ -122,7 +123,7 @@ def test_torchrun_script_on_cpu_processes_matches_the_estimate(background, tiny_
             assert row["live_at_peak_bytes"] == twin["live_at_peak_bytes"], row["strategy"]
             continue
         real_max, estimated_max = row["category_max_bytes"], twin["category_max_bytes"]
-        for cat in STATE + ("activations", "comm_buffers"):
+        for cat in STATE + ("activations", "autocast_copies", "comm_buffers"):
             assert real_max[cat] == estimated_max[cat], cat
         assert real_max["temporaries"] >= estimated_max["temporaries"]
 

@@ -41,10 +41,14 @@ def test_the_sweep_and_the_built_in_points_make_one_group(context):
 
 
 def test_plan_reads_the_fewest_gpus_that_fit(context):
-    for plan in context["main"]["plan"]:
-        budget = plan["gpu_gib"] * 2**30
-        fits = [r for r in context["main"]["fsdp"] if scale.needed_bytes(r["peak_bytes"]) <= budget]
-        assert plan["fsdp"] is fits[0]
+    """Per GPU and per FSDP2 regime (autocast: fsdp; bf16 policy: mp), the fewest GPU count
+    that fits by the one rule, every smaller count not fitting."""
+    main = context["main"]
+    assert main["plan"] and main["mp"]
+    for plan in main["plan"]:
+        for key, rows in (("fsdp", main["fsdp"]), ("mp", main["mp"])):
+            fits = [r for r in rows if scale.verdict(r, plan["gpu"]).fits]
+            assert plan[key] is (fits[0] if fits else None)
         assert not plan["ddp_fits"]  # 16 bytes a parameter: 100 GiB before any activation
 
 

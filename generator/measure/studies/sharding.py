@@ -13,6 +13,14 @@ the allocated and reserved peaks of each rank (`allocator`).
   gradients and optimizer state are split across ranks; each block's weights are gathered
   for its forward and again for its backward.
 - ddp: a full replica per rank, plus DDP's gradient buckets (see parallel.DDPBuckets).
+- fsdp2-mp: fsdp2 with FSDP2's own mixed precision, `MixedPrecisionPolicy(param_dtype=bf16,
+  reduce_dtype=fp32)`, and no autocast (amp-bf16 only).
+
+ddp and fsdp2 run the step in one regime, the study's precision (amp-bf16: fp32 parameters
+under torch.autocast), so that they compare like for like. fsdp2-mp is another regime: FSDP2
+casts the gathered weights to bf16 and nothing is autocast, so every op runs in the dtype of
+its inputs (the residual stream, the norms and the loss in bf16, unless the model upcasts
+them itself). `regime` says which a strategy runs in.
 
 Parameters ([study.params]):
     model        a built-in transformer with its blocks in `layers` (llama-7b, gpt2-small, …)
@@ -20,7 +28,8 @@ Parameters ([study.params]):
     precision    fp32 or amp-bf16 (see parallel.PRECISIONS);  default amp-bf16
     optimizer    adamw, adam or sgd;  default adamw
     attention    eager or sdpa;  default sdpa
-    strategies   list of fsdp2 and ddp;  default both
+    strategies   list of fsdp2, ddp and fsdp2-mp;  default all three (fsdp2-mp only under
+                 amp-bf16)
     world_sizes  list of GPU counts, default 1, 2, 4, 8, 16, 32, 64; or a table of lists by
                  strategy, e.g. {fsdp2 = [8, 64], ddp = [8]} (its keys are then the strategies:
                  DDP's memory does not depend on the GPU count, one or two points show it)
@@ -42,9 +51,12 @@ from generator.measure.studies import unknown_params
 #: Raise the last digits when this module's figures change. Its ranks are measured with the
 #: estimate's tracker and CUDA emulation, so a change of the estimate's method
 #: (METHOD_VERSION) measures the study again too. 3: each rank modelling CUDA has its
-#: allocator's figures (the warm-up and the step replayed, as an estimate's).
-VERSION = METHOD_VERSION * 1000 + 3
-STRATEGIES = ("fsdp2", "ddp")
+#: allocator's figures (the warm-up and the step replayed, as an estimate's). 4: fsdp2 runs
+#: under autocast as ddp does; FSDP2's MixedPrecisionPolicy is strategy fsdp2-mp.
+VERSION = METHOD_VERSION * 1000 + 4
+STRATEGIES = ("fsdp2", "ddp", "fsdp2-mp")
+#: The strategy that needs a 16-bit precision: FSDP2's policy casts parameters to bf16.
+MIXED_POLICY = "fsdp2-mp"
 WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
 DEFAULTS: dict[str, Any] = {"precision": "amp-bf16", "optimizer": "adamw", "attention": "sdpa",
                             "strategies": list(STRATEGIES), "world_sizes": list(WORLD_SIZES),
@@ -58,7 +70,24 @@ def settings(params: dict[str, Any]) -> dict[str, Any]:
     p = {**DEFAULTS, **params}
     if isinstance(p["world_sizes"], dict):
         p["strategies"] = [s for s in STRATEGIES if s in p["world_sizes"]]
+    elif "strategies" not in params and p["precision"] != "amp-bf16":
+        p["strategies"] = [s for s in STRATEGIES if s != MIXED_POLICY]
     return p
+
+
+def regime(strategy: str, precision: str) -> dict[str, Any]:
+    """How a strategy's step computes: `policy` (FSDP2's MixedPrecisionPolicy with bf16
+    parameters, else its default: the parameters' own dtype), the precision the step runs
+    under (its autocast), and the category of the low-precision copies of parameters.
+
+    ddp and fsdp2 take the study's precision, so that they are compared in one regime; under
+    fsdp2-mp FSDP2 casts each shard to bf16 before the all-gather (a communication buffer) and
+    the step runs without autocast. Shared with scripts/torchrun_sharding.py."""
+    if strategy == MIXED_POLICY:
+        return {"regime": "bf16-params", "policy": True, "step_precision": "fp32",
+                "cast_category": "comm_buffers"}
+    return {"regime": precision, "policy": False, "step_precision": precision,
+            "cast_category": "autocast_copies"}
 
 
 def problems(params: dict[str, Any]) -> list[str]:
@@ -81,6 +110,9 @@ def problems(params: dict[str, Any]) -> list[str]:
     strategies = list(sizes) if isinstance(sizes, dict) else p["strategies"]
     if not _nonempty_list(strategies) or not set(strategies) <= set(STRATEGIES):
         found.append(f"strategies must be a list of {', '.join(STRATEGIES)}, got {strategies!r}")
+    elif MIXED_POLICY in strategies and p["precision"] != "amp-bf16":
+        found.append(f"{MIXED_POLICY} casts the parameters to bf16: it needs precision "
+                     f"amp-bf16, not {p['precision']!r}")
     lists = sizes.values() if isinstance(sizes, dict) else [sizes]
     if not all(_nonempty_list(one) and all(map(_positive, one)) for one in lists):
         found.append(f"world_sizes must be a list of positive integers (or a table of such "
@@ -157,13 +189,12 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
             stack.enter_context(CudaKernelPolicy())
         workload = spec.build(attention=p["attention"])
         persistent: list[torch.Tensor] = []
-        if strategy == "fsdp2":
-            apply_fsdp2(workload.model, mesh, p["precision"])
-            # FSDP2's policy computes in bf16 itself: no autocast around it.
-            step_precision, cast_category = "fp32", "comm_buffers"
-        else:
+        how = regime(strategy, p["precision"])
+        step_precision, cast_category = how["step_precision"], how["cast_category"]
+        if strategy == "ddp":
             persistent = DDPBuckets(workload.model).buffers
-            step_precision, cast_category = p["precision"], "autocast_copies"
+        else:
+            apply_fsdp2(workload.model, mesh, bf16_params=how["policy"])
         optimizer = make_optimizer(p["optimizer"], workload.model.parameters(), impl="auto",
                                    modelled_device=p["device"])
         trainer = Trainer(workload, p["batch_size"], p["seq_len"], step_precision,
@@ -188,7 +219,7 @@ def measure_rank(spec, p: dict[str, Any], strategy: str, world_size: int, *,
             figures["allocator"] = predict_on(
                 gpus.assumed(), [warm_up, TrackedSteps(tracker.lives(), tracker.phases())])
         count = sum(param.numel() for param in workload.model.parameters())
-    return {"strategy": strategy, "world_size": world_size, **figures,
+    return {"strategy": strategy, "world_size": world_size, "regime": how["regime"], **figures,
             "parameter_count": count, "warmup_steps": warmups,
             "seconds": round(time.perf_counter() - started, 2)}
 
@@ -236,6 +267,8 @@ def _notes(p: dict[str, Any]) -> list[dict]:
     notes = [note("sharding_estimate"), note("sharding_ddp_buckets")]
     if p["precision"] == "amp-bf16":
         notes.append(note("sharding_amp_bf16"))
+    if MIXED_POLICY in p["strategies"]:
+        notes.append(note("sharding_mixed_policy"))
     if p["device"] == "cuda":
         notes.append(note("sharding_models_cuda"))
     return notes

@@ -99,6 +99,14 @@ class ShardedMemoryTracker(MemoryTracker):
             category = self._cast_category
         super().label(tensor, category, born=born, module=module)
 
+    def _is_parameter(self, tensor) -> bool:
+        """A parameter's storage, or FSDP2's gathered weights (communication buffers): under
+        autocast with fp32 parameters, FSDP2's blocks run on the gathered weights, so their
+        bf16 casts are autocast copies, as a replica's are (no other communication buffer is
+        cast: DDP's buckets are only copied into)."""
+        life = self._life_of(tensor)
+        return life is not None and life.category in ("parameters", "comm_buffers")
+
     def _label_gradients(self, *_: Any) -> None:
         for param in self.model.parameters():
             if param.grad is not None:

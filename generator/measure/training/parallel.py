@@ -14,9 +14,10 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-#: What the study's precisions mean under each strategy. amp-bf16 keeps fp32 master weights,
-#: gradients and optimizer state and computes in bf16: DDP through autocast, FSDP2 through
-#: its MixedPrecisionPolicy (bf16 weights gathered, gradients reduced in fp32).
+#: The study's precisions. amp-bf16 keeps fp32 master weights, gradients and optimizer state
+#: and computes in bf16 under autocast, DDP and FSDP2 alike; FSDP2's MixedPrecisionPolicy
+#: (bf16 weights gathered, gradients reduced in fp32, no autocast) is a strategy of its own
+#: (studies/sharding.regime).
 PRECISIONS = ("fp32", "amp-bf16")
 #: DDP's defaults: 25 MiB buckets (`bucket_cap_mb`), the first one 1 MiB
 #: (`dist._DEFAULT_FIRST_BUCKET_BYTES`) so that the first all-reduce starts early.
@@ -42,13 +43,15 @@ def fake_world(world_size: int) -> Iterator[object]:
         dist.destroy_process_group()
 
 
-def apply_fsdp2(model: nn.Module, mesh: object, precision: str) -> None:
+def apply_fsdp2(model: nn.Module, mesh: object, *, bf16_params: bool) -> None:
     """Full sharding (ZeRO-3): each block of `model.layers` is one FSDP2 unit, the root holds
-    the rest (embeddings, final norm, head), as torchtitan and the FSDP2 tutorial do."""
+    the rest (embeddings, final norm, head), as torchtitan and the FSDP2 tutorial do.
+    bf16_params: FSDP2's mixed precision (torchtitan's default), bf16 weights gathered and
+    gradients reduced in fp32; else the default policy, the parameters' own dtype."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
-        if precision == "amp-bf16" else MixedPrecisionPolicy()
+        if bf16_params else MixedPrecisionPolicy()
     for block in model.layers:
         fully_shard(block, mesh=mesh, mp_policy=policy)
     fully_shard(model, mesh=mesh, mp_policy=policy)

@@ -21,6 +21,8 @@ from generator.words import Words
 
 GIB = 2**30
 HEADROOM = 1.15  # the axis ends this far above the tallest bar, room for its label
+#: Past this many bars their labels stand upright, or neighbours' labels would overlap.
+UPRIGHT_FROM = 11
 _WORDS: dict[str, Words] = {
     "axis": Words("Live at the peak, per GPU (GiB)", "峰值时刻单卡占用（GiB）"),
     "gpus": Words("{} GPU", "{} 卡"), "gpus_n": Words("{} GPUs", "{} 卡"),
@@ -54,6 +56,7 @@ def scale_chart(group: dict[str, Any], lang: str) -> str:
         xs.append(x)
         previous = row["world_size"]
     top = max(r["peak_bytes"] for r in rows) / GIB
+    upright = len(rows) >= UPRIGHT_FROM
     name = f"scale-{group['id']}"
     with chart_figure(name, lang, 5.0) as (fig, ax):
         bottoms = [0.0] * len(rows)
@@ -65,23 +68,26 @@ def scale_chart(group: dict[str, Any], lang: str) -> str:
         for xpos, row in zip(xs, rows):
             ax.annotate(f"{row['peak_bytes'] / GIB:.1f}", (xpos, row["peak_bytes"] / GIB),
                         xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                        fontsize=8.5, fontweight="bold")
+                        fontsize=7.5 if upright else 8.5, fontweight="bold",
+                        rotation=90 if upright else 0)
         right = blended_transform_factory(ax.transAxes, ax.transData)
         for gpu in group["gpu_lines"]:
             size = gpu.memory_bytes / GIB
             ax.axhline(size, color=INK, alpha=0.5, linewidth=0.8, linestyle="--", zorder=0)
             ax.text(1.01, size, gpu.short_name, transform=right,
                     ha="left", va="center", fontsize=8.5, clip_on=False)
-        ax.set_xticks(xs, [STRATEGY_LABELS[r["strategy"]] for r in rows], fontsize=8.5)
+        ax.set_xticks(xs, [STRATEGY_LABELS[r["strategy"]] for r in rows],
+                      fontsize=7.5 if upright else 8.5, rotation=90 if upright else 0)
+        below = -44 if upright else -17  # the GPU count sits under the strategies' labels
         for n in dict.fromkeys(r["world_size"] for r in rows):  # the GPU count under its bars
             where = [xpos for xpos, r in zip(xs, rows) if r["world_size"] == n]
             ax.annotate(str(n), (sum(where) / len(where), 0), xycoords=("data", "axes fraction"),
-                        xytext=(0, -17), textcoords="offset points", ha="center", va="top",
+                        xytext=(0, below), textcoords="offset points", ha="center", va="top",
                         fontweight="bold")
         ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
         ax.set_ylim(0, top * HEADROOM)
         ax.set_ylabel(_w("axis", lang))
-        ax.set_xlabel(_w("count", lang), labelpad=19)
+        ax.set_xlabel(_w("count", lang), labelpad=19 if not upright else 18)
         ax.grid(axis="y")
         handles, names = ax.get_legend_handles_labels()
         fig.legend(handles, names, loc="outside lower center", ncol=4)

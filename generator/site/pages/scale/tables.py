@@ -24,7 +24,11 @@ COMM = "comm_buffers"
 #: Model state first (what sharding divides), then what each GPU keeps whole.
 ORDER = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
          COMM, "temporaries")
-STRATEGY_LABELS = {"ddp": "DDP", "fsdp2": "FSDP2"}
+STRATEGY_LABELS = {"ddp": "DDP", "fsdp2": "FSDP2", "fsdp2-mp": "FSDP2 MP"}
+#: What the tables call each strategy: FSDP2's bf16 MixedPrecisionPolicy is another regime
+#: than DDP's and FSDP2's autocast, and says so in every row.
+STRATEGY_WORDS = {"ddp": Words("DDP", "DDP"), "fsdp2": Words("FSDP2", "FSDP2"),
+                  "fsdp2-mp": Words("FSDP2 MP (bf16 policy)", "FSDP2 MP（bf16 策略）")}
 #: Column heads of the wide per-row table: short, so that it fits the page's column.
 SHORT = {"parameters": Words("Params", "参数"),
          "gradients": Words("Grads", "梯度"),
@@ -44,8 +48,11 @@ TEXT: dict[str, Words] = {
     "factor": Words("Shrinks by", "实际缩小"),
     "ideal": Words("1/N would give", "按 1/N 应缩小"),
     "gpu": Words("GPU (memory for a process)", "GPU（进程可用显存）"),
-    "fsdp_need": Words("FSDP2: fewest GPUs (needed per GPU)", "FSDP2：最少 GPU 数（单卡需要）"),
-    "ddp_need": Words("DDP (needed per GPU)", "DDP（单卡需要）"),
+    "fsdp_need": Words("FSDP2, {r}: fewest GPUs (needed per GPU)",
+                       "FSDP2，{r}：最少 GPU 数（单卡需要）"),
+    "ddp_need": Words("DDP, {r} (needed per GPU)", "DDP，{r}（单卡需要）"),
+    "mp_need": Words("FSDP2 MP, bf16 policy (another regime): fewest GPUs",
+                     "FSDP2 MP，bf16 策略（另一种精度方式）：最少 GPU 数"),
     "none": Words("none of the GPU counts run fits", "跑过的卡数都放不下"),
     "fits": Words("fits", "放得下"), "no": Words("does not fit", "放不下"),
     "too_few": Words("; {} are not enough", "，{} 卡不够"),
@@ -88,7 +95,7 @@ def peak_table(group: dict[str, Any], lang: str) -> Markup:
         [_t("peak", lang)]
     rows = []
     for row in group["rows"]:
-        head = [_t("row", lang).format(STRATEGY_LABELS[row["strategy"]], row["world_size"])]
+        head = [_t("row", lang).format(STRATEGY_WORDS[row["strategy"]][lang], row["world_size"])]
         if row.get("error"):
             rows.append(head + ["–"] * len(shown) + [escape(row["error"])])
             continue
@@ -109,31 +116,41 @@ def shrink_table(group: dict[str, Any], lang: str) -> Markup:
     return markdown_table(headers, rows)
 
 
-def plan_table(group: dict[str, Any], lang: str) -> Markup:
-    """Per GPU size: the fewest GPUs measured under FSDP2 that fit, and whether DDP fits."""
-    headers = [_t("gpu", lang), _t("fsdp_need", lang), _t("ddp_need", lang)]
+def plan_table(group: dict[str, Any], lang: str, regime: str) -> Markup:
+    """Per GPU size: the fewest GPUs measured under FSDP2 that fit and whether DDP fits, both
+    in `regime` (the study's precision, named); then FSDP2 with its bf16 policy, where run."""
+    headers = [_t("gpu", lang), _t("fsdp_need", lang).format(r=regime),
+               _t("ddp_need", lang).format(r=regime)]
+    mp = bool(group["mp"])
+    if mp:
+        headers.append(_t("mp_need", lang))
     rows = []
     for plan in group["plan"]:
-        fsdp = plan["fsdp"]
-        if fsdp is None:
-            cell = _t("none", lang)
-        else:
-            inner = f"{gib(plan['fsdp_needed'])} GiB"
-            if plan["fsdp_too_few"]:
-                n = plan["fsdp_too_few"]["world_size"]
-                inner += _t("too_few1" if n == 1 else "too_few", lang).format(n)
-            cell = f"**{fsdp['world_size']}**" + _t("paren", lang).format(inner)
         ddp = "–" if plan["ddp"] is None else _t("fits" if plan["ddp_fits"] else "no", lang) \
             + _t("paren", lang).format(f"{gib(plan['ddp_needed'])} GiB")
         gpu = plan["gpu"]
-        rows.append([f"{escape(gpu.short_name)} ({gib(gpu.memory_bytes)} GiB)", cell, ddp])
-    return markdown_table(headers, rows, numeric_from=3)
+        rows.append([f"{escape(gpu.short_name)} ({gib(gpu.memory_bytes)} GiB)",
+                     _fewest_cell(plan, "fsdp", lang), ddp]
+                    + ([_fewest_cell(plan, "mp", lang)] if mp else []))
+    return markdown_table(headers, rows, numeric_from=len(headers))
+
+
+def _fewest_cell(plan: dict[str, Any], key: str, lang: str) -> str:
+    """The fewest GPUs that fit (key fsdp or mp), what each then needs, and the count below."""
+    fewest = plan[key]
+    if fewest is None:
+        return _t("none", lang)
+    inner = f"{gib(plan[f'{key}_needed'])} GiB"
+    if plan[f"{key}_too_few"]:
+        n = plan[f"{key}_too_few"]["world_size"]
+        inner += _t("too_few1" if n == 1 else "too_few", lang).format(n)
+    return f"**{fewest['world_size']}**" + _t("paren", lang).format(inner)
 
 
 def compare_table(group: dict[str, Any], lang: str) -> Markup:
     """GPU measurements beside the estimate of the same strategy and GPU count."""
     headers = [_t("strategy", lang), _t("gpus", lang), _t("estimate", lang) + " (GiB)",
                _t("measured", lang) + " (GiB)", _t("error", lang)]
-    rows = [[STRATEGY_LABELS[c["strategy"]], str(c["world_size"]), gib(c["estimate"]),
+    rows = [[STRATEGY_WORDS[c["strategy"]][lang], str(c["world_size"]), gib(c["estimate"]),
              gib(c["measured"]), pct(c["error"])] for c in group["comparison"]]
     return markdown_table(headers, rows)
