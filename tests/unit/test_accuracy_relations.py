@@ -9,6 +9,7 @@ import json
 
 import pytest
 from conftest import LANGS
+from markupsafe import escape
 from page_checks import page_markdown, prose
 
 from generator.results import reference_runs
@@ -137,7 +138,7 @@ def test_modelled_says_whether_the_catalogue_gpu_is_the_sources() -> None:
     # a name the catalogue holds twice: the same workspace in both (or not) is checked
     which = held_out.modelled(_source(gpu="NVIDIA A100"), ["A100 40GB"])
     assert "does not say which A100" in which.en and "same cuBLAS workspace" in which.en
-    assert "A100-SXM4-80GB" in which.en and "相同" in which.zh
+    assert "A100-SXM4-40GB and A100-SXM4-80GB keep" in which.en and "相同" in which.zh
     rtx = held_out.modelled(_source(gpu="NVIDIA GeForce RTX"), ["RTX 4090"])  # 5090: 32 MiB
     assert "different cuBLAS workspaces" in rtx.en and "各不相同" in rtx.zh
     # a GPU the catalogue lacks: its stand-in keeps PyTorch's default workspace, or not
@@ -146,6 +147,21 @@ def test_modelled_says_whether_the_catalogue_gpu_is_the_sources() -> None:
     assert "默认值" in stand_in.zh and "不是" not in stand_in.zh
     hopper = held_out.modelled(_source(), ["H100"])
     assert "is not PyTorch's default" in hopper.en and "不是" in hopper.zh
+
+
+def test_source_summary_says_how_many_fall_short_in_words() -> None:
+    errors = {"worst": 0.118, "median": 0.056, "count": 5}
+    assert "all of them fall short" in held_out.source_summary(errors, 5).en
+    assert "全部低于" in held_out.source_summary(errors, 5).zh
+    assert "none of them falls short" in held_out.source_summary(errors, 0).en
+    some = held_out.source_summary(errors, 2)
+    assert "2 of them fall short" in some.en and "at most 11.8 %" in some.en
+    assert "其中 2 个低于" in some.zh
+    one = {"worst": 0.002, "median": 0.002, "count": 1}
+    assert "one point" in held_out.source_summary(one, 1).en
+    assert "it falls short" in held_out.source_summary(one, 1).en
+    assert "is not below" in held_out.source_summary(one, 0).en
+    assert "不低于" in held_out.source_summary(one, 0).zh
 
 
 def test_origin_counts_sources_and_gpus_in_the_singular_or_plural() -> None:
@@ -184,6 +200,7 @@ def test_the_page_prints_each_held_out_point(lang: str) -> None:
         assert f"{row['ratio']:.3f}" in section
     assert ctx["held_out"]["versus"][lang] in section
     for group in ctx["held_out"]["sources"]:  # each source under its own heading
-        assert group["source"].label[lang] in section and group["source"].url in section
+        assert str(escape(group["source"].label[lang])) in section  # as the page escapes it
+        assert group["source"].url in section and str(escape(group["said"][lang])) in section
     assert ctx["reserved_bound"][lang][:25] in text  # (the glossary links terms after)
     assert ("fake tensors" if lang == "en" else "假张量") in text

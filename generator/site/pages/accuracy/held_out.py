@@ -19,7 +19,7 @@ from generator.plan import gpus
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
 from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.tables import markdown_table
-from generator.units import mib
+from generator.units import mib, pct
 from generator.words import Words
 
 _TEXT: dict[str, Words] = {
@@ -111,6 +111,8 @@ def by_source(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "versions": versions(source, estimate_versions),
             "modelled": modelled(source, sorted({r["point"].modelled_gpu for r in its_rows})),
             "gpu_name": gpu_name(source),
+            "said": source_summary(stats([r["ratio"] for r in its_rows]),
+                                   sum(r["ratio"] < 1 for r in its_rows)),
             "commits": sorted({r["commit"] for r in its_rows})})
     return list(groups.values())
 
@@ -144,11 +146,11 @@ def versions(source: HeldOutSource, estimate: dict[str, list[str]]) -> Words:
     """The source's PyTorch and transformers, stated or assumed from its date, beside the
     versions the estimates ran."""
     torch, transformers = (" or ".join(source.versions[k]) for k in ("torch", "transformers"))
-    torch_zh, transformers_zh = ("或".join(source.versions[k]) for k in ("torch", "transformers"))
+    torch_zh, transformers_zh = (" 或 ".join(source.versions[k]) for k in ("torch", "transformers"))
     ran = ", ".join(f"{name} {', '.join(estimate[k])}" for k, name in
                     (("torch", "PyTorch"), ("transformers", "transformers"),
                      ("bitsandbytes", "bitsandbytes")) if estimate.get(k))
-    ran_zh = "，".join(f"{name} {'、'.join(estimate[k])}" for k, name in
+    ran_zh = "、".join(f"{name} {'、'.join(estimate[k])}" for k, name in
                       (("torch", "PyTorch"), ("transformers", "transformers"),
                        ("bitsandbytes", "bitsandbytes")) if estimate.get(k))
     if source.versions_stated:
@@ -176,7 +178,8 @@ def modelled(source: HeldOutSource, modelled_gpus: list[str]) -> Words:
     named = [gpu for gpu in gpus.CATALOGUE if name in gpu.short_name]
     if named:
         sizes = {gpu.overheads.cublas_workspace_bytes for gpu in named}
-        them = ", ".join(gpu.short_name for gpu in named)
+        them = " and ".join(filter(None, [", ".join(g.short_name for g in named[:-1]),
+                                          named[-1].short_name]))
         them_zh = "、".join(gpu.short_name for gpu in named)
         size = f"{mib(next(iter(sizes)))} MiB"
         if len(sizes) == 1:
@@ -207,6 +210,27 @@ def modelled(source: HeldOutSource, modelled_gpus: list[str]) -> Words:
         f"difference.",
         f"目录里没有 {name}；估算模拟的是 {listed}，它的 cuBLAS workspace（{size}）不是 PyTorch "
         f"在 Hopper 之前的默认值，估算可能因此有偏差。")
+
+
+def source_summary(errors: dict[str, float], short: int) -> Words:
+    """'Against this source's 5 points the estimate is off by at most …; all 5 fall short of
+    the published figure' (or none, or some; one point in the singular)."""
+    count, worst, median = errors["count"], pct(errors["worst"], 1), pct(errors["median"], 1)
+    if count == 1:
+        where = ("it falls short of the published figure" if short else
+                 "it is not below the published figure")
+        where_zh = "低于公开数字" if short else "不低于公开数字"
+        return Words(f"Against this source's one point the estimate is off by {worst}; {where}.",
+                     f"对照这个来源的 1 个数据点，估算的误差是 {worst}，{where_zh}。")
+    where = ("all of them fall short of the published figure" if short == count else
+             "none of them falls short of the published figure" if short == 0 else
+             f"{short} of them fall short of the published figure")
+    where_zh = ("全部低于公开数字" if short == count else "没有一个低于公开数字" if short == 0
+                else f"其中 {short} 个低于公开数字")
+    return Words(f"Against this source's {count} points the estimate is off by at most {worst} "
+                 f"(median {median}); {where}.",
+                 f"对照这个来源的 {count} 个数据点，估算的误差最大 {worst}（中位数 {median}）；"
+                 f"{where_zh}。")
 
 
 def origin(summary: dict[str, Any]) -> Words:
