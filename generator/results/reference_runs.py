@@ -169,9 +169,31 @@ def _config(row: list[str]) -> tuple:
 # The held-out points (reference_data/HELD_OUT.md): published real-GPU measurements outside
 # the development set above, each estimated once, at a recorded commit, before it was compared.
 HELD_OUT = "held_out.json"
-#: What the held-out sources leave unstated, assumed from their date (HELD_OUT.md): the
-#: releases current in January 2022, when the V100 runs were made.
-HELD_OUT_ASSUMED = {"torch": ("1.10",), "transformers": ("4.15", "4.16")}
+#: What each source printed → the estimated figure it is held against: nvidia-smi shows the
+#: reserved memory plus what lies outside the allocator (the CUDA context the source read).
+FIGURES = ("nvidia-smi", "reserved", "allocated")
+
+
+@dataclass(frozen=True)
+class HeldOutSource:
+    """One source of held-out points: who published it, on which GPU, what it printed."""
+
+    id: str
+    label: Words
+    """How the page names it in a link."""
+    title: str
+    url: str
+    gpu: str
+    figure: str
+    """One of FIGURES."""
+    context_bytes: int
+    """The CUDA context the source itself read (0 where it compares no nvidia-smi figure)."""
+    date: str
+    model_name: str
+    versions_stated: bool
+    versions: dict[str, tuple[str, ...]]
+    """The source's torch and transformers: stated, or assumed from its date."""
+    notes: Words
 
 
 @dataclass(frozen=True)
@@ -179,25 +201,20 @@ class HeldOutPoint:
     """One published measurement beside the estimate made of it once (None: not yet)."""
 
     id: str
-    source_title: str
-    source_url: str
+    source: HeldOutSource
     quote: str
     training_arguments: str
-    gpu: str
     batch_size: int
     micro_batches: int
     precision: str
     optimizer: str
     checkpointing: bool
     published_bytes: int
-    """What the source printed: nvidia-smi's used memory (MiB in the file)."""
-    context_bytes: int
-    """The CUDA context the source itself read before loading the model."""
+    """What the source printed (MiB or decimal GB in the file)."""
     command: str
-    date: str
-    """When the source ran it (its nvidia-smi header's date)."""
     commit: str | None
-    estimated_reserved_bytes: int | None
+    estimated: dict[str, int] | None
+    """The estimate's allocated and reserved peaks: {"allocated": …, "reserved": …}."""
     versions: dict[str, str]
 
     @property
@@ -213,24 +230,52 @@ class HeldOutPoint:
         return words[words.index("--gpu") + 1]
 
 
+def held_out_sources() -> list[HeldOutSource]:
+    """Every source of held-out points, in the file's order."""
+    return [_source(raw) for raw in _held_out_data()["sources"]]
+
+
 def held_out() -> list[HeldOutPoint]:
-    """Every held-out point in the file's order."""
-    with open(DATA / HELD_OUT, encoding="utf-8") as handle:
-        data = json.load(handle)
+    """Every held-out point, source by source, in the file's order."""
     points = []
-    for point in data["points"]:
-        config, source, estimate = point["configuration"], point["source"], point["estimate"]
-        points.append(HeldOutPoint(
-            id=point["id"], source_title=source["title"], source_url=source["url"],
-            quote=source["quote"], training_arguments=source["training_arguments"],
-            gpu=data["gpu"], batch_size=config["batch_size"],
-            micro_batches=config["micro_batches"], precision=config["precision"],
-            optimizer=config["optimizer"], checkpointing=config["checkpointing"],
-            published_bytes=point["published_mib"] * 2**20,
-            context_bytes=data["context"]["mib"] * 2**20, command=point["command"],
-            date=data["date"],
-            commit=estimate["commit"] if estimate else None,
-            estimated_reserved_bytes=estimate["peak_reserved_bytes"] if estimate else None,
-            versions={k: estimate[k] for k in ("torch", "transformers", "bitsandbytes")
-                      if estimate and k in estimate}))
+    for raw in _held_out_data()["sources"]:
+        source = _source(raw)
+        for point in raw["points"]:
+            config, quoted, estimate = point["configuration"], point["source"], point["estimate"]
+            points.append(HeldOutPoint(
+                id=point["id"], source=source, quote=quoted["quote"],
+                training_arguments=quoted["training_arguments"],
+                batch_size=config["batch_size"], micro_batches=config["micro_batches"],
+                precision=config["precision"], optimizer=config["optimizer"],
+                checkpointing=config["checkpointing"], published_bytes=published_bytes(point),
+                command=point["command"], commit=estimate["commit"] if estimate else None,
+                estimated={"allocated": estimate["peak_allocated_bytes"],
+                           "reserved": estimate["peak_reserved_bytes"]} if estimate else None,
+                versions={k: estimate[k] for k in ("torch", "transformers", "bitsandbytes")
+                          if estimate and k in estimate}))
     return points
+
+
+def published_bytes(point: dict[str, Any]) -> int:
+    """The published figure in bytes: `published_mib` (2**20) or `published_gb` (10**9)."""
+    if "published_mib" in point:
+        return round(point["published_mib"] * 2**20)
+    return round(point["published_gb"] * 10**9)
+
+
+def _held_out_data() -> dict[str, Any]:
+    with open(DATA / HELD_OUT, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _source(raw: dict[str, Any]) -> HeldOutSource:
+    if raw["figure"] not in FIGURES:
+        raise ValueError(f"{raw['id']}: figure {raw['figure']!r} is none of {FIGURES}")
+    versions = raw["versions"]
+    return HeldOutSource(
+        id=raw["id"], label=Words(**raw["label"]), title=raw["title"], url=raw["url"],
+        gpu=raw["gpu"], figure=raw["figure"],
+        context_bytes=raw["context"]["mib"] * 2**20 if raw["context"] else 0,
+        date=raw["date"], model_name=raw["model_name"], versions_stated=versions["stated"],
+        versions={k: tuple(versions[k]) for k in ("torch", "transformers")},
+        notes=Words(**raw["notes"]))

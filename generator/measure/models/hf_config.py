@@ -32,7 +32,8 @@ ALIASES = {"bert-base-uncased": "google-bert/bert-base-uncased",
            "bert-large-uncased": "google-bert/bert-large-uncased",
            "gpt2": "openai-community/gpt2", "gpt2-medium": "openai-community/gpt2-medium",
            "gpt2-large": "openai-community/gpt2-large", "t5-base": "google-t5/t5-base",
-           "t5-large": "google-t5/t5-large", "roberta-base": "FacebookAI/roberta-base"}
+           "t5-large": "google-t5/t5-large", "roberta-base": "FacebookAI/roberta-base",
+           "distilbert-base-uncased": "distilbert/distilbert-base-uncased"}
 INSTALL = "pip install -e '.[hf]', or pip install transformers"
 
 

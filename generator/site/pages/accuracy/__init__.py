@@ -79,6 +79,8 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "reserved_bound": relations.reserved_bound(rows),
             "development_reserved": development_reserved,
             "held_out": {"rows": held_rows, "summary": held,
+                         "sources": held_out.by_source(held_rows),
+                         "origin": held_out.origin(held),
                          "versus": relations.versus_development(held["errors"],
                                                                 development_reserved)}
             if held else None,
@@ -175,5 +177,6 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
                                                               lang),
             **({"accuracy-own-gpu": own_gpu.table(ctx["own"]["rows"], lang)}
                if ctx["own"] else {}),
-            **({"accuracy-held-out": held_out.table(ctx["held_out"]["rows"], lang)}
-               if ctx["held_out"] else {})}
+            # one table per source of held-out points
+            **({f"accuracy-held-out-{group['source'].id}": held_out.table(group["rows"], lang)
+                for group in ctx["held_out"]["sources"]} if ctx["held_out"] else {})}

@@ -42,8 +42,9 @@ def reserved_bound(rows: list[dict[str, Any]]) -> Words:
         every = "the one run" if len(rows) == 1 else f"all {len(rows)} runs"
         return Words(
             f"On {every} the allocated peak the GPU reported is at most the reserved one. A "
-            "reserved peak measured (or estimated) with memory to spare is therefore an upper "
-            "bound of what the step needs: before it raises out of memory, the allocator frees "
+            "reserved peak found with memory to spare, measured on a GPU or estimated, is "
+            "therefore an upper bound of what the step needs: before it raises out of memory, "
+            "the allocator frees "
             "the blocks it keeps cached and tries again, so a step can still run, slower, in "
             "less, down to about its allocated peak.",
             f"在全部 {len(rows)} 次运行上，GPU 的已分配峰值都不超过已预留峰值。所以在显存宽裕时"
