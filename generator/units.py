@@ -28,6 +28,12 @@ def size(nbytes: int | None) -> str:
     return f"{nbytes / 2**10:,.1f} KiB" if nbytes >= 2**10 else f"{nbytes} B"
 
 
+def print_alike(a: int | None, b: int | None) -> bool:
+    """Whether two sizes print the same (`size`): a page then says "the same" instead of
+    printing one figure twice as if they differed."""
+    return size(a) == size(b)
+
+
 def pct(fraction: float | None, digits: int = 1) -> str:
     """A share or saving in percent; -0.0 prints as 0.0."""
     if fraction is None:

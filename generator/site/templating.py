@@ -52,7 +52,7 @@ def environment() -> jinja2.Environment:
     env.globals.update(categories=CATEGORY_LABELS, precisions=PRECISION_LABELS,
                        backends=BACKEND_LABELS, ground_truths=GROUND_TRUTH_LABELS,
                        colors=CATEGORY_COLORS, report_slug=report_slug,
-                       options_of=option_words, kind=kind,
+                       options_of=option_words, kind=kind, print_alike=units.print_alike,
                        note_text=note_text,
                        # the one fit rule's words, and what a reserved peak means (plan/fit.py)
                        fit_words=WORD_TEXT, upper_bound=RESERVED_IS_AN_UPPER_BOUND)

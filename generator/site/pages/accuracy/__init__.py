@@ -78,7 +78,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
                                                 for run in reference_runs.runs()]),
             "reserved_bound": relations.reserved_bound(rows),
             "development_reserved": development_reserved,
-            "held_out": {"rows": held_rows, "summary": held,
+            "held_out": {"rows": held_rows, "summary": held, "data": HELD_OUT_DATA,
                          "sources": held_out.by_source(held_rows),
                          "origin": held_out.origin(held),
                          "versus": relations.versus_development(held["errors"],
@@ -87,6 +87,20 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             # The results behind the numbers, for the page's list of data files
             # (site/sources.py): the estimates, and this project's own GPU runs.
             "sources": estimates + [r["result"] for r in own_rows]}
+
+
+#: The held-out points as published with the site (data_files below), so that the page's list
+#: of data files names them; their figures and estimates live in that one file.
+HELD_OUT_FILE = f"reference/{reference_runs.HELD_OUT}"
+HELD_OUT_DATA = {"json_path": f"../data/{HELD_OUT_FILE}"}
+
+
+def data_files(ctx: dict[str, Any]) -> dict[str, str]:
+    """The held-out points' file, published under data/ as the estimates are."""
+    if not ctx.get("held_out"):
+        return {}
+    return {HELD_OUT_FILE: (reference_runs.DATA / reference_runs.HELD_OUT).read_text(
+        encoding="utf-8")}
 
 
 def run_order(row: dict[str, Any]) -> tuple:

@@ -27,7 +27,7 @@ _TEXT: dict[str, Words] = {
     "ratio": Words("Estimate ÷ published", "估算 ÷ 公开数字"),
     "commit": Words("Estimated at", "估算所在提交"),
     "batch": Words("batch {}", "batch {}"), "seq": Words("sequence {}", "序列 {}"),
-    "micro": Words("batch {} × {} micro-batches", "batch {} × {} 个 micro-batch"),
+    "micro": Words("batch {} × {} micro-batches", "batch {} × {} 个微批次"),
     "fp32": Words("FP32", "FP32"), "amp-fp16": Words("AMP fp16 + GradScaler", "AMP fp16 + GradScaler"),
     "amp-bf16": Words("AMP bf16", "AMP bf16"),
     "fp16": Words("fp16 weights and optimizer state", "权重和优化器状态均为 fp16"),

@@ -35,10 +35,13 @@ def context(results: list[Result], studies: list[dict[str, Any]]) -> dict[str, A
 #: claims on formats and underflow: each page's data files count them (sources.py) beside
 #: the values its template names.
 DRAWN_FROM = ("article_results", "sources")
+#: What a page prints through words computed from a value its template does not name.
+WORDS_FROM = {"index": ("small_batch",)}
 
 
 def pages(ctx: dict[str, Any]) -> list[Page]:
-    return [Page(f"{name}.md", f"article/{name}", nav, variables=ctx, shares_context=DRAWN_FROM)
+    return [Page(f"{name}.md", f"article/{name}", nav, variables=ctx,
+                 shares_context=DRAWN_FROM + WORDS_FROM.get(name, ()))
             for name, nav in NAV.items()]
 
 

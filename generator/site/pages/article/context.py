@@ -11,7 +11,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import is_plain_step
-from generator.plan.gpus import ASSUMED, nvidia_smi_bytes
+from generator.plan.gpus import ASSUMED, CATALOGUE, nvidia_smi_bytes
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
@@ -54,6 +54,9 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "cuda_overhead": cuda_overhead(all_results),
         "hf_parity": analysis.hf_parity(all_results),
         "hf_parity_notes": analysis.parity_notes(analysis.hf_parity(all_results)),
+        # the CUDA context over the catalogue's generations: the least and the most
+        "context_span": (min(gpu.context_bytes[0] for gpu in CATALOGUE),
+                         max(gpu.context_bytes[1] for gpu in CATALOGUE)),
         "claims": claims,
         "claim_rules": RULES,
         "ranges": facts["formats"] if facts else [],
@@ -63,8 +66,8 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "failed": [r for r in all_results if r.get("error")],
         # the levers, each with its saving where it was run: the explainer lists them, the
         # home page ranks them
-        "levers": by_id,
-        "levers_ranked": what_to_do(lever_rows.get("ranked", [])),
+        "levers": {i: without_cost(row) for i, row in by_id.items()},
+        "levers_ranked": [without_cost(row) for row in what_to_do(lever_rows.get("ranked", []))],
         # each lever's peak before and after, said as "the same" where it prints alike
         "lever_changes": {ident: relations.change(row["ref_peak"], row["peak"])
                           for ident, row in by_id.items()},
@@ -74,6 +77,15 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "sources": [s for s in (analysis.first_study(studies, "torch_facts"),
                                 analysis.first_study(studies, "underflow")) if s],
     }
+
+
+def without_cost(row: dict[str, Any]) -> dict[str, Any]:
+    """A lever's row without its timing: the article's pages print no step time, so the runs
+    that timed it are not among their data files."""
+    row = {k: v for k, v in row.items() if k != "cost"}
+    if isinstance(row.get("best_part"), dict):
+        row["best_part"] = without_cost(row["best_part"])
+    return row
 
 
 def printed(peak_bytes: int, *shares: float) -> tuple:
@@ -157,6 +169,7 @@ def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
         estimates = analysis.best_by_precision(all_results, **{**ARTICLE, "batch_size": batch})
         estimated = {p: r for p, r in estimates.items() if r["backend"] == "estimate"}
         found = {"batch_size": batch, "precision": amp, "real": runs["fp32"],
+                 "sources": [runs["fp32"], runs[amp]],
                  "fp32": runs["fp32"]["peak_bytes"], "amp": runs[amp]["peak_bytes"],
                  "change": runs[amp]["peak_bytes"] / runs["fp32"]["peak_bytes"] - 1,
                  "copies": runs[amp]["live_at_peak_bytes"]["autocast_copies"],
@@ -169,6 +182,7 @@ def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
                  "estimate": None}
         if "fp32" in estimated and amp in estimated:
             fp32_est, amp_est = estimated["fp32"], estimated[amp]
+            found["sources"] += [fp32_est, amp_est]
             found["estimate"] = {
                 "fp32": fp32_est["peak_bytes"], "amp": amp_est["peak_bytes"],
                 "fp32_phase": levers.peak_phase(fp32_est),

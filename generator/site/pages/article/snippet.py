@@ -16,11 +16,11 @@ ZH: dict[str, str] = {
     "Runs as is: on a CUDA GPU in bf16 where the GPU supports it, else in fp16 with loss "
     "scaling; without a GPU, on the CPU in bf16.":
         "用现在的 torch.amp API（PyTorch 2.4 及以后）做混合精度训练。\n"
-        "原样可跑：CUDA GPU 支持 bf16 就用 bf16，不支持就用 fp16 加 loss scaling；\n"
+        "原样可跑：CUDA GPU 支持 bf16 就用 bf16，不支持就用 fp16 加损失缩放；\n"
         "没有 GPU 时在 CPU 上用 bf16。",
     "bf16 has fp32's exponent range and needs no loss scaling; fp16 needs it against gradient "
     "underflow. GPUs from Ampere on, and recent CPUs, run bf16; older GPUs get fp16.":
-        "bf16 的指数范围和 fp32 一样，不需要 loss scaling；fp16 需要它来防止梯度下溢。\n"
+        "bf16 的指数范围和 fp32 一样，不需要损失缩放；fp16 需要它来防止梯度下溢。\n"
         "Ampere 及以后的 GPU 和较新的 CPU 都能跑 bf16；更老的 GPU 用 fp16。",
     "state stays fp32": "优化器状态仍是 fp32",
     "Weights stay fp32; autocast casts them per op (and caches the casts until it exits).":
