@@ -220,6 +220,34 @@ def hf_parity(results: list[Result]) -> list[dict[str, Any]]:
     return rows
 
 
+def parity_printed(row: dict[str, Any]) -> tuple[str, ...]:
+    """A twin pair's figures as the methodology's table prints them: both parameter counts,
+    both peaks in MiB and how far apart they are."""
+    builtin, hf = row["builtin"], row["hf"]
+    return (f"{builtin['parameter_count']:,}", f"{hf['parameter_count']:,}",
+            units.mib(builtin["peak_bytes"]), units.mib(hf["peak_bytes"]),
+            units.pct(row["difference"], 2))
+
+
+def parity_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The methodology's table of twin pairs: pairs at the same settings but for the
+    precision, on the same machine, whose every figure prints alike (`parity_printed`) share
+    one row; `precisions` names the precisions a row stands for (Words: "AMP bf16 and AMP
+    fp16"). A pair that prints differently keeps a row of its own."""
+    found: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        builtin = row["builtin"]
+        exp = builtin["experiment"]
+        key = (row["hf"]["experiment"]["model"],
+               tuple(sorted((k, str(v)) for k, v in exp.items() if k != "precision")),
+               (builtin.get("environment") or {}).get("device_name"), parity_printed(row))
+        found.setdefault(key, {**row, "covers": []})["covers"].append(exp["precision"])
+    return [{**row, "precisions": Words(*(join([PRECISION_LABELS[p][lang]
+                                                for p in sorted(row["covers"])], lang)
+                                          for lang in ("en", "zh")))}
+            for row in found.values()]
+
+
 #: How close a category's change must come to a whole number of vocabulary-sized tensors.
 VOCAB_TENSOR_TOLERANCE = 0.02
 

@@ -57,6 +57,23 @@ def test_fp16_and_bf16_are_shown_once_only_where_every_figure_prints_alike() -> 
     assert relations.shown_precisions({"fp32": fp32})[1] == {"same": False}
 
 
+def test_the_formula_table_follows_the_shown_precisions_only_where_its_rows_print_alike():
+    """The explainer's Korthikanti table (issue 34): AMP bf16 shares AMP fp16's row where that
+    row prints alike too; a row of its own where it does not."""
+    fp16, bf16 = _twins()
+    article = {"fp32": hand_made_result(), "amp-fp16": fp16, "amp-bf16": bf16}
+    check = {"measured_per_layer": 168.1 * MIB, "predicted_per_layer": 132.0 * MIB,
+             "variant": "16-bit", "error": 0.273}
+    row = relations.formula_row(check)
+    assert row == ("168.1 MiB", "132.0 MiB", "16-bit", "27.3 %")
+    assert relations.formula_row(None) == ()
+    shown, said = relations.shown_precisions(article, {"amp-fp16": row, "amp-bf16": row})
+    assert list(shown) == ["fp32", "amp-fp16"] and said["same"]
+    other = relations.formula_row({**check, "measured_per_layer": 169 * MIB, "error": 0.28})
+    shown, said = relations.shown_precisions(article, {"amp-fp16": row, "amp-bf16": other})
+    assert list(shown) == ["fp32", "amp-fp16", "amp-bf16"] and not said["same"]
+
+
 def test_when_the_peak_is() -> None:
     result = hand_made_result()
     result["live_at_peak_bytes"]["gradients"] = 0

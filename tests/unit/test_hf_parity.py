@@ -50,3 +50,18 @@ def test_parity_notes_group_the_precisions_one_explanation_covers():
     notes = analysis.parity_notes(rows)
     assert len(notes["explained"]) == 1 and notes["rest_within"] is None
     assert notes["explained"][0]["head"].en.endswith("AMP bf16 and AMP fp16")
+
+
+def test_parity_table_merges_pairs_only_where_every_printed_figure_is_alike():
+    """The methodology's table (issue 34): AMP bf16 and AMP fp16 pairs that print alike share
+    one row naming both; a pair whose peak prints differently keeps its own."""
+    fp16, bf16, fp32 = (_pair(p, FP32, 0) for p in ("amp-fp16", "amp-bf16", "fp32"))
+    fp32["builtin"]["peak_bytes"] += 2**20  # prints differently (and differs in precision)
+    rows = analysis.parity_table([bf16, fp16, fp32])
+    assert [r["precisions"].en for r in rows] == ["AMP bf16 and AMP fp16", "FP32"]
+    assert rows[0]["precisions"].zh == "AMP bf16 和 AMP fp16"
+    apart = _pair("amp-fp16", FP32, 0)
+    apart["hf"]["peak_bytes"] += 2**20  # a MiB more in print: a row of its own
+    apart["difference"] = apart["hf"]["peak_bytes"] / apart["builtin"]["peak_bytes"] - 1
+    rows = analysis.parity_table([bf16, apart])
+    assert [r["precisions"].en for r in rows] == ["AMP bf16", "AMP fp16"]

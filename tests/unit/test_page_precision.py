@@ -125,3 +125,24 @@ def test_seed_noise_within_and_beyond():
     assert abs(within["mean"]) <= 2 * within["error"]
     beyond = seed_noise(_seeds([0.10, 0.11, 0.09, 0.12, 0.10], fp32), "amp-bf16")
     assert beyond["verdict"] == "beyond" and beyond["mean"] > 2 * beyond["error"]
+
+
+def test_cast_words_show_a_small_share_and_say_the_same_where_two_print_alike():
+    """The underflow chart's description (issue 34): a share of 0.0046 % is not printed as
+    0.00 %, an exact zero is "none", and two shares that print alike read "the same"."""
+    from generator.site.pages.precision.charts import cast_words
+    differ = cast_words(0.0, 4.6e-5)
+    assert differ.en == "none becomes 0 and 0.0046 % subnormal"
+    assert differ.zh == "没有值变成 0，0.0046 % 成为次正规数"
+    assert cast_words(4.2e-4, 0.3616).en == "0.042 % become 0 and 36.16 % subnormal"
+    alike = cast_words(1.0e-4, 1.001e-4)
+    assert alike.en == "0.010 % become 0 and the same share subnormal"
+    assert alike.zh == "0.010 % 变成 0，成为次正规数的也是这么多"
+    assert cast_words(0.0, 0.0).en == "none becomes 0 or subnormal"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_underflow_description_writes_the_scale_as_the_page_does(studies, lang) -> None:
+    svg = precision.figures(_context(studies), lang)["precision-underflow"]
+    desc = svg.split("<desc", 1)[1].split("</desc>", 1)[0]
+    assert "2¹⁶" in desc and "2^" not in desc and "0.00 %" not in desc

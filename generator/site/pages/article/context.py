@@ -31,7 +31,9 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
     facts = analysis.torch_facts(studies)
     lever_rows = levers.context(all_results, studies) or {}
     checks = analysis.estimate_accuracy(all_results)
-    shown, twin = relations.shown_precisions(article)
+    formula = {p: analysis.formula_check(r) for p, r in article.items()}
+    shown, twin = relations.shown_precisions(
+        article, {p: relations.formula_row(check) for p, check in formula.items()})
     claims = check_claims(article, facts, parameter_underflow(studies))
     by_id = lever_rows.get("by_id", {})
     found_small = small_batch(all_results)
@@ -47,12 +49,14 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "small_batch_words": (relations.small_batch_words(found_small, kind)
                               if found_small else []),
         "relations": page_relations(article, claims, by_id),
-        "formula": {p: analysis.formula_check(r) for p, r in article.items()},
+        "formula": formula,
         # real runs beside their estimates: on the CPU, and on a GPU
         "accuracy": [r for r in checks if r["result"]["backend"] == "cpu"],
         "accuracy_gpu": [r for r in checks if r["result"]["backend"] == "cuda"],
         "cuda_overhead": cuda_overhead(all_results),
         "hf_parity": analysis.hf_parity(all_results),
+        # the same pairs as the methodology's table prints them: alike rows merged
+        "hf_parity_rows": analysis.parity_table(analysis.hf_parity(all_results)),
         "hf_parity_notes": analysis.parity_notes(analysis.hf_parity(all_results)),
         # the CUDA context over the catalogue's generations: the least and the most
         "context_span": (min(gpu.context_bytes[0] for gpu in CATALOGUE),

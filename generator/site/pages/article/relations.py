@@ -51,15 +51,29 @@ def twins(first: Result, second: Result) -> dict[str, Any]:
             "gap": max(abs(a - b) for a, b in pairs)}
 
 
-def shown_precisions(article: dict[str, Result]) -> tuple[dict[str, Result], dict[str, Any]]:
+def formula_row(check: dict[str, Any] | None) -> tuple[str, ...]:
+    """A precision's row of the explainer's formula table as printed (analysis.formula_check
+    in, the cells out; none where the formula does not apply)."""
+    if not check:
+        return ()
+    return (units.size(check["measured_per_layer"]), units.size(check["predicted_per_layer"]),
+            check["variant"], units.pct(check["error"]))
+
+
+def shown_precisions(article: dict[str, Result],
+                     rows: dict[str, tuple[str, ...]] | None = None
+                     ) -> tuple[dict[str, Result], dict[str, Any]]:
     """The precisions the pages chart and tabulate: AMP bf16 is left out where it prints
-    alike with AMP fp16 (`twins`), and the pages say so. Returns those results and what the
-    pages say: {"same": bool, "kept", "left_out", "gap"}, "same" False where there is no
-    pair to compare or it differs."""
+    alike with AMP fp16 (`twins`) and in the pages' derived rows (`rows`: per precision, a
+    row as printed, e.g. `formula_row`), and the pages say so. Returns those results and
+    what the pages say: {"same": bool, "kept", "left_out", "gap"}, "same" False where there
+    is no pair to compare or it differs."""
     fp16, bf16 = article.get("amp-fp16"), article.get("amp-bf16")
     if fp16 is None or bf16 is None or fp16["backend"] != bf16["backend"]:
         return dict(article), {"same": False}
     pair = twins(fp16, bf16)
+    rows = rows or {}
+    pair["same"] = pair["same"] and rows.get("amp-fp16") == rows.get("amp-bf16")
     if not pair["same"]:
         return dict(article), {**pair, "kept": "amp-fp16", "left_out": "amp-bf16"}
     shown = {p: r for p, r in article.items() if p != "amp-bf16"}

@@ -15,7 +15,7 @@ from generator.site.charts.canvas import chart_figure, chart_svg, words
 from generator.site.charts.svgtools import finalize
 from generator.site.labels import PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS, INK, PRECISION_COLORS
-from generator.units import pct
+from generator.units import pct_figures
 from generator.words import Words
 
 REFERENCE_COLOR = "#8C8C8C"
@@ -45,9 +45,9 @@ _WORDS: dict[str, Words] = {
     "scaled_subnormal": Words("smallest subnormal, with ×{}", "乘 {} 后的最小次正规数"),
     "hist_title": Words("Where the gradients of {model} fall against fp16's limits",
                         "{model} 的梯度落在 fp16 表示范围的哪里"),
-    "hist_desc": Words("{what}: {n} non-zero values; cast to fp16 {z} become 0 and {s} subnormal; "
-                       "after ×2^{k}, {zs} and {ss}", "{what}：{n} 个非零值；直接转成 fp16，"
-                       "{z} 变成 0，{s} 成为次正规数；先乘 2^{k}，则为 {zs} 和 {ss}"),
+    "hist_desc": Words("{what}: {n} non-zero values; cast to fp16, {plain}; after ×{scale}, "
+                       "{scaled}", "{what}：{n} 个非零值；直接转成 fp16，{plain}；先乘 {scale} 再转，"
+                       "{scaled}"),
 }
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -60,6 +60,28 @@ def power_of_two(exponent: int, math: bool = False) -> str:
     """2 with a superscript exponent: Unicode superscripts for pages and tables, matplotlib's
     mathtext for charts (Unicode ones fall back to mismatched glyphs in the CJK fonts)."""
     return f"$2^{{{exponent}}}$" if math else "2" + str(exponent).translate(_SUPERSCRIPT)
+
+
+def cast_words(zero: float, subnormal: float) -> Words:
+    """What a cast to fp16 makes of the non-zero values: the share that becomes 0 and the
+    share that becomes subnormal, each to as many digits as show it (0.0046 %, not 0.00 %;
+    an exact zero as "none"), and "the same share" where the two print alike."""
+    z, s = (_share(f) for f in (zero, subnormal))
+    if z == s:
+        if zero == 0:
+            return Words("none becomes 0 or subnormal", "没有值变成 0 或次正规数")
+        return Words(f"{z.en} become 0 and the same share subnormal",
+                     f"{z.zh}变成 0，成为次正规数的也是这么多")
+    return Words(f"{z.en} become{'s' if zero == 0 else ''} 0 and {s.en} subnormal",
+                 f"{z.zh}变成 0，{s.zh}成为次正规数")
+
+
+def _share(fraction: float) -> Words:
+    """A share of the values, to as many digits as show it; "none" where it is exactly 0.
+    (Chinese: the number and a space, so that "没有值" joins the verb without one.)"""
+    if fraction == 0:
+        return Words("none", "没有值")
+    return Words(pct_figures(fraction), pct_figures(fraction) + " ")
 
 
 def loss_curves(view: dict[str, Any], lang: str) -> str:
@@ -151,10 +173,10 @@ def underflow_histogram(view: dict[str, Any], lang: str) -> str:
         svg = chart_svg(fig, name, lang)
     title = t["hist_title"].format(model=view["model"])
     desc = t["stop"].join(t["hist_desc"].format(
-        what=label, n=f"{view[key]['nonzero']:,}", k=shift,
-        z=pct(view[key]["fp16"]["zero_fraction"], 2),
-        s=pct(view[key]["fp16"]["subnormal_fraction"], 2),
-        zs=pct(view[key]["fp16_scaled"]["zero_fraction"], 2),
-        ss=pct(view[key]["fp16_scaled"]["subnormal_fraction"], 2))
+        what=label, n=f"{view[key]['nonzero']:,}", scale=power_of_two(shift),
+        plain=cast_words(view[key]["fp16"]["zero_fraction"],
+                         view[key]["fp16"]["subnormal_fraction"])[lang],
+        scaled=cast_words(view[key]["fp16_scaled"]["zero_fraction"],
+                          view[key]["fp16_scaled"]["subnormal_fraction"])[lang])
         for key, label, _ in series) + t["stop"].strip()
     return finalize(svg, title=title, desc=desc, id_prefix=f"chart-{name}-{lang}")

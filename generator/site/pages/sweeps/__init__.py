@@ -17,12 +17,12 @@ from generator.experiment import step_options_of
 from generator.plan import gpus
 from generator.results.shapes import StepResult, trust
 from generator.site.charts.step_charts import PRECISION_ORDER
+from generator.site.labels import PRECISION_LABELS as PRECISIONS
 from generator.site.pages import Page, calculator
 from generator.site.pages.calculator import verdicts
 from generator.site.pages.sweeps import charts as sweep_charts
-from generator.site.pages.sweeps import fits
+from generator.site.pages.sweeps import fits, twins
 from generator.site.pages.sweeps import tables as sweep_tables
-from generator.site.labels import PRECISION_LABELS as PRECISIONS
 from generator.units import gib, mib, pct
 from generator.words import LANGS, Words
 
@@ -157,17 +157,15 @@ def _batch_group(series: dict[str, list[Result]], all_results: list[Result]) -> 
                                               measured)
         group["series"][precision] = entry
     group["has_largest"] = any(entry["largest"] for entry in group["series"].values())
-    fp16, bf16 = (group["series"].get(p) for p in ("amp-fp16", "amp-bf16"))
-    if fp16 and bf16:  # the two AMP flavours keep the same 2-byte tensors; GradScaler aside
-        peaks = {p["batch"]: p["peak"] for p in bf16["points"]}
-        gaps = [abs(p["peak"] - peaks[p["batch"]]) for p in fp16["points"] if p["batch"] in peaks]
-        if gaps:
-            group["amp_gap"] = max(gaps)
+    # AMP fp16 and bf16 printed once where every figure of theirs prints alike
+    group["twins"] = _twins(group["series"], _batch_figures, "batch")
+    group["shown"] = twins.shown(group["series"], group["twins"])
     arch = group["architecture"]
     vocab_tensor = 4 * group["seq_len"] * arch["vocab"] if arch and arch.get("vocab") else None
     slopes = {p: e["fit"].category_slopes for p, e in group["series"].items()}
-    group["per_sample_words"] = per_sample_words(slopes, vocab_tensor, group["seq_len"],
-                                                 arch.get("vocab") if arch else None)
+    group["per_sample_words"] = per_sample_words(
+        slopes, vocab_tensor, group["seq_len"], arch.get("vocab") if arch else None,
+        {p: twins.label(p, group["twins"], twins.AND) for p in group["shown"]})
     group["fixed_words"] = fixed_part_words(
         {p: e["fixed"] for p, e in group["series"].items()},
         max((e["gradients_at_peak"] for e in group["series"].values()), default=0))
@@ -190,10 +188,12 @@ def vocab_tensors(nbytes: float, vocab_tensor: int | None) -> int | None:
 
 
 def per_sample_words(slopes: dict[str, dict[str, float]], vocab_tensor: int | None,
-                     seq_len: int, vocab: int | None) -> Words | None:
+                     seq_len: int, vocab: int | None,
+                     names: dict[str, Words] | None = None) -> Words | None:
     """Where the first precision's bytes per sample go, and, where the temporaries per sample
     are a whole number of FP32 vocabulary-sized tensors (the loss's), how many, in each
-    precision: the sentence says AMP shrinks them only when the data has fewer under AMP."""
+    precision: the sentence says AMP shrinks them only when the data has fewer under AMP.
+    `names`: how the sentence names a precision, where not by its label (twins.label)."""
     if not slopes:
         return None
     first, *others = slopes
@@ -215,7 +215,7 @@ def per_sample_words(slopes: dict[str, dict[str, float]], vocab_tensor: int | No
         return Words(en + ".", zh + "。")
     amp_temp = slopes[amp].get("temporaries", 0)
     amp_count = vocab_tensors(amp_temp, vocab_tensor)
-    name = PRECISIONS[amp]
+    name = (names or {}).get(amp, PRECISIONS[amp])
     if amp_count is not None and amp_count < count:
         en += (f". Under {name.en} they are {mib(amp_temp)} MiB, {_count_en(amp_count)} such "
                f"tensor{'s' if amp_count > 1 else ''}: fewer, but still FP32-sized, because CUDA "
@@ -371,7 +371,49 @@ def _seq_group(series: dict[str, list[Result]]) -> dict[str, Any]:
             "layers_factor": hi["layers"] / lo["layers"] if lo["layers"] else None}
         if group["formula"] and len(points) >= 2:
             group["series"][precision]["excess"] = _excess(group, points)
+    group["twins"] = _twins(group["series"], _seq_figures, "seq")
+    group["shown"] = twins.shown(group["series"], group["twins"])
     return group
+
+
+def _twins(series: dict[str, dict[str, Any]], printed: Any, axis: str) -> dict[str, Any]:
+    """twins.twins over what the page prints of each precision's sweep (`printed`), with
+    the largest difference among the points' peaks (and the layers' activations), compared
+    at the points both have."""
+    pair = {p: series[p] for p in (twins.KEPT, twins.LEFT_OUT) if p in series}
+    if len(pair) < 2:
+        return {"same": False}
+    both = set.intersection(*({x[axis] for x in s["points"]} for s in pair.values()))
+    sizes = {p: [x[k] for x in s["points"] if x[axis] in both
+                 for k in ("peak", "layers") if k in x] for p, s in pair.items()}
+    return twins.twins({p: printed(s) for p, s in pair.items()}, sizes)
+
+
+def _batch_figures(s: dict[str, Any]) -> list[str]:
+    """Every figure the page prints of one precision's batch sweep, in both languages: its
+    rows of the tables, its sentence of the chart's description (which holds the text's),
+    and the points the chart draws, to a hundredth of a GiB."""
+    found = [f"{p['batch']}: {gib(p['peak'])}" for p in s["points"]]
+    for lang in LANGS:
+        found += sweep_tables.fit_cells(s) + sweep_tables.largest_cells(s, lang)
+        if "formula" in s:
+            found += sweep_tables.formula_cells(s, lang) + sweep_tables.prediction_cells(s)
+        found.append(sweep_charts.batch_desc(s, "", lang))
+    return found
+
+
+def _seq_figures(s: dict[str, Any]) -> list[str]:
+    """Every figure the page prints of one precision's sequence sweep, in both languages: its
+    rows of the table, its sentence of the chart's description, and its surplus over the
+    formula (the formula section's bullet)."""
+    found = [cell for row in sweep_tables.seq_cells(s) for cell in row]
+    for lang in LANGS:
+        found.append(sweep_charts.seq_desc(s, "", lang))
+    if "excess" in s:
+        x = s["excess"]
+        found += [pct(s["first"]["formula_error"], 0), pct(s["last"]["formula_error"], 0),
+                  f"{x['sbh']:.1f}", f"{x['as2b']:.1f}", pct(x["max_error"], 2)]
+    return found
 
 
 def _excess(group: dict[str, Any], points: list[dict[str, Any]]) -> dict[str, Any]:

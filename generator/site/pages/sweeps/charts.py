@@ -15,7 +15,7 @@ from matplotlib.lines import Line2D
 from generator.site.charts.canvas import GIB, chart_figure, chart_svg, gib, mib, words
 from generator.site.charts.svgtools import finalize
 from generator.site.labels import PRECISION_LABELS, kind
-from generator.site.pages.sweeps import fits
+from generator.site.pages.sweeps import fits, twins
 from generator.site.palette import INK, PRECISION_COLORS
 from generator.units import pct
 from generator.words import Words
@@ -78,6 +78,29 @@ def _where(group: dict[str, Any], t: dict[str, str], fixed: str) -> str:
     return t["sep"].join([group["model"], t[word].format(group[fixed]), kind(group, t["lang"])])
 
 
+def batch_desc(s: dict[str, Any], name: str, lang: str) -> str:
+    """One precision's sentence of the batch chart's description, `name` its label."""
+    t = _words(lang)
+    desc = t["per_sample"].format(p=name, v=mib(s["bytes_per_sample"]), f=gib(s["fixed"]))
+    if s["floor"] is not None:
+        desc += t["floor_desc"].format(v=gib(s["floor"]), b=max(s["fit"].floor_batches))
+    if "formula" in s:
+        f = s["formula"]
+        desc += t["formula_desc"].format(var=t[f"v_{f['variant']}"], v=mib(f["per_sample"]))
+    return desc + t["stop"]
+
+
+def seq_desc(s: dict[str, Any], name: str, lang: str) -> str:
+    """One precision's sentence of the sequence chart's description, `name` its label."""
+    t = _words(lang)
+    lo, hi = s["first"], s["last"]
+    desc = t["seq_desc"].format(p=name, a=gib(lo["peak"]), b=gib(hi["peak"]), s0=lo["seq"],
+                                s1=hi["seq"], c=gib(hi["layers"]))
+    if "formula" in hi:
+        desc += t["seq_formula"].format(v=gib(hi["formula"]), q=pct(hi["quadratic_share"], 0))
+    return desc + t["stop"]
+
+
 def batch_chart(group: dict[str, Any], lang: str) -> str:
     """Measured peaks per precision over the batch size, the fitted line (never below the
     optimizer-step floor), and dashed, the fixed part plus the formula's activations."""
@@ -115,16 +138,8 @@ def batch_chart(group: dict[str, Any], lang: str) -> str:
         _legend(fig, ax, group, styles, t)
         svg = chart_svg(fig, name, lang)
     title = t["batch_title"] + t["colon"] + _where(group, t, "seq_len")
-    desc = ""
-    for precision, s in group["series"].items():
-        desc += t["per_sample"].format(p=PRECISION_LABELS[precision][lang],
-                                       v=mib(s["bytes_per_sample"]), f=gib(s["fixed"]))
-        if s["floor"] is not None:
-            desc += t["floor_desc"].format(v=gib(s["floor"]), b=max(s["fit"].floor_batches))
-        if "formula" in s:
-            f = s["formula"]
-            desc += t["formula_desc"].format(var=t[f"v_{f['variant']}"], v=mib(f["per_sample"]))
-        desc += t["stop"]
+    desc = "".join(batch_desc(s, twins.label(p, group["twins"])[lang], lang)
+                   for p, s in group["shown"].items())
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
 
 
@@ -164,14 +179,6 @@ def seq_chart(group: dict[str, Any], lang: str) -> str:
         _legend(fig, ax, group, styles, t)
         svg = chart_svg(fig, name, lang)
     title = t["seq_title"] + t["colon"] + _where(group, t, "batch_size")
-    desc = ""
-    for precision, s in group["series"].items():
-        lo, hi = s["first"], s["last"]
-        desc += t["seq_desc"].format(p=PRECISION_LABELS[precision][lang], a=gib(lo["peak"]),
-                                     b=gib(hi["peak"]), s0=lo["seq"], s1=hi["seq"],
-                                     c=gib(hi["layers"]))
-        if "formula" in hi:
-            desc += t["seq_formula"].format(v=gib(hi["formula"]),
-                                            q=pct(hi["quadratic_share"], 0))
-        desc += t["stop"]
+    desc = "".join(seq_desc(s, twins.label(p, group["twins"])[lang], lang)
+                   for p, s in group["shown"].items())
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
