@@ -66,17 +66,23 @@ def pages(reports: dict[str, list[Result]]) -> list[Page]:
     return found
 
 
+#: Options that change only how the caching allocator is replayed, not a tensor of the step:
+#: steps that differ only in them have the same timeline, charted once.
+ALLOCATOR_ONLY = ("expandable_segments", "gpu", "gpu_memory", "allocation_trace")
+
+
 def timeline_leads(group: list[Result]) -> dict[str, Result]:
     """For each step with a timeline, the step whose timeline chart the page draws for it.
     Steps that differ only in batch size or sequence length (a sweep) rise and fall through
     the same phases, so one chart stands for them all: the one at the page's most common
-    batch and sequence. Fifty charts on one page weighed megabytes (issue 13)."""
+    batch and sequence; steps that differ only in an allocator option (ALLOCATOR_ONLY) hold
+    the same tensors and share it too. Fifty charts on one page weighed megabytes (issue 13)."""
     measured = _measured({"": group})
     common = Counter((r["experiment"]["batch_size"], r["experiment"]["seq_len"]) for r in measured)
     families: dict[tuple, list[Result]] = defaultdict(list)
     for r in measured:
         setup = sorted((k, str(v)) for k, v in r["experiment"].items()
-                       if k not in ("batch_size", "seq_len"))
+                       if k not in ("batch_size", "seq_len") + ALLOCATOR_ONLY)
         families[(*setup, r["environment"]["machine_id"])].append(r)
     leads = {}
     for members in families.values():
