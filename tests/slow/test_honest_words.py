@@ -95,12 +95,15 @@ def empty() -> list[tuple[str, str, str, str]]:
 
 
 def _claims_measurement(text: str) -> list[str]:
-    """Each word of measurement in `text` that names neither the CPU nor a GPU, in context."""
+    """Each word of measurement in `text` that names neither the CPU nor a GPU, in context
+    (the text as the page prints it: an allowed phrase nearby is not cut out of the context,
+    which would show an empty "（）" where the page says "（CPU 实测）")."""
     text = re.sub(r"<[^>]+>", "", text)  # tags and their attributes (class="verdict-not_measured")
-    for phrase in ALLOWED:
-        text = re.sub(re.escape(phrase), "", text, flags=re.I)
+    allowed = [m.span() for phrase in ALLOWED
+               for m in re.finditer(re.escape(phrase), text, flags=re.I)]
     return [text[max(0, m.start() - 40):m.end() + 40].replace("\n", " ")
-            for m in FORBIDDEN.finditer(text)]
+            for m in FORBIDDEN.finditer(text)
+            if not any(start <= m.start() and m.end() <= end for start, end in allowed)]
 
 
 def _pages(site: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:

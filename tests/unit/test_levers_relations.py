@@ -23,6 +23,8 @@ def test_acts_on_lists_the_categories_that_make_up_the_change_biggest_first() ->
     assert rel.acts_on(before, after) == [("activations", 3000 * MIB, 1000 * MIB)]
     # nothing changed: a lever on the allocator
     assert rel.acts_on(before, dict(before)) == []
+    # a change that prints alike in MiB (40 KiB) is none to list, even alone
+    assert rel.acts_on(before, {**before, "parameters": 400 * MIB + 40 * 1024}) == []
 
 
 def test_combination_adds_up_nearly_overlaps_or_is_no_better() -> None:
@@ -42,6 +44,9 @@ def test_combination_adds_up_nearly_overlaps_or_is_no_better() -> None:
     assert over["shared"] == ["activations"]
     assert over["short_of_sum"] == over["sum"] - int(3.02 * gib)
     assert rel.combination(60 * MIB, {"a": 60 * MIB, "b": 40 * MIB},
+                           shrinks)["relation"] == "no_better"
+    # a MiB more than the best part alone prints alike in GiB: no better
+    assert rel.combination(2**30 + MIB, {"a": 2**30, "b": 40 * MIB},
                            shrinks)["relation"] == "no_better"
 
 
@@ -72,14 +77,47 @@ def test_recompute_share_is_computed_from_the_config() -> None:
     assert rel.transformer_flops(tiny, 4)["recompute_share"] == pytest.approx(1 / 3, abs=0.02)
 
 
-def test_amounts_say_no_change_and_keep_small_differences() -> None:
+def test_amounts_say_no_change_only_where_there_is_none_to_the_byte() -> None:
     assert rel.amount(0, 100).en == "no change"
-    assert rel.amount(100 * 1024, 6 * 2**30).en == "no change"  # below what a reader sees
+    # the fused kernel's +101 KiB on a 5.64 GiB peak: shown, not called "no change", and
+    # without a share that would print as −0.0 %
+    assert rel.amount(-103_424, 6_052_263_424).en == "−0.1 MiB"
+    assert rel.amount(1536).en == "1.5 KiB"  # MiB would print 0.0
     assert rel.amount(-5 * MIB).en == "−5.0 MiB"  # not −0.00 GiB
     assert rel.amount(2**30, 4 * 2**30).en == "1.00 GiB (25.0 %)"
+    assert rel.amount(2**30, 4 * 2**30).zh == "1.00 GiB（25.0 %）"
+
+
+def test_same_is_decided_by_the_printed_precision() -> None:
+    gib = 2**30
+    # the tensors' peak with and without fused AdamW: 103,424 B apart, both print 5.64 GiB
+    assert rel.same(6_052_263_424, 6_052_366_848)
+    assert not rel.same(6_052_263_424, 6_052_366_848, "MiB")  # 5,771.9 vs 5,772.0 MiB
+    assert not rel.same(int(5.64 * gib), int(5.66 * gib))
+    assert rel.same(5 * MIB, 5 * MIB + 1000, "MiB")
+
+
+def test_from_to_and_went_say_stays_only_where_the_figures_print_alike() -> None:
     assert rel.from_to(5 * MIB, 5 * MIB).en == "stays at 5.0 MiB"
+    assert rel.from_to(5 * MIB, 5 * MIB).zh == "保持 5.0 MiB 不变"
     assert rel.from_to(5 * MIB, 2 * MIB).en == "from 5.0 to 2.0 MiB"
-    assert rel.same(4 * 2**30, 4 * 2**30 + 1000) and not rel.same(0, MIB)
+    assert rel.from_to(6_052_263_424, 6_052_366_848, "GiB").en == "stays at 5.64 GiB"
+    assert rel.from_to(6_052_263_424, 6_052_366_848, "MiB").en == "from 5,771.9 to 5,772.0 MiB"
+    # the CPU runs' optimizer step, foreach then fused
+    assert rel.went(2_190_000_000, 1_752_000_000).en == "falls from 2.04 to 1.63 GiB"
+    assert rel.went(2_190_000_000, 1_752_000_000).zh == "从 2.04 GiB 降到 1.63 GiB"
+    assert rel.went(1_752_000_000, 2_190_000_000).en == "rises from 1.63 to 2.04 GiB"
+    assert rel.went(3000 * MIB, 700 * MIB, "MiB", plural=True).en == \
+        "fall from 3,000.0 to 700.0 MiB"
+    assert rel.went(2 * 2**30, 2 * 2**30 + 5).en == "stays at 2.00 GiB"
+    assert rel.went(2 * 2**30, 2 * 2**30 + 5, plural=True).en == "stay at 2.00 GiB"
+
+
+def test_moves_says_which_way_a_peak_goes() -> None:
+    gib = 2**30
+    assert rel.moves(4 * gib, 3 * gib).en == "falls by 1.00 GiB (25.0 %)"
+    assert rel.moves(4 * gib, 5 * gib).en == "rises by 1.00 GiB (25.0 %)"
+    assert rel.moves(4 * gib, 4 * gib + 1000).en == "stays at 4.00 GiB"
 
 
 def _result(peak: int, **live) -> dict:
@@ -89,21 +127,31 @@ def _result(peak: int, **live) -> dict:
             "phase_max_bytes": {"optimizer": {"temporaries": cats["temporaries"]}}}
 
 
-def test_identical_results_are_found_and_different_ones_are_not() -> None:
+def test_identical_results_print_alike_in_every_figure() -> None:
     a = _result(10 * MIB, activations=4 * MIB)
-    b = _result(10 * MIB + 1536, activations=4 * MIB + 1536)
+    b = _result(10 * MIB + 1536, activations=4 * MIB + 1536)  # AMP fp16 beside bf16
     assert rel.identical(a, b) == {"identical": True, "within": 1536}
     c = _result(10 * MIB, activations=4 * MIB)
     c["phase_max_bytes"]["optimizer"]["temporaries"] = 3 * MIB  # the for-loop beside fused
     assert not rel.identical(a, c)["identical"]
+    # 300 KiB apart: below any tolerance of half a MiB, but it prints 4.0 → 4.3 MiB
+    d = _result(10 * MIB, activations=4 * MIB + 300 * 1024)
+    assert rel.identical(a, d) == {"identical": False, "within": 300 * 1024}
 
 
-def test_strongest_keeps_ties_and_unmoved_finds_levers_that_save_nothing() -> None:
-    rows = [{"id": "a", "s": 3 * MIB}, {"id": "b", "s": 3 * MIB + 10}, {"id": "c", "s": 0},
+def test_strongest_keeps_ties_and_unmoved_finds_levers_that_do_not_lower_a_peak() -> None:
+    gib = 2**30
+    rows = [{"id": "a", "s": 3 * gib}, {"id": "b", "s": 3 * gib + 10}, {"id": "c", "s": 0},
             {"id": "d", "s": -MIB}]
     assert [r["id"] for r in rel.strongest(rows, "s")] == ["a", "b"]
     assert [r["id"] for r in rel.strongest(rows[1:], "s")] == ["b"]
-    assert [r["id"] for r in rel.unmoved(rows, "s")] == ["c", "d"]
+    base = 6_052_263_424
+    peaks = [{"id": "lower", "ref_peak": base, "peak": base - gib, "reserved": None},
+             {"id": "fused", "ref_peak": base, "peak": base + 103_424, "reserved": None},
+             {"id": "exact", "ref_peak": base, "peak": base, "reserved": None},
+             {"id": "higher", "ref_peak": base, "peak": base + gib, "reserved": None}]
+    assert [r["id"] for r in rel.unmoved(peaks, "peak")] == ["fused", "exact", "higher"]
+    assert rel.unmoved(peaks, "reserved") == []  # no reserved peak: nothing to say
 
 
 def test_change_names_halving_growing_and_staying() -> None:
@@ -144,17 +192,67 @@ def test_differences_between_a_cpu_run_and_a_cuda_estimate() -> None:
 
 
 def _row(tensors: int, reserved: int | None) -> dict:
-    return {"saving_bytes": tensors, "ref_peak": 6 * 2**30,
-            "reserved_saving_bytes": reserved, "ref_reserved": 6 * 2**30,
+    """A lever's row: what it saves of the tensors' peak and of the reserved peak."""
+    ref = 6 * 2**30
+    return {"saving_bytes": tensors, "ref_peak": ref, "peak": ref - tensors,
+            "reserved_saving_bytes": reserved, "ref_reserved": ref,
+            "reserved": None if reserved is None else ref - reserved,
             "gap_before": 100 * MIB, "gap_after": 500 * MIB}
 
 
 def test_saved_says_what_happens_to_each_peak() -> None:
     gib = 2**30
-    assert rel.saved(_row(gib, gib)).en.startswith("the reserved peak falls by 1.00 GiB")
+    both = rel.saved(_row(gib, gib))
+    assert both.en == "the reserved peak falls by 1.00 GiB (16.7 %) and the tensors' peak " \
+        "by 1.00 GiB (16.7 %)"
+    assert both.zh == "已预留峰值降低 1.00 GiB（16.7 %），张量峰值降低 1.00 GiB（16.7 %）"
     kept = rel.saved(_row(gib, 0)).en
-    assert "does not move" in kept and "from 100.0 to 500.0 MiB" in kept
-    assert "tensors' peak does not move" in rel.saved(_row(0, gib)).en
-    assert rel.saved(_row(0, 0)).en.startswith("neither")
+    assert "the reserved peak stays at 6.00 GiB" in kept and "from 100.0 to 500.0 MiB" in kept
+    assert rel.saved(_row(0, gib)).en.endswith("the tensors' peak stays at 6.00 GiB")
+    # the fused kernel: 101 KiB more tensors, the reserved peak exactly as it was
+    fused = rel.saved(_row(-103_424, 0))
+    assert fused.en == "the reserved peak stays at 6.00 GiB and the tensors' peak stays at " \
+        "6.00 GiB"
+    assert fused.zh == "已预留峰值保持 6.00 GiB 不变，张量峰值保持 6.00 GiB 不变"
+    assert "tensors' peak rises by 1.00 GiB" in rel.saved(_row(-gib, 0)).en
     assert rel.saved(_row(gib, None)).en == "the peak falls by 1.00 GiB (16.7 %)"
-    assert rel.saved(_row(0, None)).en == "the peak does not move"
+    assert rel.saved(_row(0, None)).en == "the peak stays at 6.00 GiB"
+
+
+def test_phase_peaks_say_where_each_run_peaks() -> None:
+    """The CPU runs at batch 1 (phase_max_bytes' totals): foreach peaks in the optimizer
+    step; with fused the optimizer step's own peak falls below backward's, and the peak
+    moves there."""
+    foreach = {"forward": 1_461_000_000, "backward": 1_939_700_000, "optimizer": 2_190_300_000}
+    fused = {**foreach, "optimizer": 1_752_200_000}
+    found = rel.phase_peaks(foreach, fused)
+    assert found["held"] and found["moved"] and found["where"] == ["optimizer", "backward"]
+    assert found["own"] == (2_190_300_000, 1_752_200_000)
+    assert found["peaks"] == (2_190_300_000, 1_939_700_000)
+    # the optimizer step stays the peak where it is still the largest phase
+    found = rel.phase_peaks(foreach, {**foreach, "optimizer": 2_000_000_000})
+    assert found["held"] and not found["moved"]
+    # a run that peaks in backward is not one the kernels can lower
+    assert not rel.phase_peaks(fused, fused)["held"]
+
+
+def test_extra_state_and_unchanged_compare_to_the_byte() -> None:
+    # the fused kernel's step counts: 103,424 B more state, all of the peak's change
+    found = rel.extra_state((876_114_944, 876_218_368), (6_052_263_424, 6_052_366_848))
+    assert found == {"extra": 103_424, "whole_peak": True}
+    assert rel.extra_state((10, 20), (100, 130)) == {"extra": 10, "whole_peak": False}
+    assert rel.extra_state((10, 10), (100, 100)) == {"extra": 0, "whole_peak": False}
+    cats = ("parameters", "optimizer_state")
+    assert rel.unchanged({"parameters": 4, "optimizer_state": 8},
+                         {"parameters": 4, "optimizer_state": 8, "activations": 1}, cats)
+    assert not rel.unchanged({"parameters": 4, "optimizer_state": 8},
+                             {"parameters": 4, "optimizer_state": 9}, cats)
+
+
+def test_differences_name_the_device_of_every_measurement() -> None:
+    """实测 never stands without CPU or GPU before it (the honest-words test)."""
+    found = rel.differences(_exp(device="cpu", batch_size=1), _exp())
+    for words in found:
+        assert words.zh.replace("CPU 实测", "").count("实测") == 0, words.zh
+    on_gpu = rel.differences(_exp(batch_size=1, optimizer_impl="fused"), _exp())
+    assert on_gpu and on_gpu[0].zh.startswith("GPU 实测的那一步")

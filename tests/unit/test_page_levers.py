@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -200,7 +201,7 @@ def test_page_without_lever_results_says_how_to_get_them(lang: str) -> None:
 def test_chart_has_one_bar_per_experiment_and_is_accessible() -> None:
     ctx = _context()
     shown = bars(ctx)
-    assert len(shown) == 1 + len(ctx["shown"]) + len(ctx["combos"])
+    assert len(shown) == 1 + len(ctx["shown"]) + len(ctx["other_training"]) + len(ctx["combos"])
     assert ("set-to-none-off", _load(EST, f"{BASE}-grad-zeros")) in shown
     for lang in LANGS:
         svg = levers.figures(ctx, lang)["levers-peaks"]
@@ -252,3 +253,74 @@ def test_without_a_lora_result_the_page_says_what_to_install(lang: str) -> None:
     found = [r for r in results.load_all(FIXTURES) if not r["experiment"]["lora_rank"]]
     page = page_markdown(levers, levers.context(found, []), lang)
     assert "### LoRA" in page and "pip install peft" in page
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lora_is_listed_apart_from_the_ranked_memory_settings(lang: str) -> None:
+    """LoRA trains something else (the registry's kind "fine-tune"): no rank, its own table
+    and sentence, and a bar marked as another kind of training."""
+    ctx = _context()
+    assert "lora" not in {row["id"] for row in ctx["shown"]}
+    assert [row["id"] for row in ctx["other_training"]] == ["lora"]
+    assert "rank" not in ctx["other_training"][0]
+    assert all(row["id"] != "lora" for row in ctx["strongest"])
+    page = page_markdown(levers, ctx, lang)
+    ranking = page[page.index("| # |"):]
+    ranking = ranking[:ranking.index("\n\n")]
+    assert ctx["names"]["lora"][lang] not in ranking
+    assert {"en": "A different kind of training, listed apart",
+            "zh": "另一种训练单独列出"}[lang] in page
+    svg = levers.figures(ctx, lang)["levers-peaks"]
+    assert {"en": "(another kind of training)", "zh": "（另一种训练）"}[lang] in svg
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_without_step_times_there_is_no_time_section_but_one_line(lang: str) -> None:
+    ctx = _context()
+    assert not ctx["costs"] and ctx["untimed"] is not None  # the fixtures' CPU runs: a median
+    page = page_markdown(levers, ctx, lang)
+    assert "{: #time }" not in page and "(#time)" not in page
+    assert ctx["untimed"][lang] in page.split("\n")  # a line of its own
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_intro_says_accumulation_owes_its_rank_to_its_count(lang: str) -> None:
+    ctx = _context()
+    page = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", page_markdown(levers, ctx, lang))  # links
+    assert ctx["strongest_words"][lang] in page
+    if any("micro_batches" in row["use"] for row in ctx["strongest"]):
+        assert {"en": "this site chose", "zh": "本站选了"}[lang] in ctx["strongest_words"][lang]
+
+
+def test_the_chinese_page_puts_no_space_between_chinese_characters() -> None:
+    """Names joined into sentences (、/和, 换上…, 比单用…) without stray spaces; a space
+    stays only between a character and Latin or a digit."""
+    page = page_markdown(levers, _context(), "zh")
+    page = "\n".join(line for line in page.splitlines() if not line.startswith(("|", "#")))
+    prose = re.sub(r"<[^>]+>|\]\([^)]*\)", "", re.sub(r"`[^`]*`", "C", page))
+    assert not re.findall(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", prose)
+    assert not re.findall(r"[、，。：；（）] | [、，。：；）]", prose)
+    assert "实测" not in prose.replace("CPU 实测", "").replace("GPU 实测", "")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_step_times_that_mean_something_get_their_section(tmp_path: Path, lang: str) -> None:
+    """A CUDA pair of the example that records each timed step: the section is there, linked
+    from the ranking, and the CPU timings left out are said in a line under its table."""
+    changed = tmp_path / "results"
+    shutil.copytree(FIXTURES, changed)
+    gpu = changed / "h100"
+    gpu.mkdir()
+    for key, seconds in ((BASE, 0.2), (f"{BASE}-ckpt", 0.26)):
+        cuda_key = key.replace("estimate", "cuda")
+        data = json.loads((EST / f"{key}.json").read_text())
+        data["experiment"].update(backend="cuda", device="cuda")
+        data.update(key=cuda_key, backend="cuda", step_seconds=seconds,
+                    step_times=[seconds * f for f in (0.99, 1.0, 1.0, 1.01, 1.0)])
+        (gpu / f"{cuda_key}.json").write_text(json.dumps(data))
+    ctx = _context(changed)
+    assert [row["id"] for row in ctx["costs"]] == ["checkpointing"]
+    page = page_markdown(levers, ctx, lang)
+    assert "{: #time }" in page and "(#time)" in page
+    assert ctx["untimed"] is not None and ctx["untimed"][lang] in page
+    assert ctx["untimed"][lang].startswith({"en": "Left out:", "zh": "没有列出的："}[lang])

@@ -24,11 +24,12 @@ from generator.results.shapes import StepResult, result_trust
 from generator.site import analysis
 from generator.site.analysis import ARTICLE
 from generator.site.charts.step_charts import OUTSIDE_MODULES
-from generator.site.labels import CATEGORY_LABELS
+from generator.site.labels import kind
 from generator.site.pages import Page
 from generator.site.pages.levers import charts as lever_charts
-from generator.site.pages.levers import relations
+from generator.site.pages.levers import relations, sentences
 from generator.site.pages.levers import tables as lever_tables
+from generator.site.pages.levers.wording import spaced
 from generator.words import Words
 
 Result = StepResult
@@ -84,6 +85,13 @@ def reference(levers: tuple[Lever, ...]) -> dict[str, Any]:
     return against or {name: BASELINE[name] for name in use(levers)}
 
 
+def fine_tune(ident: str) -> bool:
+    """Whether a lever is another kind of training (the registry's kind "fine-tune": LoRA's
+    adapters train in place of the model's weights), not the same training with another
+    memory setting: the page lists it apart from the ranking."""
+    return any(lever.kind == "fine-tune" for lever in LEVERS.get(ident, ()))
+
+
 def in_baseline(levers: tuple[Lever, ...]) -> bool:
     """Already part of the baseline (a PyTorch default): measured against its opposite."""
     return all(BASELINE[name] == value for name, value in use(levers).items())
@@ -101,8 +109,11 @@ def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | No
     held = "reserved_saving_bytes" if by_reserved else "saving_bytes"
     ranked = sorted(rows, key=lambda row: -row[held])
     merged = _merge_identical(ranked)
-    # printed once: a lever whose figures are those of one ranked above it is not a row
-    shown = [row for row in ranked if row["id"] not in {m["id"] for m in merged}]
+    # printed once: a lever whose figures are those of one ranked above it is not a row;
+    # another kind of training is listed apart, not ranked with the memory settings
+    printed = [row for row in ranked if row["id"] not in {m["id"] for m in merged}]
+    shown = [row for row in printed if not fine_tune(row["id"])]
+    other_training = [row for row in printed if fine_tune(row["id"])]
     for rank, row in enumerate(shown, start=1):
         row["rank"] = rank
     combos = [row for row in (_row(found, ident, levers) for ident, levers in COMBOS.items())
@@ -119,24 +130,39 @@ def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | No
         row["together"] = relations.combination(
             row["saving_bytes"], {part["id"]: part["saving_bytes"] for part in parts},
             {part["id"]: part["shrinks"] for part in parts}) if parts else None
+    all_names = {**names(), **lever_tables.LABELS}
+    for row in combos:
         if row["together"]:
-            shared = row["together"]["shared"]
-            row["together"]["shared_words"] = Words(
-                " and ".join(CATEGORY_LABELS[c].en.lower() for c in shared),
-                "和".join(CATEGORY_LABELS[c].zh for c in shared))
+            row["together_words"] = sentences.together(row, all_names, by_id)
     baseline = min(rows, key=lambda row: result_trust(row["result"]))["baseline"]
-    timed = [row for row in shown + combos if row["cost"]]
-    return {**_facts(baseline, by_id), "baseline": baseline, "baseline_peak": baseline["peak_bytes"],
+    timed = [row for row in printed + combos if row["cost"]]
+    costs = [row for row in timed if not row["cost"]["not_shown"]]
+    hidden = _groups([row for row in timed if row["cost"]["not_shown"]])
+    top = relations.strongest(shown, held)
+    # accumulation's rank follows from the count of micro-batches chosen: the strongest of
+    # the levers that keep the batch whole beside it
+    whole = [row for row in shown if not sentences.splits_batch(row)]
+    unmoved = {peak: relations.unmoved(printed, peak)
+               for peak in (("reserved", "peak") if by_reserved else ("peak",))}
+    return {**_facts(baseline, by_id, all_names), "baseline": baseline,
+            "baseline_peak": baseline["peak_bytes"],
             "baseline_reserved": _reserved(baseline), "by_reserved": by_reserved,
             "ranked": ranked, "combos": combos, "by_id": by_id, "merged": merged,
-            "shown": shown, "strongest": (top := relations.strongest(shown, held)),
+            "shown": shown, "other_training": other_training, "strongest": top,
+            "strongest_words": sentences.strongest(
+                top, all_names, relations.strongest(whole, held)
+                if whole and any(sentences.splits_batch(row) for row in top) else ()),
             "amp_strongest": any(row["id"].startswith("amp") for row in top),
-            "acts_share": relations.ACTS_ON_SHARE, "not_shown_words": relations.NOT_SHOWN,
-            "unmoved_reserved": relations.unmoved(shown, "reserved_saving_bytes"),
-            "unmoved_tensors": relations.unmoved(shown, "saving_bytes"),
-            "names": {**names(), **lever_tables.LABELS},
-            "costs": [row for row in timed if not row["cost"]["not_shown"]],
-            "hidden_costs": _groups([row for row in timed if row["cost"]["not_shown"]]),
+            "acts_share": relations.ACTS_ON_SHARE,
+            "unmoved_words": sentences.unmoved({k: v for k, v in unmoved.items() if v},
+                                               all_names),
+            "merged_words": [sentences.merged(m, all_names) for m in merged],
+            "names": all_names, "spaced": spaced, "went": relations.went,
+            "change": relations.change,
+            "list_names": lambda found: sentences.names_of(found, all_names),
+            "costs": costs, "hidden_costs": hidden,
+            "untimed": sentences.untimed(hidden, all_names, bool(costs), relations.NOT_SHOWN)
+            if hidden or not costs else None,
             "timing_rule": {"steps": relations.MIN_TIMED_STEPS, "tokens": relations.MIN_TOKENS},
             "missing": [ident for ident in LEVERS if ident not in by_id],
             "expandable_with": _expandable_with(found, by_id),
@@ -144,12 +170,19 @@ def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | No
                                                for row in ranked + combos})]}
 
 
-def _facts(baseline: Result, by_id: dict[str, Any]) -> dict[str, Any]:
+def _facts(baseline: Result, by_id: dict[str, Any], lever_names: dict[str, Words]
+           ) -> dict[str, Any]:
     """What the sections compute from the results beside the savings: checkpointing's
     recompute in FLOPs (from the model's config), the for-loop optimizer's temporaries in
     copies of the largest parameter, how AMP changes the loss's tensors, and why the real
     runs' peaks differ from the estimate's."""
-    found: dict[str, Any] = {"flops": None, "for_loop": None, "amp": None, "real_runs": None}
+    found: dict[str, Any] = {"flops": None, "for_loop": None, "amp": None, "real_runs": None,
+                             "kernel_state": None}
+    if "fused" in by_id:  # the state the kernels keep: the fused kernel's own step counts
+        row = by_id["fused"]
+        found["kernel_state"] = sentences.kernel_state(relations.extra_state(
+            tuple(r["category_max_bytes"]["optimizer_state"] for r in (row["ref"], row["result"])),
+            (row["ref_peak"], row["peak"])))
     arch = baseline.get("architecture") or {}
     if {"hidden", "intermediate", "layers", "vocab"} <= arch.keys():
         found["flops"] = relations.transformer_flops(arch, baseline["experiment"]["seq_len"])
@@ -165,15 +198,34 @@ def _facts(baseline: Result, by_id: dict[str, Any]) -> dict[str, Any]:
         loss = [r["module_activation_bytes"].get(OUTSIDE_MODULES, 0) for r in (ref, res)]
         temps = [r["live_at_peak_bytes"]["temporaries"] for r in (ref, res)]
         found["amp"] = {"loss_before": loss[0], "loss_after": loss[1],
+                        # the FP32 weights, gradients and optimizer state, to the byte
+                        "fp32_unchanged": relations.unchanged(
+                            ref["category_max_bytes"], res["category_max_bytes"],
+                            ("parameters", "gradients", "optimizer_state")),
                         "loss": relations.change(*loss),
                         "temporaries_before": temps[0], "temporaries_after": temps[1],
                         "temporaries": relations.change(*temps)}
     kernels = by_id.get("fused") or by_id.get("for-loop")
     if kernels and kernels["cost"]:
         cost = kernels["cost"]
-        found["real_runs"] = {"id": kernels["id"], "cost": cost,
-                              "differences": relations.differences(cost["ref_result"], baseline)}
+        totals = [_phase_totals(cost[r]) for r in ("ref_result", "result")]
+        where = relations.phase_peaks(*totals) if all(totals) else None
+        run = Words(f"{cost['model']} at batch {cost['batch_size']}",
+                    f"{cost['model']} 在 batch {cost['batch_size']}")
+        kernel = options(cost["ref_result"])["optimizer_impl"]
+        found["real_runs"] = {
+            "id": kernels["id"], "cost": cost, "where": where,
+            "words": sentences.kernel_run(where, lever_names[kernels["id"]], kernel, run,
+                                          Words(kind(cost, "en"), kind(cost, "zh")))
+            if where else None,
+            "differences": relations.differences(cost["ref_result"], baseline)}
     return found
+
+
+def _phase_totals(result: Result) -> dict[str, int]:
+    """A result's largest total in each phase it records (phase_max)."""
+    found = {name: phase_max(result, name) for name in ("forward", "backward", "optimizer")}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def _groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -213,7 +265,7 @@ def _expandable_with(found: _Index, by_id: dict[str, Any]) -> dict[str, Any] | N
     other = found.get(ckpt, expandable_segments=True)
     if other is None:
         return None
-    return {"ref": ckpt, "result": other,
+    return {"ref": ckpt, "result": other, "gap": _gap(ckpt),
             "gap_from_to": relations.from_to(_gap(ckpt), _gap(other)),
             "reserved_from_to": relations.from_to(_reserved(ckpt), _reserved(other), "GiB")}
 
@@ -225,6 +277,8 @@ def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
 def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
     names, by_reserved = ctx["names"], ctx["by_reserved"]
     found = {"levers-ranking": lever_tables.ranking(ctx["shown"], names, lang, by_reserved),
+             "levers-other-training": lever_tables.ranking(ctx["other_training"], names, lang,
+                                                           by_reserved, ranked=False),
              "levers-costs": lever_tables.costs(ctx["costs"], names, lang)}
     if ctx["combos"]:
         found["levers-combos"] = lever_tables.combos(ctx["combos"], names, lang, by_reserved)
@@ -358,6 +412,7 @@ def _row(found: _Index, ident: str, levers: tuple[Lever, ...]) -> dict[str, Any]
         row["phase_from_to"] = relations.from_to(*phase_peaks, unit="GiB")
         row["temporaries_from_to"] = relations.from_to(before["temporaries"],
                                                        after["temporaries"])
+        row["temporaries_words"] = sentences.kernel_temporaries(after["temporaries"])
     return row
 
 

@@ -11,6 +11,7 @@ from generator.site.charts import canvas
 from generator.site.charts.svgtools import finalize
 from generator.site.labels import CATEGORY_LABELS, kind
 from generator.site.pages.levers.tables import label
+from generator.site.pages.levers.wording import capital, spaced
 from generator.site.palette import CATEGORY_COLORS, INK
 from generator.words import Words
 
@@ -19,15 +20,17 @@ _WORDS: dict[str, Words] = {
     "title": Words("The peak with each lever, by what is live at it", "各项手段下的显存峰值（峰值时刻的构成）"),
     "axis": Words("Live at the peak (GiB)", "峰值时刻占用（GiB）"),
     "baseline_line": Words("baseline peak", "基线峰值"),
+    "between": Words("; ", "；"),
+    "other_training": Words(" (another kind of training)", "（另一种训练）"),
 }
 
 
 def bars(ctx: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(label id, result) per bar, top-down: the baseline, each lever in ranked order (for
     a lever already in the baseline, its opposite; one printed once with another, not
-    again), then the combinations."""
+    again), another kind of training (LoRA) after them, then the combinations."""
     found = [("baseline", ctx["baseline"])]
-    for row in ctx["shown"]:
+    for row in ctx["shown"] + ctx["other_training"]:
         found.append((row["id"] + ("-off" if row["in_baseline"] else ""), row["other"]))
     return found + [(row["id"], row["result"]) for row in ctx["combos"]]
 
@@ -37,7 +40,9 @@ def peaks(ctx: dict[str, Any], lang: str) -> str:
     t = canvas.words(lang)
     shown = bars(ctx)
     mixed = len({r["backend"] for _, r in shown}) > 1
+    apart = {row["id"] for row in ctx["other_training"]}
     names = [label(ctx["names"], i, lang).replace("`", "") + (
+        _WORDS["other_training"][lang] if i in apart else "") + (
         f" ({kind(r, lang)})" if mixed else "") for i, r in shown]
     used = [c for c in CATEGORIES if any(r["live_at_peak_bytes"][c] for _, r in shown)]
     baseline = ctx["baseline_peak"] / GIB
@@ -63,7 +68,10 @@ def peaks(ctx: dict[str, Any], lang: str) -> str:
     exp = ctx["baseline"]["experiment"]
     title = _WORDS["title"][lang] + t["colon"] + t["sep"].join(
         [exp["model"], t["batch"].format(exp["batch_size"]), t["seq"].format(exp["seq_len"])])
-    desc = t["sep"].join(f"{n} {canvas.gib(r['peak_bytes'])}"
-                         for n, (_, r) in zip(names, shown)) + t["stop"]
-    desc += _WORDS["baseline_line"][lang] + t["colon"] + canvas.gib(ctx["baseline_peak"])
+    # names hold commas ("gradient accumulation, 4 micro-batches of 8"): a colon before each
+    # figure and a semicolon between bars keep them apart
+    desc = _WORDS["between"][lang].join(
+        spaced(n, "：", canvas.gib(r["peak_bytes"])) if lang == "zh"
+        else f"{n}: {canvas.gib(r['peak_bytes'])}" for n, (_, r) in zip(names, shown)) + t["stop"]
+    desc += capital(_WORDS["baseline_line"][lang]) + t["colon"] + canvas.gib(ctx["baseline_peak"])
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-levers-peaks-{lang}")

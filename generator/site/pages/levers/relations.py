@@ -26,9 +26,10 @@ MIN_TIMED_STEPS = 5
 #: weight and its state, kernel launches) are a large share, and a lever's change in compute
 #: is diluted in them.
 MIN_TOKENS = 4096
-#: Below this many bytes, two figures are the same for a reader (the tables print MiB to one
-#: decimal, GiB to two).
-SAME_BYTES = 2**19
+#: The precision the page prints sizes at: two figures are "the same" (a lever "stays at" a
+#: size, "gives the same figures") only where they print alike at their unit; a statement of
+#: sameness never rests on a tolerance the reader is not shown.
+UNITS = {"GiB": gib, "MiB": mib}
 
 
 def acts_on(before: Mapping[str, int], after: Mapping[str, int],
@@ -42,8 +43,10 @@ def acts_on(before: Mapping[str, int], after: Mapping[str, int],
     found: list[tuple[str, int, int]] = []
     covered = 0
     for change, category in changes:
-        if change < SAME_BYTES or (found and covered >= share * total):
+        if found and covered >= share * total:
             break
+        if same(before[category], after.get(category, 0), "MiB"):
+            continue  # a change the table would print as "x → x" is none to list
         found.append((category, before[category], after.get(category, 0)))
         covered += change
     return found
@@ -59,7 +62,7 @@ def combination(saving: int, parts: Mapping[str, int],
     total = sum(parts.values())
     best = max(parts, key=lambda ident: parts[ident])
     share = saving / total if total > 0 else 0.0
-    if saving <= parts[best] + SAME_BYTES:
+    if saving <= parts[best] or same(saving, parts[best]):
         relation = "no_better"
     elif share >= ADDS_UP:
         relation = "adds_up"
@@ -110,37 +113,58 @@ def transformer_flops(arch: Mapping[str, int], seq_len: int) -> dict[str, float]
             "recompute_share": blocks / (3 * forward)}
 
 
-def same(a: int, b: int) -> bool:
-    """Two sizes a reader cannot tell apart."""
-    return abs(a - b) < SAME_BYTES
+def same(a: int, b: int, unit: str = "GiB") -> bool:
+    """Two sizes that print alike at `unit` (GiB to two decimals, MiB to one)."""
+    return UNITS[unit](a) == UNITS[unit](b)
 
 
 def from_to(before: int, after: int, unit: str = "MiB") -> Words:
-    """'from 417.8 to 0.0 MiB', or 'stays at 5.64 GiB' where the two are the same."""
-    fmt = mib if unit == "MiB" else gib
-    if same(before, after):
+    """'from 417.8 to 0.0 MiB', or 'stays at 5.64 GiB' where the two print alike."""
+    fmt = UNITS[unit]
+    if same(before, after, unit):
         return Words(f"stays at {fmt(before)} {unit}", f"保持 {fmt(before)} {unit} 不变")
     return Words(f"from {fmt(before)} to {fmt(after)} {unit}",
                  f"从 {fmt(before)} {unit} 变为 {fmt(after)} {unit}")
 
 
+def went(before: int, after: int, unit: str = "GiB", plural: bool = False) -> Words:
+    """'falls from 2.04 to 1.63 GiB', 'rises from … to …', or 'stays at 2.04 GiB' where the
+    two print alike; 'fall', 'rise', 'stay' after a `plural` subject."""
+    if same(before, after, unit):
+        kept = from_to(before, after, unit)
+        return Words(kept.en.replace("stays", "stay"), kept.zh) if plural else kept
+    fmt = UNITS[unit]
+    verb = ("fall" if plural else "falls", "降到") if after < before else \
+        ("rise" if plural else "rises", "升到")
+    return Words(f"{verb[0]} from {fmt(before)} to {fmt(after)} {unit}",
+                 f"从 {fmt(before)} {unit} {verb[1]} {fmt(after)} {unit}")
+
+
 def amount(nbytes: int, of: int | None = None) -> Words:
-    """A saving as the page prints it: 'no change' below what a reader can tell; MiB where
-    GiB would print 0.00; a share of `of` beside it where it is not tiny."""
-    if same(nbytes, 0):
+    """A saving as the page prints it: 'no change' only where there is none to the byte;
+    else at a precision that shows it (MiB where GiB would print 0.00, KiB where MiB would
+    print 0.0), negative where the lever adds; a share of `of` beside it where the share
+    does not print as 0.0 %."""
+    if nbytes == 0:
         return Words("no change", "没有变化")
-    text = f"{gib(nbytes)} GiB" if abs(nbytes) >= 0.01 * 2**30 else f"{mib(nbytes)} MiB"
+    if abs(nbytes) >= 0.005 * 2**30:
+        text = f"{gib(nbytes)} GiB"
+    elif abs(nbytes) >= 0.05 * 2**20:
+        text = f"{mib(nbytes)} MiB"
+    else:
+        text = f"{nbytes / 2**10:,.1f} KiB"
     text = text.replace("-", "−")
-    if not of:
+    share = pct(nbytes / of).replace("-", "−") if of else None
+    if share is None or share.lstrip("−") == pct(0):
         return Words(text, text)
-    share = pct(nbytes / of).replace("-", "−")
     return Words(f"{text} ({share})", f"{text}（{share}）")
 
 
 def identical(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     """Whether two results give the same figures everywhere the page prints one (the peaks,
-    the reserved peak, every category at the peak and at its largest): `identical` and the
-    largest difference in bytes."""
+    the reserved peak, every category at the peak, at its largest and in each phase), each
+    printing alike in MiB and in GiB: `identical`, and `within`, the largest difference in
+    bytes (what the page says they differ by)."""
     pairs = [(a["peak_bytes"], b["peak_bytes"])]
     ra, rb = ((r.get("allocator") or {}).get("peak_reserved_bytes") for r in (a, b))
     if ra is not None and rb is not None:
@@ -151,27 +175,67 @@ def identical(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     pairs += [(phases_a[p][c], (phases_b.get(p) or {}).get(c, 0))
               for p in phases_a for c in phases_a[p]]
     largest = max(abs(x - y) for x, y in pairs)
-    return {"identical": largest < SAME_BYTES, "within": largest}
+    alike = all(same(x, y, "MiB") and same(x, y, "GiB") for x, y in pairs)
+    return {"identical": alike, "within": largest}
 
 
 def strongest(rows: list[Mapping[str, Any]], held: str) -> list[Mapping[str, Any]]:
-    """The levers that save most of `held` (ties: all of them a reader cannot tell apart)."""
+    """The levers that save most of `held` (ties: all whose savings print alike in GiB)."""
     top = max(row[held] for row in rows)
     return [row for row in rows if same(row[held], top)]
 
 
-def unmoved(rows: list[Mapping[str, Any]], held: str) -> list[Mapping[str, Any]]:
-    """The levers that do not lower `held`: they save nothing a reader can tell, or less."""
-    return [row for row in rows if row[held] is not None and row[held] < SAME_BYTES]
+#: A peak's fields on a row: (without the lever, with it).
+PEAKS = {"reserved": ("ref_reserved", "reserved"), "peak": ("ref_peak", "peak")}
+
+
+def unmoved(rows: list[Mapping[str, Any]], peak: str) -> list[Mapping[str, Any]]:
+    """The levers that do not lower a peak ("reserved" or the tensors' "peak") as the page
+    prints it: with the lever it prints the same in GiB, or higher."""
+    before, after = PEAKS[peak]
+    return [row for row in rows if row[after] is not None
+            and round(row[after] / 2**30, 2) >= round(row[before] / 2**30, 2)]
 
 
 def change(before: int, after: int) -> str:
-    """How a size changes: "halves" (to 45-55 %), "shrinks", "same", "grows"."""
-    if same(before, after):
+    """How a size printed in MiB changes: "halves" (to 45-55 %), "shrinks", "same" (prints
+    alike), "grows"."""
+    if same(before, after, "MiB"):
         return "same"
     if after > before:
         return "grows"
     return "halves" if 0.45 <= after / before <= 0.55 else "shrinks"
+
+
+def phase_peaks(before: Mapping[str, int], after: Mapping[str, int],
+                phase: str = "optimizer") -> dict[str, Any]:
+    """Where a step's peak lies without and with a lever that acts within `phase`, from each
+    run's largest total per phase ({"forward": bytes, "backward": …, "optimizer": …}, the
+    results' phase_max_bytes): `where` (the phase holding each run's peak, the earlier on a
+    tie), `peaks` and `own` (the phase's own largest totals), and whether the peak `moved`
+    to another phase. `held`: the run without the lever peaks in `phase`, the case where
+    the lever can lower the step's peak."""
+    order = list(before)
+    where = [max(order, key=lambda name: (run[name], -order.index(name)))
+             for run in (before, after)]
+    return {"phase": phase, "where": where, "held": where[0] == phase,
+            "moved": where[0] != where[1],
+            "peaks": (before[where[0]], after[where[1]]),
+            "own": (before[phase], after[phase])}
+
+
+def extra_state(state: tuple[int, int], peak: tuple[int, int]) -> dict[str, Any]:
+    """What another optimizer kernel adds to the optimizer state, from (without, with) its
+    largest size and the tensors' peaks: `extra` bytes, and `whole_peak`, whether that is
+    the tensors' peak's whole change, to the byte."""
+    extra = state[1] - state[0]
+    return {"extra": extra, "whole_peak": extra != 0 and peak[1] - peak[0] == extra}
+
+
+def unchanged(before: Mapping[str, int], after: Mapping[str, int],
+              categories: Iterable[str]) -> bool:
+    """Whether every one of `categories` keeps its size to the byte."""
+    return all(before.get(c, 0) == after.get(c, 0) for c in categories)
 
 
 def largest_parameter(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,12 +261,13 @@ def differences(measured: Mapping[str, Any], estimated: Mapping[str, Any]) -> li
     """Why a run measured on the CPU and a CUDA estimate beside it give different figures,
     read from the two results' experiments: each difference that changes memory."""
     m, e = measured["experiment"], estimated["experiment"]
+    run = "CPU 实测" if m["device"] == "cpu" else "GPU 实测"  # never 实测 without its device
     found = []
     if (m["batch_size"], m["seq_len"]) != (e["batch_size"], e["seq_len"]):
         found.append(Words(
             f"the run's step is batch {m['batch_size']}, sequence {m['seq_len']}, the "
             f"estimate's batch {e['batch_size']}, sequence {e['seq_len']}",
-            f"实测那一步是 batch {m['batch_size']}、序列长度 {m['seq_len']}，估算的是 "
+            f"{run}的那一步是 batch {m['batch_size']}、序列长度 {m['seq_len']}，估算的是 "
             f"batch {e['batch_size']}、序列长度 {e['seq_len']}"))
     kernels = [resolved_optimizer_impl(x["optimizer_impl"], x["device"]) for x in (m, e)]
     if kernels[0] != kernels[1]:
@@ -211,7 +276,7 @@ def differences(measured: Mapping[str, Any], estimated: Mapping[str, Any]) -> li
             f"the run's optimizer uses the {kernels[0]} kernels"
             + (" (PyTorch's pick on the CPU)" if picked else "")
             + f", the estimate's the {kernels[1]} kernels, whose temporaries differ in size",
-            f"实测的优化器用 {kernels[0]} 内核" + ("（PyTorch 在 CPU 上的默认）" if picked else "")
+            f"{run}的优化器用 {kernels[0]} 内核" + ("（PyTorch 在 CPU 上的默认）" if picked else "")
             + f"，估算用 {kernels[1]} 内核，两者的临时张量大小不同"))
     amp = [x["precision"].startswith("amp") for x in (m, e)]
     if amp[0] or amp[1]:
@@ -228,37 +293,44 @@ def differences(measured: Mapping[str, Any], estimated: Mapping[str, Any]) -> li
     return found
 
 
+def moves(before: int, after: int) -> Words:
+    """What a lever does to one peak: 'falls by 2.28 GiB (38.7 %)', 'rises by …', or 'stays
+    at 5.64 GiB' where the two print alike in GiB."""
+    if same(before, after):
+        return from_to(before, after, "GiB")
+    if after < before:
+        saving = amount(before - after, before)
+        return Words(f"falls by {saving.en}", f"降低 {saving.zh}")
+    extra = amount(after - before, before)
+    return Words(f"rises by {extra.en}", f"增加 {extra.zh}")
+
+
 def saved(row: Mapping[str, Any]) -> Words:
     """What a lever does to the two peaks, in a clause: both fall; the tensors fall while
-    the reserved peak stays (the allocator keeps its segments); the reserved peak falls while
-    the tensors stay (a lever on the allocator); or neither moves. Without a reserved peak
-    (no allocator modelled), the tensors' alone."""
-    tensors = amount(row["saving_bytes"], row["ref_peak"])
-    if row.get("reserved_saving_bytes") is None:
-        if same(row["saving_bytes"], 0):
-            return Words("the peak does not move", "峰值不变")
-        return Words(f"the peak falls by {tensors.en}", f"峰值降低 {tensors.zh}")
-    reserved = amount(row["reserved_saving_bytes"], row["ref_reserved"])
-    still = [same(row["reserved_saving_bytes"], 0), same(row["saving_bytes"], 0)]
-    if still == [False, False]:
-        return Words(f"the reserved peak falls by {reserved.en} and the tensors' peak by "
-                     f"{tensors.en}",
-                     f"已预留峰值降低 {reserved.zh}，张量峰值降低 {tensors.zh}")
-    if still == [True, False]:
+    the reserved peak stays (the allocator keeps its segments); otherwise each peak's own
+    move (relations.moves: a peak "stays" where it prints alike in GiB, and the clause
+    names the figure). Without a reserved peak (no allocator modelled), the tensors' alone."""
+    tensors = moves(row["ref_peak"], row["peak"])
+    if row.get("reserved") is None:
+        return Words(f"the peak {tensors.en}", f"峰值{tensors.zh}")
+    reserved = moves(row["ref_reserved"], row["reserved"])
+    falls = [row["reserved"] < row["ref_reserved"] and not same(row["ref_reserved"], row["reserved"]),
+             row["peak"] < row["ref_peak"] and not same(row["ref_peak"], row["peak"])]
+    if falls == [True, True]:
+        return Words(f"the reserved peak {reserved.en} and the tensors' peak "
+                     f"{tensors.en.replace('falls by', 'by')}",
+                     f"已预留峰值{reserved.zh}，张量峰值{tensors.zh}")
+    if falls == [False, True] and same(row["ref_reserved"], row["reserved"]):
         gap = from_to(row["gap_before"], row["gap_after"]) if row.get("gap_before") is not None \
             else None
         return Words(
-            f"the tensors' peak falls by {tensors.en}, but the reserved peak does not move: "
+            f"the tensors' peak {tensors.en}, but the reserved peak {reserved.en}: "
             f"the allocator keeps the segments it reserved" +
             (f", and reserved − allocated goes {gap.en}" if gap else ""),
-            f"张量峰值降低 {tensors.zh}，已预留峰值却不变：分配器留着已经预留的段" +
+            f"张量峰值{tensors.zh}，已预留峰值却{reserved.zh}：分配器留着已经预留的段" +
             (f"，已预留 − 已分配{gap.zh}" if gap else ""))
-    if still == [False, True]:
-        return Words(f"the reserved peak falls by {reserved.en} while the tensors' peak does "
-                     f"not move",
-                     f"已预留峰值降低 {reserved.zh}，张量峰值不变")
-    return Words("neither the reserved peak nor the tensors' peak moves",
-                 "已预留峰值和张量峰值都不变")
+    return Words(f"the reserved peak {reserved.en} and the tensors' peak {tensors.en}",
+                 f"已预留峰值{reserved.zh}，张量峰值{tensors.zh}")
 
 
 #: Why a step time is not shown (timing_shown's reasons).

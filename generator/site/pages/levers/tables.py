@@ -94,12 +94,14 @@ def nowrap(text: str) -> str:
 
 
 def ranking(rows: list[Row], names: dict[str, Words], lang: str,
-            by_reserved: bool) -> Markup:
+            by_reserved: bool, ranked: bool = True) -> Markup:
     """The levers by how much they lower the example's reserved peak (its tensors' peak
     where no allocator was modelled), beside the tensors' peak; the category each acts on,
-    how much of it goes (step times have their own table)."""
+    how much of it goes (step times have their own table). Not `ranked`: the same columns
+    without a rank, for levers listed apart (another kind of training)."""
     mixed = len({row["backend"] for row in rows}) > 1
-    heads = ("rank", "lever", "acts_on") + (("reserved_peaks",) if by_reserved else ()) + \
+    heads = (("rank",) if ranked else ()) + ("lever", "acts_on") + \
+        (("reserved_peaks",) if by_reserved else ()) + \
         ("peaks", "saving" if by_reserved else "saving_tensors")
     headers = [TEXT[k][lang] for k in heads]
     if mixed:
@@ -110,13 +112,13 @@ def ranking(rows: list[Row], names: dict[str, Words], lang: str,
         acts = acts_cell(row, lang)
         reserved = [nowrap(f"{gib(row['ref_reserved'])} → **{gib(row['reserved'])}**")] \
             if by_reserved else []
-        cells = [str(row["rank"]), name, acts, *reserved,
+        cells = [*([str(row["rank"])] if ranked else []), name, acts, *reserved,
                  nowrap(f"{gib(row['ref_peak'])} → **{gib(row['peak'])}**"),
                  saving_cell(row, by_reserved, lang)]
         if mixed:
             cells.append(escape(kind(row["result"], lang)))
         lines.append(cells)
-    return markdown_table(headers, lines, numeric_from=3)
+    return markdown_table(headers, lines, numeric_from=3 if ranked else 2)
 
 
 def combos(rows: list[Row], names: dict[str, Words], lang: str, by_reserved: bool) -> Markup:

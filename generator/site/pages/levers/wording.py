@@ -1,0 +1,59 @@
+"""How the levers page joins names and clauses in each language: lists ("a, b and c" /
+"a、b和c") and Chinese pieces spaced as the site writes Chinese, with a space only where a
+Chinese character meets Latin, a digit or code, never between two Chinese characters or
+beside full-width punctuation (tests/unit/test_levers_sentences.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from generator.words import Words
+
+#: Chinese characters: no space between two of them.
+_CJK = ("\u4e00", "\u9fff")
+
+
+def _cjk(char: str) -> bool:
+    return _CJK[0] <= char <= _CJK[1]
+
+
+def _wide(char: str) -> bool:
+    """Full-width punctuation and symbols (、，。：；（）“”《》—…), which carry their own space."""
+    return "\u3000" <= char <= "\u303f" or "\uff00" <= char <= "\uffef" or \
+        char in "“”‘’—…·"
+
+
+def spaced(*parts: str) -> str:
+    """Chinese pieces joined as the site spaces them: "换上" + "fused AdamW 内核" + "和" +
+    "for-loop AdamW" → "换上 fused AdamW 内核和 for-loop AdamW"; "比单用" + "激活检查点" +
+    "多省" → "比单用激活检查点多省". Each piece's own edges are stripped first."""
+    text = ""
+    for part in (p.strip() for p in parts):
+        if not part:
+            continue
+        if text:
+            left, right = text[-1], part[0]
+            tight = _wide(left) or _wide(right) or (_cjk(left) and _cjk(right))
+            text += "" if tight else " "
+        text += part
+    return text
+
+
+def listed(items: Sequence[Words]) -> Words:
+    """Names in a list: "a, b and c" / "a、b和c" (spaced as above)."""
+    if not items:
+        return Words("", "")
+    if len(items) == 1:
+        return items[0]
+    en = ", ".join(item.en for item in items[:-1]) + " and " + items[-1].en
+    zh_parts: list[str] = []
+    for i, item in enumerate(items):
+        if i:
+            zh_parts.append("和" if i == len(items) - 1 else "、")
+        zh_parts.append(item.zh)
+    return Words(en, spaced(*zh_parts))
+
+
+def capital(text: str) -> str:
+    """A sentence's first letter upper-cased (Chinese is left as it is)."""
+    return text[:1].upper() + text[1:]
