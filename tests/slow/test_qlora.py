@@ -79,8 +79,8 @@ def test_the_note_says_what_was_quantized_in_both_languages(estimate) -> None:
     [note] = [n for n in estimate(quantization="nf4")["notes"] if n["id"] == "qlora"]
     assert (note["values"]["quant_type"], note["values"]["layers"]) == ("nf4", LINEARS)
     assert f"nf4 weights in {LINEARS} linear layers" in text(note)
-    assert text(note).endswith("computed in bfloat16; linear layers not quantized: lm_head")
-    assert text(note, "zh").endswith("以 bfloat16 计算；没有量化的线性层：lm_head")
+    assert text(note).endswith("bnb_4bit_compute_dtype=bfloat16; linear layers not quantized: lm_head")
+    assert text(note, "zh").endswith("bnb_4bit_compute_dtype=bfloat16；没有量化的线性层：lm_head")
 
 
 def test_bitsandbytes_quantizes_for_real_after_an_estimate(estimate) -> None:

@@ -62,7 +62,7 @@ def test_the_whole_site_from_the_fixture_results(docs) -> None:
                  "bert-base-b32-s128-fp32-adamw-estimate.json").exists()
         names = {p.name for p in (root / "figures").glob("*.svg")}
         assert {"bars.svg", "house.svg", "amp-flow-fp32.svg", "amp-flow-amp-fp16.svg",
-                "timeline-fp32.svg", "modules-amp-bf16.svg"} <= names
+                "timeline-fp32.svg", "modules-fp32.svg"} <= names
         # The tree holds the torch_facts study: the precision page shows the formats.
         precision = (root / "precision.md").read_text(encoding="utf-8")
         assert f"{facts['by_name']['fp16']['smallest_normal']:.3g}" in precision

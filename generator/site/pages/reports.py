@@ -88,6 +88,8 @@ def timeline_leads(group: list[Result]) -> dict[str, Result]:
     for members in families.values():
         lead = max(members, key=lambda r: (common[r["experiment"]["batch_size"],
                                                   r["experiment"]["seq_len"]],
+                                           # the allocator's defaults lead
+                                           not any(r["experiment"].get(k) for k in ALLOCATOR_ONLY),
                                            r["experiment"]["batch_size"], r["experiment"]["seq_len"]))
         leads.update({result_id(r): lead for r in members})
     return leads
