@@ -134,16 +134,7 @@ def test_costs_come_from_real_pairs_and_prefer_a_gpu(tmp_path: Path) -> None:
         bf16["step_seconds"] / fp32["step_seconds"])
     assert rows["sdpa"]["cost"] is None and rows["sgd"]["cost"] is None  # no real pair
     # A CUDA pair of the example itself wins over the CPU, for the cost and for the saving.
-    changed = tmp_path / "results"
-    shutil.copytree(FIXTURES, changed)
-    gpu = changed / "h100"
-    gpu.mkdir()
-    for key, seconds in ((BASE, 0.2), (f"{BASE}-ckpt", 0.26)):
-        cuda_key = key.replace("estimate", "cuda")
-        data = json.loads((EST / f"{key}.json").read_text())
-        data["experiment"].update(backend="cuda", device="cuda")
-        data.update(key=cuda_key, backend="cuda", step_seconds=seconds)
-        (gpu / f"{cuda_key}.json").write_text(json.dumps(data))
+    changed = _with_a_cuda_pair(tmp_path)
     row = _context(changed)["by_id"]["checkpointing"]
     assert row["backend"] == "cuda" and row["machine"] == "h100"
     assert row["cost"]["backend"] == "cuda" and row["cost"]["ratio"] == pytest.approx(1.3)
@@ -307,6 +298,18 @@ def test_the_chinese_page_puts_no_space_between_chinese_characters() -> None:
 def test_step_times_that_mean_something_get_their_section(tmp_path: Path, lang: str) -> None:
     """A CUDA pair of the example that records each timed step: the section is there, linked
     from the ranking, and the CPU timings left out are said in a line under its table."""
+    changed = _with_a_cuda_pair(tmp_path, spread=(0.99, 1.0, 1.0, 1.01, 1.0))
+    ctx = _context(changed)
+    assert [row["id"] for row in ctx["costs"]] == ["checkpointing"]
+    page = page_markdown(levers, ctx, lang)
+    assert "{: #time }" in page and "(#time)" in page
+    assert ctx["untimed"] is not None and ctx["untimed"][lang] in page
+    assert ctx["untimed"][lang].startswith({"en": "Left out:", "zh": "没有列出的："}[lang])
+
+
+def _with_a_cuda_pair(tmp_path: Path, spread: tuple[float, ...] | None = None) -> Path:
+    """The fixture results plus a CUDA run of the example with and without checkpointing
+    (0.2 and 0.26 s a step; each timed step recorded where `spread` gives their factors)."""
     changed = tmp_path / "results"
     shutil.copytree(FIXTURES, changed)
     gpu = changed / "h100"
@@ -315,12 +318,8 @@ def test_step_times_that_mean_something_get_their_section(tmp_path: Path, lang: 
         cuda_key = key.replace("estimate", "cuda")
         data = json.loads((EST / f"{key}.json").read_text())
         data["experiment"].update(backend="cuda", device="cuda")
-        data.update(key=cuda_key, backend="cuda", step_seconds=seconds,
-                    step_times=[seconds * f for f in (0.99, 1.0, 1.0, 1.01, 1.0)])
+        data.update(key=cuda_key, backend="cuda", step_seconds=seconds)
+        if spread is not None:
+            data["step_times"] = [seconds * f for f in spread]
         (gpu / f"{cuda_key}.json").write_text(json.dumps(data))
-    ctx = _context(changed)
-    assert [row["id"] for row in ctx["costs"]] == ["checkpointing"]
-    page = page_markdown(levers, ctx, lang)
-    assert "{: #time }" in page and "(#time)" in page
-    assert ctx["untimed"] is not None and ctx["untimed"][lang] in page
-    assert ctx["untimed"][lang].startswith({"en": "Left out:", "zh": "没有列出的："}[lang])
+    return changed
