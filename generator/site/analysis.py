@@ -295,7 +295,7 @@ def parity_gap_words(row: dict[str, Any]) -> Words | None:
         width = "FP32" if m["bits"] == 32 else "16-bit"
         tensors = Words(("one" if n == 1 else str(n)) + f" {width} vocabulary-sized "
                         + ("tensor" if n == 1 else "tensors"),
-                        ("一" if n == 1 else str(n)) + f"份{'FP32 ' if m['bits'] == 32 else ' 16 位'}"
+                        ("一" if n == 1 else str(n)) + f"份{' FP32 ' if m['bits'] == 32 else ' 16 位'}"
                         "词表大小的张量")
         more = m["count"] > 0
         en.append(f"{tensors.en} {'more' if more else 'fewer'} among its "
@@ -321,12 +321,13 @@ def parity_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
         words = parity_gap_words(row)
         if words is not None:
             e = row["builtin"]["experiment"]
-            head = (f"`{e['model']}` / `{row['hf']['experiment']['model']}`, "
+            head = (f"`{e['model']}` / `{row['hf']['experiment']['model']}`",
                     f"b{e['batch_size']} s{e['seq_len']}")
             notes.setdefault((head, words), []).append(e["precision"])
     rest = [abs(row["difference"]) for row in rows if row["gap"] is None]
-    return {"explained": [{"head": Words(*(f"{head}, " + join(
-                              [PRECISION_LABELS[p][lang] for p in sorted(precisions)], lang)
+    comma = {"en": ", ", "zh": "，"}
+    return {"explained": [{"head": Words(*(comma[lang].join([*head, join(
+                              [PRECISION_LABELS[p][lang] for p in sorted(precisions)], lang)])
                               for lang in ("en", "zh"))),
                            "words": words}
                           for (head, words), precisions in notes.items()],

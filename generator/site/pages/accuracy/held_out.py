@@ -187,12 +187,12 @@ def modelled(source: HeldOutSource, modelled_gpus: list[str]) -> Words:
                 f"The source does not say which {name} it used; the catalogue's {them} keep the "
                 f"same cuBLAS workspace ({size}), the one figure of the GPU that enters the "
                 f"estimated peaks, and the estimates model the {listed}.",
-                f"来源没说用的是哪一款 {name}；目录里的 {them_zh} 的 cuBLAS workspace 相同（{size}），"
+                f"来源没说用的是哪一款 {name}；目录里的 {them_zh} 的 cuBLAS 工作区相同（{size}），"
                 f"而 GPU 的参数里只有它进入估算的峰值；估算模拟的是 {listed}。")
         return Words(
             f"The source does not say which {name} it used, and the catalogue's {them} keep "
             f"different cuBLAS workspaces; the estimates model the {listed}.",
-            f"来源没说用的是哪一款 {name}，而目录里的 {them_zh} 的 cuBLAS workspace 各不相同；"
+            f"来源没说用的是哪一款 {name}，而目录里的 {them_zh} 的 cuBLAS 工作区各不相同；"
             f"估算模拟的是 {listed}。")
     workspace = {gpu.overheads.cublas_workspace_bytes for gpu in chosen}
     size = ", ".join(f"{mib(w)} MiB" for w in sorted(workspace))
@@ -201,14 +201,14 @@ def modelled(source: HeldOutSource, modelled_gpus: list[str]) -> Words:
             f"The catalogue has no {name}; the estimates model the {listed}, whose cuBLAS "
             f"workspace ({size}) is PyTorch's default on every GPU before Hopper, the {name} "
             f"among them; no other figure of that GPU enters the estimated peaks.",
-            f"目录里没有 {name}；估算模拟的是 {listed}，它的 cuBLAS workspace（{size}）是 PyTorch "
+            f"目录里没有 {name}；估算模拟的是 {listed}，它的 cuBLAS 工作区（{size}）是 PyTorch "
             f"在 Hopper 之前所有 GPU 上的默认值，{name} 也在其中；这块 GPU 的其他参数都不进入"
             f"估算的峰值。")
     return Words(
         f"The catalogue has no {name}; the estimates model the {listed}, whose cuBLAS workspace "
         f"({size}) is not PyTorch's default before Hopper, so the estimate may be off by the "
         f"difference.",
-        f"目录里没有 {name}；估算模拟的是 {listed}，它的 cuBLAS workspace（{size}）不是 PyTorch "
+        f"目录里没有 {name}；估算模拟的是 {listed}，它的 cuBLAS 工作区（{size}）不是 PyTorch "
         f"在 Hopper 之前的默认值，估算可能因此有偏差。")
 
 
@@ -219,9 +219,9 @@ def source_summary(errors: dict[str, float], short: int) -> Words:
     if count == 1:
         where = ("it falls short of the published figure" if short else
                  "it is not below the published figure")
-        where_zh = "低于公开数字" if short else "不低于公开数字"
+        where_zh = f"比公开数字低 {worst}" if short else f"不低于公开数字，相差 {worst}"
         return Words(f"Against this source's one point the estimate is off by {worst}; {where}.",
-                     f"对照这个来源的 1 个数据点，估算的误差是 {worst}，{where_zh}。")
+                     f"对照这个来源的 1 个数据点，估算{where_zh}。")
     where = ("all of them fall short of the published figure" if short == count else
              "none of them falls short of the published figure" if short == 0 else
              f"{short} of them fall short of the published figure")

@@ -45,7 +45,7 @@ TEXT: dict[str, Words] = {
     "peak": Words("Peak", "峰值"),
     "category": Words("Category (own maximum)", "类别（各自最大值）"),
     "on": Words("{} GPUs", "{} 卡"), "on1": Words("{} GPU", "{} 卡"),
-    "factor": Words("Shrinks by", "实际缩小"),
+    "factor": Words("Shrinks by", "缩小倍数"),
     "ideal": Words("1/N would give", "按 1/N 应缩小"),
     "gpu": Words("GPU (memory for a process)", "GPU（进程可用显存）"),
     "fsdp_need": Words("FSDP2, {r}: fewest GPUs (needed per GPU)",
