@@ -19,7 +19,7 @@ SERIES = (
 )
 _WORDS: dict[str, Words] = {
     "title": Words("Estimate ÷ real H100 measurement, per run",
-                   "估算 ÷ H100 上的 GPU 实测，逐项运行"),
+                   "估算 ÷ H100 上的 GPU 实测，逐次运行"),
     "axis": Words("Estimate ÷ real (1 = exact)", "估算 ÷ GPU 实测（1 为完全一致）"),
     "band": Words("within ±{}", "±{} 以内"),
 }
