@@ -5,6 +5,7 @@ for a missing value."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 
 def mib(nbytes: float | None) -> str:
@@ -28,10 +29,12 @@ def size(nbytes: int | None) -> str:
     return f"{nbytes / 2**10:,.1f} KiB" if nbytes >= 2**10 else f"{nbytes} B"
 
 
-def print_alike(a: int | None, b: int | None) -> bool:
-    """Whether two sizes print the same (`size`): a page then says "the same" instead of
-    printing one figure twice as if they differed."""
-    return size(a) == size(b)
+def print_alike(a: int | None, b: int | None,
+                unit: Callable[[int | None], str] = size) -> bool:
+    """Whether two sizes print the same in `unit` (`size` by default; `gib`, `mib`): a page
+    then says "the same" instead of printing one figure twice as if they differed. The one
+    test of sameness every page's sentences use."""
+    return unit(a) == unit(b)
 
 
 def pct(fraction: float | None, digits: int = 1) -> str:

@@ -21,9 +21,9 @@ _PRINTED = ("live_at_peak_bytes", "category_max_bytes", "module_activation_bytes
 
 
 def alike(first: int, second: int, unit: Callable[[int], str] = units.gib) -> bool:
-    """Whether two sizes print alike in `unit` (GiB to two places by default): the page says
-    "the same" rather than printing one figure twice."""
-    return unit(first) == unit(second)
+    """Whether two sizes print alike in `unit`, GiB to two places unless told
+    (units.print_alike, whose default is `size`)."""
+    return units.print_alike(first, second, unit)
 
 
 def change(before: int, after: int) -> dict[str, Any]:

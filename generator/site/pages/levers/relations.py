@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from generator.experiment.option import resolved_optimizer_impl
-from generator.units import gib, mib, pct
+from generator.units import gib, mib, pct, print_alike
 from generator.words import Words
 
 #: "Acts on" lists the categories whose changes, biggest first, make up this share of all the
@@ -115,7 +115,7 @@ def transformer_flops(arch: Mapping[str, int], seq_len: int) -> dict[str, float]
 
 def same(a: int, b: int, unit: str = "GiB") -> bool:
     """Two sizes that print alike at `unit` (GiB to two decimals, MiB to one)."""
-    return UNITS[unit](a) == UNITS[unit](b)
+    return print_alike(a, b, UNITS[unit])
 
 
 def from_to(before: int, after: int, unit: str = "MiB") -> Words:
