@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator import units
 from generator.experiment import is_plain_step, step_options_of
 from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
-from generator import units
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
+from generator.site.wording import listed
 from generator.words import Words
 
 Result = StepResult
@@ -242,9 +243,7 @@ def parity_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                tuple(sorted((k, str(v)) for k, v in exp.items() if k != "precision")),
                (builtin.get("environment") or {}).get("device_name"), parity_printed(row))
         found.setdefault(key, {**row, "covers": []})["covers"].append(exp["precision"])
-    return [{**row, "precisions": Words(*(join([PRECISION_LABELS[p][lang]
-                                                for p in sorted(row["covers"])], lang)
-                                          for lang in ("en", "zh")))}
+    return [{**row, "precisions": listed([PRECISION_LABELS[p] for p in sorted(row["covers"])])}
             for row in found.values()]
 
 
@@ -326,18 +325,9 @@ def parity_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
             notes.setdefault((head, words), []).append(e["precision"])
     rest = [abs(row["difference"]) for row in rows if row["gap"] is None]
     comma = {"en": ", ", "zh": "，"}
-    return {"explained": [{"head": Words(*(comma[lang].join([*head, join(
-                              [PRECISION_LABELS[p][lang] for p in sorted(precisions)], lang)])
+    return {"explained": [{"head": Words(*(comma[lang].join([*head, listed(
+                              [PRECISION_LABELS[p] for p in sorted(precisions)])[lang]])
                               for lang in ("en", "zh"))),
                            "words": words}
                           for (head, words), precisions in notes.items()],
             "rest_within": max(rest) if rest else None}
-
-
-def join(items: list[str], lang: str) -> str:
-    """A list in words: "a, b and c" / "a、b 和 c"."""
-    if len(items) < 2:
-        return "".join(items)
-    if lang == "zh":
-        return "、".join(items[:-1]) + " 和 " + items[-1]
-    return ", ".join(items[:-1]) + " and " + items[-1]

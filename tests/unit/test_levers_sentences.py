@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from generator.site.pages.levers import sentences as sen
-from generator.site.pages.levers.wording import capital, listed, spaced
+from generator.site.wording import capital, listed, spaced
 from generator.words import Words
 
 MIB, GIB = 2**20, 2**30

@@ -29,7 +29,7 @@ from generator.site.pages import Page
 from generator.site.pages.levers import charts as lever_charts
 from generator.site.pages.levers import relations, sentences
 from generator.site.pages.levers import tables as lever_tables
-from generator.site.pages.levers.wording import spaced
+from generator.site.wording import spaced
 from generator.words import Words
 
 Result = StepResult

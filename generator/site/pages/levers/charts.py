@@ -11,8 +11,8 @@ from generator.site.charts import canvas
 from generator.site.charts.svgtools import finalize
 from generator.site.labels import CATEGORY_LABELS, kind
 from generator.site.pages.levers.tables import label
-from generator.site.pages.levers.wording import capital, spaced
 from generator.site.palette import CATEGORY_COLORS, INK
+from generator.site.wording import capital, spaced
 from generator.words import Words
 
 GIB = 2 ** 30

@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.site.labels import CATEGORY_LABELS
 from generator.site.pages.levers import relations
-from generator.site.pages.levers.wording import capital, listed, spaced
+from generator.site.wording import capital, listed, spaced
 from generator.units import gib, pct, size
 from generator.words import Words
 

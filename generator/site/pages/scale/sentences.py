@@ -10,8 +10,9 @@ import re
 from typing import Any
 
 from generator.site.labels import CATEGORY_LABELS
+from generator.site.wording import listed
 from generator.units import gib, pct, pct_figures, size
-from generator.words import Words
+from generator.words import Words, same
 
 Row = dict[str, Any]
 #: A factor within this share of 1/N counts as shrinking as 1/N; within it of 1, as not
@@ -29,13 +30,8 @@ NAMES = {cat: Words(label.en[0].lower() + label.en[1:], label.zh)
 
 
 def _join(items: list[str], lang: str) -> str:
-    if not items:
-        return ""
-    if len(items) == 1:
-        return items[0]
-    if lang == "zh":
-        return _spaced("、".join(items[:-1]) + "和" + items[-1])
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    """Items of one language in a list, as the site joins names (wording.listed)."""
+    return listed([same(item) for item in items])[lang]
 
 
 def _spaced(text: str) -> str:

@@ -1,4 +1,4 @@
-"""How the levers page joins names and clauses in each language: lists ("a, b and c" /
+"""How the site's pages join names and clauses in each language: lists ("a, b and c" /
 "a、b和c") and Chinese pieces spaced as the site writes Chinese, with a space only where a
 Chinese character meets Latin, a digit or code, never between two Chinese characters or
 beside full-width punctuation (tests/unit/test_levers_sentences.py)."""
