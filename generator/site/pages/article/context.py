@@ -37,6 +37,7 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
     claims = check_claims(article, facts, parameter_underflow(studies))
     by_id = lever_rows.get("by_id", {})
     found_small = small_batch(all_results)
+    parity = analysis.hf_parity(all_results)
     return {
         "article": ARTICLE,
         "article_results": article,
@@ -54,10 +55,10 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "accuracy": [r for r in checks if r["result"]["backend"] == "cpu"],
         "accuracy_gpu": [r for r in checks if r["result"]["backend"] == "cuda"],
         "cuda_overhead": cuda_overhead(all_results),
-        "hf_parity": analysis.hf_parity(all_results),
+        "hf_parity": parity,
         # the same pairs as the methodology's table prints them: alike rows merged
-        "hf_parity_rows": analysis.parity_table(analysis.hf_parity(all_results)),
-        "hf_parity_notes": analysis.parity_notes(analysis.hf_parity(all_results)),
+        "hf_parity_rows": analysis.parity_table(parity),
+        "hf_parity_notes": analysis.parity_notes(parity),
         # the CUDA context over the catalogue's generations: the least and the most
         "context_span": (min(gpu.context_bytes[0] for gpu in CATALOGUE),
                          max(gpu.context_bytes[1] for gpu in CATALOGUE)),
