@@ -17,16 +17,35 @@ DEFAULT_SUITE = Path(__file__).parent / "suites"
 
 
 def expand(table: Any) -> list[dict[str, Any]]:
-    """{'precision': ['fp32', 'amp-bf16'], ...} → one dict per value (per combination)."""
+    """{'precision': ['fp32', 'amp-bf16'], ...} → one dict per value (per combination).
+    `sizes = [[batch, seq], ...]` gives batch_size and seq_len in pairs: the points of a
+    grid over sizes, which a product of two lists would not give."""
     if not isinstance(table, dict):
         raise ConfigError("each [[experiment]] must be a table")
     # An empty list would expand to no experiment at all: a silent no-op, surely a slip.
     empty = [name for name, value in table.items() if value == []]
     if empty:
         raise ConfigError(f"{', '.join(empty)} = [] gives no experiment; give at least one value")
+    if "sizes" in table:
+        table = {**{k: v for k, v in table.items() if k != "sizes"},
+                 "size": _sizes(table["sizes"], table)}
     names = list(table)
     values = [_choices(name, v) for name, v in table.items()]
-    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    found = [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    for fields in found:
+        if "size" in fields:
+            fields["batch_size"], fields["seq_len"] = fields.pop("size")
+    return found
+
+
+def _sizes(value: Any, table: dict[str, Any]) -> list[tuple[int, int]]:
+    """The [batch, seq] pairs of `sizes`, which then replace batch_size and seq_len."""
+    if "batch_size" in table or "seq_len" in table:
+        raise ConfigError("sizes gives batch_size and seq_len in pairs: give one or the other")
+    if not isinstance(value, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 for pair in value):
+        raise ConfigError(f"sizes must be a list of [batch, seq] pairs, not {value!r}")
+    return [(pair[0], pair[1]) for pair in value]
 
 
 def _choices(name: str, value: Any) -> list[Any]:

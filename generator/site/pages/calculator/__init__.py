@@ -1,23 +1,29 @@
-"""The "will it fit?" calculator: a widget on the home page and the model reports that
-predicts a step's allocated and reserved peaks, and what nvidia-smi would show, from the
-estimates of calculator.toml, on any GPU of the catalogue (plan/gpus.py), and for each of them
-whether the step fits (plan/fit.py) and the largest batch that does (plan/search.py).
+"""The "will it fit?" calculator: its own page (calculator.md), the short entry on the home
+page and the model reports, and the data its widget reads. For the models people fine-tune
+(suite fine_tune.toml) and the article's two (calculator.toml), each in the ways they are
+trained (settings.py: method, precision, levers), it predicts a step's allocated and reserved
+peaks, the tensors' peak and what nvidia-smi would show, on any GPU of the catalogue
+(plan/gpus.py), and for each of them whether the step fits (plan/fit.py) and the largest
+batch that does (plan/search.py).
 
-Each lever set's estimates keep their allocation traces; replay.py fits every allocation's
+Each setting's estimates keep their allocation traces; replay.py fits every allocation's
 size over them, and the widget replays the fitted trace through the caching allocator at the
-reader's size (exact where the fit is). Planes (planes.py) fitted to the same estimates
-remain for a lever set whose traces cannot be fitted, and give the search for the largest
-batch its first guess.
+reader's size (exact where the fit is). One sample and more are different steps for a causal
+LM (transformers copies the shifted labels only for two or more), so where the traces of
+batch 1 differ from the others, each has its template. Planes (planes.py) fitted to the same
+estimates remain for a setting whose traces cannot be fitted, give the search for the
+largest batch its first guess, and split the peak into its categories.
 
-It has no page of its own: its context is the fits, written as data files (calculator.json,
-and calculator.js, the same data as a script so that the widget also works from file://;
-calculator/<fit>.js, each replay template as a script, loaded when chosen) that
-docs/assets/calculator.js reads; templates/calculator/ holds the widget's markup.
+Data files (docs/<lang>/data/): calculator.json, and calculator.js (the same as a script, so
+that the widget also works from file://): the models, their settings, the GPUs and the
+words; calculator/model-<model>.js: one model's fits, loaded when it is picked;
+calculator/<fit>.js: one setting's replay templates, loaded when it is picked.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -25,20 +31,23 @@ from generator.experiment import step_options_of
 from generator.plan import gpus
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.shapes import StepResult
-from generator.site.analysis import ARTICLE
 from generator.site.labels import PRECISION_LABELS
-from generator.site.pages.calculator import grid, replay
-from generator.site.pages.calculator.planes import FitRange, Point, fit_plane
+from generator.site.pages import Page
+from generator.site.pages.calculator import grid, replay, settings
+from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, fit_share
 from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
 from generator.site.pages.sweeps.fits import peak_phase
 from generator.site.templating import kind
 from generator.words import LANGS
 
-PAGES = ()
+PAGES = (Page("calculator.md", "calculator/calculator", nav=5),)
 DATA_NAME = "calculator"
-SCHEMA = 3
+SCHEMA = 4
 #: Fewer points than this cannot both fit three coefficients and say how well they fit.
 MIN_POINTS = 4
+#: The categories of the peak, in the order the stacked bar draws them.
+CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
+              "temporaries")
 
 
 def own_results(results: list[StepResult]) -> set[str]:
@@ -47,40 +56,94 @@ def own_results(results: list[StepResult]) -> set[str]:
 
 
 def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Every fit, by model, precision and lever set; None without grid results."""
+    """Every fit, by model and setting; None without grid results."""
     fitted = [fit_group(group) for _, group in sorted(_groups(results).items())
               if len(group) >= MIN_POINTS]
     if not fitted:
         return None
     fits = [fit for fit, _ in fitted]
-    replays = {fit["replay"]: template for fit, template in fitted if template}
+    replays = {name: template for _, templates in fitted for name, template in templates.items()}
     order = list(PRECISION_LABELS)
-    # no levers first: the widget opens on the plain step
-    fits.sort(key=lambda f: (f["model"], order.index(f["precision"]), f["levers"] != "none",
-                             f["levers"]))
-    # The widget opens on the article's example where the first fit covers it, else on the
-    # middle of its points by tokens.
-    points = sorted(fits[0]["points"], key=lambda p: p["batch"] * p["seq"])
-    start = points[len(points) // 2]
-    fitted = FitRange(tuple(fits[0]["range"]["tokens"]), tuple(fits[0]["range"]["seq"]))
-    if fits[0]["model"] == ARTICLE["model"] and fitted.contains(ARTICLE["batch_size"],
-                                                                ARTICLE["seq_len"]):
-        start = {"batch": ARTICLE["batch_size"], "seq": ARTICLE["seq_len"]}
-    return {"schema_version": SCHEMA, "fits": fits, "gpus": gpu_data(),
+    methods = list(settings.METHODS)
+    # the plain step first: the widget opens each model and method on it
+    fits.sort(key=lambda f: (f["model"], methods.index(f["method"]),
+                             order.index(f["precision"]), f["levers"] != "none", f["levers"]))
+    models = _models(fits, results)
+    start = _start(fits)
+    return {"schema_version": SCHEMA, "fits": fits, "models": models, "gpus": gpu_data(),
             # the one rule's words (plan/fit.py), for the widget in each language
             "verdict_words": {lang: {word: text[lang] for word, text in WORD_TEXT.items()}
                               for lang in LANGS},
             "upper_bound": {lang: RESERVED_IS_AN_UPPER_BOUND[lang] for lang in LANGS},
-            "start": {"batch": start["batch"], "seq": start["seq"], "gpu": gpus.ASSUMED},
-            "models": sorted({f["model"] for f in fits}),
-            "precisions": [p for p in order if any(f["precision"] == p for f in fits)],
-            "levers": list(dict.fromkeys(f["levers"] for f in fits)),
-            "lever_words": {f["levers"]: f["lever_words"] for f in fits},
-            "replays": replays}
+            "methods": {m: dict(zip(("en", "zh"), w)) for m, w in settings.METHODS.items()},
+            "precisions": {p: dict(zip(("en", "zh"), PRECISION_LABELS[p])) for p in order
+                           if any(f["precision"] == p for f in fits)},
+            "categories": list(CATEGORIES), "start": start, "replays": replays}
+
+
+#: Where the widget opens: a question people ask ("LoRA on Llama 3.1 8B, batch 4 at 2,048
+#: tokens: which GPU?"), with the first model and setting standing in where it is absent.
+START = {"model": "hf:meta-llama/Llama-3.1-8B", "method": "lora", "batch": 4, "seq": 2048}
+
+
+def _start(fits: list[dict[str, Any]]) -> dict[str, Any]:
+    """The widget's first choice: START where a fit holds it, else the first fine-tuning
+    model's first setting at the middle of its points."""
+    wanted = [f for f in fits if f["model"] == START["model"] and f["method"] == START["method"]]
+    first = (wanted or [f for f in fits if f["model"].startswith("hf:")] or fits)[0]
+    if FitRange(tuple(first["range"]["tokens"]), tuple(first["range"]["seq"])).contains(
+            START["batch"], START["seq"]):
+        size = {"batch": START["batch"], "seq": START["seq"]}
+    else:
+        points = sorted(first["points"], key=lambda p: p["batch"] * p["seq"])
+        size = points[len(points) // 2]
+    return {"model": first["model"], "method": first["method"],
+            "precision": first["precision"], "levers": first["levers"],
+            "batch": size["batch"], "seq": size["seq"], "gpu": gpus.ASSUMED}
+
+
+def _models(fits: list[dict[str, Any]], results: list[StepResult]) -> list[dict[str, Any]]:
+    """The models as the widget lists them: name, family, parameter count, file, and the
+    settings it has fits for."""
+    counts = {r["experiment"]["model"]: r.get("parameter_count") for r in results
+              if not r.get("error") and not r["experiment"].get("lora_rank")}
+    found = []
+    for model in sorted({f["model"] for f in fits}, key=_model_order):
+        own = [f for f in fits if f["model"] == model]
+        found.append({
+            "id": model, "label": model.removeprefix("hf:"), "slug": slug(model),
+            "family": _family(model), "parameters": counts.get(model),
+            "settings": [{key: f[key] for key in ("name", "method", "precision", "levers",
+                                                  "lever_words")} for f in own],
+        })
+    return found
+
+
+#: Families by the words of their names, in the order the widget lists them.
+FAMILIES = (("llama", "Llama"), ("qwen", "Qwen"), ("mistral", "Mistral"), ("gemma", "Gemma"),
+            ("phi", "Phi"), ("olmoe", "OLMoE"), ("bert", "BERT"), ("gpt2", "GPT-2"))
+
+
+def _family(model: str) -> str:
+    low = model.lower()
+    return next((name for word, name in FAMILIES if word in low), "other")
+
+
+def _model_order(model: str) -> tuple[int, int, float, str]:
+    """Fine-tuning models first, by family and size; the article's own after them."""
+    names = [name for _, name in FAMILIES] + ["other"]
+    size = re.search(r"(\d+(?:\.\d+)?)[bB]\b", model)
+    return (not model.startswith("hf:"), names.index(_family(model)),
+            float(size.group(1)) if size else 0.0, model)
+
+
+def slug(model: str) -> str:
+    """A model id as a file name: "hf:meta-llama/Llama-3.2-1B" → "hf-meta-llama-Llama-3.2-1B"."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
 
 
 def _groups(results: list[StepResult]) -> dict[tuple[str, str, str, str], list[StepResult]]:
-    """The grid's estimates by model, precision, optimizer and lever set."""
+    """The grid's estimates by model, precision, optimizer and step options."""
     keys = grid.grid_keys()
     groups: dict[tuple[str, str, str, str], list[StepResult]] = defaultdict(list)
     for r in results:
@@ -101,8 +164,8 @@ def predictor(results: list[StepResult], experiment: dict[str, Any]
     group = _groups(results).get((e["model"], e["precision"], e["optimizer"], levers_of(e)))
     if not group or len(group) < MIN_POINTS:
         return None
-    fit, template = fit_group(group)
-    return (Predictor(fit, template), group) if template else None
+    fit, templates = fit_group(group)
+    return (Predictor(fit, templates), group) if templates else None
 
 
 def gpu_data() -> list[dict[str, Any]]:
@@ -127,69 +190,139 @@ def levers_of(exp: dict[str, Any]) -> str:
     return "+".join(opt.tag(value) for opt, value in step_options_of(exp)) or "none"
 
 
-def fit_group(group: list[StepResult]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """One model, precision and lever set: both peaks fitted, with the range and sources;
-    and its replay template (None where the traces do not fit, said in "replay_problem")."""
+def fit_group(group: list[StepResult]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """One model and setting: both peaks fitted, the split of the peak by category, the
+    range and sources; and its replay templates by name (none where the traces do not fit,
+    said in "replay_problem"). Sizes are per micro-batch: a step of two micro-batches of 4
+    is batch 4 here, as the reader gives it."""
+    micro = group[0]["experiment"].get("micro_batches", 1) or 1
     group = sorted(group, key=lambda r: (r["experiment"]["batch_size"], r["experiment"]["seq_len"]))
     first = group[0]
     e = first["experiment"]
     allocated = fit_plane([_point(r, "peak_allocated_bytes") for r in group])
     reserved = fit_plane([_point(r, "peak_reserved_bytes") for r in group], use_floor=False)
     fitted = FitRange.of(allocated.points)
-    words = {lang: ", ".join(opt.words(value)[lang] for opt, value in step_options_of(e))
-             for lang in ("en", "zh")}
-    name = f"{e['model']}-{e['precision']}-{e['optimizer']}-{levers_of(e)}"
-    template, problem = _template(group)
+    name = f"{slug(e['model'])}-{e['precision']}-{e['optimizer']}-{levers_of(e)}"
+    templates, entries, problem = _templates(group, name)
     return {
-        "model": e["model"], "precision": e["precision"], "optimizer": e["optimizer"],
-        "levers": levers_of(e), "lever_words": words if any(words.values()) else None,
+        "name": name, "model": e["model"], **settings.setting(e), "optimizer": e["optimizer"],
         "kind": {lang: kind(first, lang) for lang in ("en", "zh")},
         "allocated": {**allocated.coefficients(), "max_rel_residual": allocated.max_rel_residual,
                       "spread": allocated.spread},
         "reserved": {**reserved.coefficients(), "max_rel_residual": reserved.max_rel_residual,
                      "spread": reserved.spread},
+        "composition": _composition(group),
         "range": {"tokens": list(fitted.tokens), "seq": list(fitted.seq)},
-        "points": [{"batch": r["experiment"]["batch_size"], "seq": r["experiment"]["seq_len"],
+        "points": [{"batch": r["experiment"]["batch_size"] // micro,
+                    "seq": r["experiment"]["seq_len"],
                     "allocated": r["allocator"]["peak_allocated_bytes"],
                     "reserved": r["allocator"]["peak_reserved_bytes"],
+                    "tensors": r["peak_bytes"],
                     "floor": peak_phase(r) == "optimizer", "key": r["key"]} for r in group],
-        "replay": name if template else None, "replay_problem": problem,
-    }, template
+        "replays": entries, "replay_problem": problem,
+    }, templates
 
 
-def _template(group: list[StepResult]) -> tuple[dict[str, Any] | None, str | None]:
-    """The group's traces fitted, checked to give each estimate's own peaks back."""
+def _templates(group: list[StepResult], name: str
+               ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], str | None]:
+    """The group's traces fitted into one template, or, where batch 1 is another step, one
+    for batch 1 and one for more; each checked to give its estimates' own peaks back.
+    Returns the templates by name, the widget's entries ({"name", "batch": [low, high or
+    None]}, by micro-batch), and the problem where none could be made."""
     traced = [r for r in group if r["allocator"].get("trace")]
     if len(traced) < len(group):
-        return None, "estimates without an allocation trace (allocation_trace = true)"
+        return {}, [], "estimates without an allocation trace (allocation_trace = true)"
+    micro = group[0]["experiment"].get("micro_batches", 1) or 1
+    ones = [r for r in group if r["experiment"]["batch_size"] == micro]
+    rest = [r for r in group if r["experiment"]["batch_size"] != micro]
     try:
-        template = replay.template([(r["experiment"]["batch_size"], r["experiment"]["seq_len"],
-                                     r["allocator"]["trace"]) for r in group])
+        return {name: _template(group)}, [{"name": name, "batch": [_batch(group), None]}], None
     except replay.NotReplayable as problem:
-        return None, str(problem)
+        if not ones or len(rest) <= replay.MAX_TERMS:
+            return {}, [], str(problem)
+    try:
+        one, more = _template(ones), _template(rest)
+    except replay.NotReplayable as problem:
+        return {}, [], str(problem)
+    return ({f"{name}-b1": one, f"{name}-b2": more},
+            [{"name": f"{name}-b1", "batch": [1, 1]},
+             {"name": f"{name}-b2", "batch": [_batch(rest), None]}], None)
+
+
+def _batch(group: list[StepResult]) -> int:
+    """The smallest micro-batch among the group's estimates."""
+    return min(r["experiment"]["batch_size"] // (r["experiment"].get("micro_batches", 1) or 1)
+               for r in group)
+
+
+def _template(group: list[StepResult]) -> dict[str, Any]:
+    """The traces fitted (at the estimates' own batch, all micro-batches together), checked
+    to give each estimate's own peaks back; NotReplayable where they do not."""
+    if len(group) <= replay.MAX_TERMS:
+        raise replay.NotReplayable(f"{len(group)} traces cannot check a fit of "
+                                   f"{replay.MAX_TERMS} terms")
+    sizes = [(r["experiment"]["batch_size"], r["experiment"]["seq_len"]) for r in group]
+    template = replay.template([(b, s, r["allocator"]["trace"]) for (b, s), r in zip(sizes, group)])
+    if replay.exact_at_its_points(template, sizes):
+        return template
     for r in group:
         peaks = replay.peaks(template, r["experiment"]["batch_size"], r["experiment"]["seq_len"])
         truth = (r["allocator"]["peak_allocated_bytes"], r["allocator"]["peak_reserved_bytes"])
         if peaks != truth:
-            return None, f"the replay gives {peaks} at {r['key']}, the estimate {truth}"
-    return template, None
+            raise replay.NotReplayable(f"the replay gives {peaks} at {r['key']}, the "
+                                       f"estimate {truth}")
+    return template
+
+
+def _composition(group: list[StepResult]) -> dict[str, Any]:
+    """What fills the peak, by category: a plane per category through the estimates whose
+    peak grows with the size, and the split of the highest of those that peak in the
+    optimizer step (the floor, which does not grow). Approximate between the points, which
+    the widget says; the peaks themselves come from the replay."""
+    micro = group[0]["experiment"].get("micro_batches", 1) or 1
+
+    def point(r: StepResult, value: float) -> Point:
+        e = r["experiment"]
+        return Point(e["batch_size"] // micro, e["seq_len"], value)
+
+    growing = [r for r in group if peak_phase(r) != "optimizer"]
+    floor = max((r for r in group if peak_phase(r) == "optimizer"),
+                key=lambda r: r["peak_bytes"], default=None)
+    planes = None
+    if len({(r["experiment"]["batch_size"], r["experiment"]["seq_len"]) for r in growing}) >= 3:
+        planes = {cat: fit_share([point(r, r["live_at_peak_bytes"].get(cat, 0)) for r in growing])
+                  for cat in CATEGORIES}
+    return {"planes": planes,
+            "floor": {cat: floor["live_at_peak_bytes"].get(cat, 0) for cat in CATEGORIES}
+            if floor else None}
 
 
 def _point(result: StepResult, field: str) -> Point:
     e = result["experiment"]
-    return Point(e["batch_size"], e["seq_len"], result["allocator"][field],
+    micro = e.get("micro_batches", 1) or 1
+    return Point(e["batch_size"] // micro, e["seq_len"], result["allocator"][field],
                  floor=peak_phase(result) == "optimizer")
 
 
 def data_files(ctx: dict[str, Any]) -> dict[str, str]:
-    """What render writes under docs/<lang>/data/: the fits as JSON, and as a script."""
-    fits = {key: value for key, value in ctx.items() if key != "replays"}
-    text = json.dumps(fits, ensure_ascii=False, indent=1, sort_keys=True)
+    """What render writes under docs/<lang>/data/: the models and settings as JSON and as a
+    script; each model's fits, and each setting's replay templates, as scripts of their own."""
+    top = {key: value for key, value in ctx.items() if key not in ("replays", "fits")}
+    text = json.dumps(top, ensure_ascii=False, indent=1, sort_keys=True)
     files = {f"{DATA_NAME}.json": text + "\n",
              f"{DATA_NAME}.js": f"window.CALCULATOR_DATA = {text};\n"}
-    for name, template in ctx["replays"].items():
-        compact = json.dumps(template, separators=(",", ":"), sort_keys=True)
-        files[f"{DATA_NAME}/{name}.js"] = (
-            f"(window.CALCULATOR_REPLAYS = window.CALCULATOR_REPLAYS || {{}})"
-            f"[{json.dumps(name)}] = {compact};\n")
+    for model in ctx["models"]:
+        own = [f for f in ctx["fits"] if f["model"] == model["id"]]
+        compact = json.dumps(own, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        files[f"{DATA_NAME}/model-{model['slug']}.js"] = (
+            f"(window.CALCULATOR_FITS = window.CALCULATOR_FITS || {{}})"
+            f"[{json.dumps(model['id'])}] = {compact};\n")
+    for fit in ctx["fits"]:
+        if not fit["replays"]:
+            continue
+        lines = [f"(window.CALCULATOR_REPLAYS = window.CALCULATOR_REPLAYS || {{}})"
+                 f"[{json.dumps(entry['name'])}] = "
+                 f"{json.dumps(ctx['replays'][entry['name']], separators=(',', ':'), sort_keys=True)};"
+                 for entry in fit["replays"]]
+        files[f"{DATA_NAME}/{fit['name']}.js"] = "\n".join(lines) + "\n"
     return files

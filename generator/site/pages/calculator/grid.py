@@ -1,4 +1,5 @@
-"""Which results are the calculator's: the experiments of its suite (calculator.toml).
+"""Which results are the calculator's: the experiments of its suites (calculator.toml, the
+article's two models; fine_tune.toml, the models people fine-tune).
 
 Read with tomllib and suite_tables alone, not with jobs.suite (which imports the model zoo and
 so PyTorch): rendering needs no PyTorch. Results of the grid that no other suite file asks
@@ -19,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-SUITE = DEFAULT_SUITE / "calculator.toml"
+SUITES = (DEFAULT_SUITE / "calculator.toml", DEFAULT_SUITE / "fine_tune.toml")
 
 
 def suite_keys(path: Path) -> frozenset[str]:
@@ -30,13 +31,13 @@ def suite_keys(path: Path) -> frozenset[str]:
 
 
 def grid_keys() -> frozenset[str]:
-    return suite_keys(SUITE)
+    return frozenset().union(*(suite_keys(path) for path in SUITES))
 
 
 def calculator_only_keys() -> frozenset[str]:
     """Keys of the grid that no other built-in suite file measures too."""
     others = set()
     for path in sorted(DEFAULT_SUITE.glob("*.toml")):
-        if path != SUITE:
+        if path not in SUITES:
             others |= suite_keys(path)
     return grid_keys() - others

@@ -76,16 +76,26 @@ def _loo_error(points: list[Point], left_out: int) -> float:
     return abs(fixed + a * p.tokens + b * p.tokens * p.seq - p.value) / p.value
 
 
-def _solve(points: list[Point]) -> tuple[float, float, float]:
-    """Normal equations of the rows divided by their values, columns then scaled to order
-    one before elimination (tokens reach 1e5, batch·seq² 1e8, values 1e11: unscaled, the
-    3×3 system would lose most of its digits)."""
+def fit_share(points: list[Point]) -> dict[str, float]:
+    """A plane by plain least squares, for a part of the peak that may be zero at some
+    sizes (a category of it: what fills the peak), where relative error means nothing."""
+    fixed, per_token, per_token_sq = _solve(points, relative=False)
+    return {"fixed": fixed, "per_token": per_token, "per_token_sq": per_token_sq}
+
+
+def _solve(points: list[Point], relative: bool = True) -> tuple[float, float, float]:
+    """Normal equations of the rows divided by their values (`relative`), columns then
+    scaled to order one before elimination (tokens reach 1e5, batch·seq² 1e8, values 1e11:
+    unscaled, the 3×3 system would lose most of its digits)."""
     rows = [(1.0, float(p.tokens), float(p.tokens) * p.seq) for p in points]
     if len(points) < 3 or len({(p.tokens, p.seq) for p in points}) < 3:
         raise ValueError("a plane needs at least three points of different sizes")
-    rows = [[x / p.value for x in r] for r, p in zip(rows, points)]  # relative: y/y = 1
-    scale = [max(abs(r[j]) for r in rows) or 1.0 for j in range(3)]
-    weighted = [([x / s for x, s in zip(r, scale)], 1.0) for r in rows]
+    if relative:  # y/y = 1
+        weighted_rows = [([x / p.value for x in r], 1.0) for r, p in zip(rows, points)]
+    else:
+        weighted_rows = [(list(r), float(p.value)) for r, p in zip(rows, points)]
+    scale = [max(abs(r[j]) for r, _ in weighted_rows) or 1.0 for j in range(3)]
+    weighted = [([x / s for x, s in zip(r, scale)], y) for r, y in weighted_rows]
     normal = [[sum(w[i] * w[j] for w, _ in weighted) for j in range(3)]
               + [sum(w[i] * y for w, y in weighted)] for i in range(3)]
     for col in range(3):  # Gaussian elimination with partial pivoting

@@ -59,6 +59,7 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
     sizes: dict[tuple[Fraction, ...] | str, int] = {}
     fitted: dict[tuple[int, ...], int] = {}
     steps = []
+    exact = True
     for i in range(len(texts[0])):
         numbers = [trace.numbers(t[i]) for t in texts]
         if len({len(n) for n in numbers}) != 1:
@@ -76,6 +77,9 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
                 if values not in fitted:
                     coefficients = fit_size([(b, s) for b, s, _ in points], values)
                     fitted[values] = sizes.setdefault(coefficients, len(sizes))
+                    exact = exact and all(
+                        sum(c * MONOMIALS[m](b, s) for m, c in zip(MONOMIALS, coefficients)) == v
+                        for (b, s, _), v in zip(points, values))
                 ops.append(fitted[values])
         steps.append(",".join(map(str, ops)))
     constant = [1 if m == "1" else 0 for m in MONOMIALS]
@@ -83,6 +87,8 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
              "sizes": [[c * workspace for c in constant] if coefficients == "workspace"
                        else [_number(c) for c in coefficients] for coefficients in sizes],
              "steps": steps, "times": list(times)}
+    if exact:  # where the replay needs no check (exact_at_its_points)
+        found["exact_at"] = [[b, s] for b, s, _ in points]
     return {**found, "workspace": sizes["workspace"]} if "workspace" in sizes else found
 
 
@@ -101,6 +107,14 @@ def fit_size(sizes: Sequence[tuple[int, int]], values: Sequence[int]) -> tuple[F
                 if solution is not None:
                     return tuple(solution.get(name, Fraction(0)) for name in names)
     raise NotReplayable(f"no size formula of up to {MAX_TERMS} terms gives {list(values)}")
+
+
+def exact_at_its_points(tmpl: dict[str, Any], sizes: Sequence[tuple[int, int]]) -> bool:
+    """Whether every fitted size gives back, to the byte, the allocation it was fitted to
+    at each of the estimates' own sizes. Then the replay there is the estimate's own event
+    sequence, and so gives its peaks without replaying it; a size fitted within
+    ROUNDING_SLACK needs the replay to say so."""
+    return tmpl.get("exact_at", []) == [list(size) for size in sizes]
 
 
 def _solve(subset, sizes, values, slack: int) -> dict[str, Fraction] | None:

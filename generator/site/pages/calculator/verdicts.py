@@ -28,29 +28,42 @@ def gpu_entry(gpu: GPU) -> dict[str, Any]:
 
 
 class Predictor:
-    """One lever set's peaks at any size, on any GPU's workspaces, each replayed once."""
+    """One setting's peaks at any size, on any GPU's workspaces, each replayed once. The
+    batch is per micro-batch; a setting of two micro-batches replays its template at twice
+    that (its estimates' own batch)."""
 
-    def __init__(self, fit: dict[str, Any], template: dict[str, Any] | None = None) -> None:
-        self.fit, self.template = fit, template
+    def __init__(self, fit: dict[str, Any],
+                 templates: dict[str, dict[str, Any]] | None = None) -> None:
+        self.fit, self.templates = fit, templates or {}
         self._seen: dict[tuple[int, int, int | None], tuple[float, float]] = {}
+
+    def template(self, batch: int) -> dict[str, Any] | None:
+        """The replay template whose batches hold `batch`, or None."""
+        for entry in self.fit.get("replays") or ():
+            low, high = entry["batch"]
+            if low <= batch and (high is None or batch <= high) \
+                    and entry["name"] in self.templates:
+                return self.templates[entry["name"]]
+        return None
 
     def peaks(self, batch: int, seq: int, workspace: int | None = None) -> tuple[float, float]:
         """(allocated, reserved) with cuBLAS workspaces of `workspace` bytes each (None:
         the estimates' own)."""
         key = (batch, seq, workspace)
         if key not in self._seen:
-            fit = self.fit
+            fit, template = self.fit, self.template(batch)
+            micro = fit.get("micro_batches", 1)
             self._seen[key] = (
-                replay.peaks(self.template, batch, seq, workspace) if self.template else
+                replay.peaks(template, batch * micro, seq, workspace) if template else
                 (predict(fit["allocated"], batch, seq), predict(fit["reserved"], batch, seq)))
         return self._seen[key]
 
 
 def figures(fit: dict[str, Any], gpu: dict[str, Any], batch: int, seq: int,
-            template: dict[str, Any] | None = None) -> dict[str, Any]:
+            templates: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The step's peaks on `gpu` (the widget's GPU data), what nvidia-smi would show, and
     whether the size lies where the fit has points."""
-    allocated, reserved = Predictor(fit, template).peaks(batch, seq, gpu["workspace_bytes"])
+    allocated, reserved = Predictor(fit, templates).peaks(batch, seq, gpu["workspace_bytes"])
     low, high = gpu["context_bytes"]
     return {"allocated": allocated, "reserved": reserved,
             "smi": [reserved + low, reserved + high],
@@ -59,8 +72,8 @@ def figures(fit: dict[str, Any], gpu: dict[str, Any], batch: int, seq: int,
 
 
 def verdict(fit: dict[str, Any], gpu: dict[str, Any], batch: int, seq: int,
-            template: dict[str, Any] | None = None) -> fit_rule.Verdict:
-    return _verdict(Predictor(fit, template), gpu, batch, seq)
+            templates: dict[str, dict[str, Any]] | None = None) -> fit_rule.Verdict:
+    return _verdict(Predictor(fit, templates), gpu, batch, seq)
 
 
 def _verdict(predictor: Predictor, gpu: dict[str, Any], batch: int,
@@ -71,10 +84,10 @@ def _verdict(predictor: Predictor, gpu: dict[str, Any], batch: int,
 
 
 def largest_batch(fit: dict[str, Any], gpu: dict[str, Any], seq: int,
-                  template: dict[str, Any] | None = None) -> int:
+                  templates: dict[str, dict[str, Any]] | None = None) -> int:
     """The largest batch that fits `gpu` at this sequence length (0: none), by the one
     search over the one rule's needed bytes."""
-    return largest_batch_by(Predictor(fit, template), gpu, seq)
+    return largest_batch_by(Predictor(fit, templates), gpu, seq)
 
 
 def largest_batch_by(predictor: Predictor, gpu: dict[str, Any], seq: int) -> int:
