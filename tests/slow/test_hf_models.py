@@ -224,6 +224,25 @@ def test_every_shipped_config_resolves() -> None:
         assert "shipped" in resolve_model(f"hf:{name}").description, name
 
 
+# Counted on the meta device by transformers' own classes; Llama-3.1-8B's is the stored
+# parameter count its Hub safetensors metadata gives (SOURCES.md).
+SHIPPED_PARAMETERS = {
+    "meta-llama/Llama-3.1-8B": 8_030_261_248, "meta-llama/Llama-3.2-3B": 3_212_749_824,
+    "meta-llama/Llama-3.2-1B": 1_235_814_400, "Qwen/Qwen2.5-0.5B": 494_032_768,
+    "Qwen/Qwen2.5-1.5B": 1_543_714_304, "Qwen/Qwen2.5-3B": 3_085_938_688,
+    "Qwen/Qwen2.5-7B": 7_615_616_512, "mistralai/Mistral-7B-v0.3": 7_248_023_552,
+    "google/gemma-2-2b": 2_614_341_888, "microsoft/phi-2": 2_779_683_840,
+}
+
+
+def test_every_shipped_config_builds_with_its_parameter_count() -> None:
+    from generator.measure.models.hf import shipped_summary
+
+    counts = {row["id"]: row["parameters"] for row in shipped_summary()}
+    assert set(counts) == {p.stem.replace("--", "/") for p in SHIPPED.glob("*.json")}
+    assert {name: counts[name] for name in SHIPPED_PARAMETERS} == SHIPPED_PARAMETERS
+
+
 # --------------------------------------------------------------------------- tasks and batches
 
 

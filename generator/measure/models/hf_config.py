@@ -27,13 +27,14 @@ from generator.errors import ModelError
 from generator.measure import imports_frozen, quiet
 
 SHIPPED = Path(__file__).with_name("hf_configs")
-#: Hub ids that moved under an organisation; both names find the shipped file.
+#: Hub ids that moved under an organisation or were renamed; both names find the shipped file.
 ALIASES = {"bert-base-uncased": "google-bert/bert-base-uncased",
            "bert-large-uncased": "google-bert/bert-large-uncased",
            "gpt2": "openai-community/gpt2", "gpt2-medium": "openai-community/gpt2-medium",
            "gpt2-large": "openai-community/gpt2-large", "t5-base": "google-t5/t5-base",
            "t5-large": "google-t5/t5-large", "roberta-base": "FacebookAI/roberta-base",
-           "distilbert-base-uncased": "distilbert/distilbert-base-uncased"}
+           "distilbert-base-uncased": "distilbert/distilbert-base-uncased",
+           "meta-llama/Meta-Llama-3.1-8B": "meta-llama/Llama-3.1-8B"}
 INSTALL = "pip install -e '.[hf]', or pip install transformers"
 
 
