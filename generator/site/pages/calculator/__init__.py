@@ -31,14 +31,16 @@ from generator.experiment import step_options_of
 from generator.plan import gpus
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.shapes import StepResult
-from generator.site.labels import PRECISION_LABELS
+from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.pages import Page
 from generator.site.pages.calculator import grid, replay, settings
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, fit_share
 from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
 from generator.site.pages.sweeps.fits import peak_phase
+from generator.site.palette import CATEGORY_COLORS
 from generator.site.templating import kind
-from generator.words import LANGS
+from generator.site.wording import listed
+from generator.words import LANGS, same
 
 PAGES = (Page("calculator.md", "calculator/calculator", nav=5),)
 DATA_NAME = "calculator"
@@ -78,7 +80,31 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "methods": {m: dict(zip(("en", "zh"), w)) for m, w in settings.METHODS.items()},
             "precisions": {p: dict(zip(("en", "zh"), PRECISION_LABELS[p])) for p in order
                            if any(f["precision"] == p for f in fits)},
-            "categories": list(CATEGORIES), "start": start, "replays": replays}
+            "categories": list(CATEGORIES),
+            "category_words": {c: dict(zip(("en", "zh"), CATEGORY_LABELS[c])) for c in CATEGORIES},
+            "category_colors": {c: CATEGORY_COLORS[c] for c in CATEGORIES},
+            "start": start, "replays": replays,
+            # what the page says of the settings: LoRA's rank, the estimates per setting
+            "lora_rank": max((f["lora_rank"] for f in fits), default=0),
+            "fine_tuning": _fine_tuning(models),
+            "model_groups": [{"family": family, "models": [m for m in models
+                                                           if m["family"] == family]}
+                             for family in dict.fromkeys(m["family"] for m in models)],
+            "points_per_fit": _points_per_fit(fits)}
+
+
+def _fine_tuning(models: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fine-tuning models (hf:) the home page names: how many, and their families."""
+    tuned = [m for m in models if m["id"].startswith("hf:")]
+    families = listed([same(f) for f in dict.fromkeys(m["family"] for m in tuned)])
+    return {"count": len(tuned), "families": {"en": families.en, "zh": families.zh}}
+
+
+def _points_per_fit(fits: list[dict[str, Any]]) -> str:
+    """How many estimates each fine-tuning setting rests on: "9", or "6 to 9"."""
+    counts = sorted({len(f["points"]) for f in fits if f["model"].startswith("hf:")}
+                    or {len(f["points"]) for f in fits})
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
 
 
 #: Where the widget opens: a question people ask ("LoRA on Llama 3.1 8B, batch 4 at 2,048
@@ -113,6 +139,7 @@ def _models(fits: list[dict[str, Any]], results: list[StepResult]) -> list[dict[
         found.append({
             "id": model, "label": model.removeprefix("hf:"), "slug": slug(model),
             "family": _family(model), "parameters": counts.get(model),
+            "billions": f"{counts[model] / 1e9:.2f}" if counts.get(model) else None,
             "settings": [{key: f[key] for key in ("name", "method", "precision", "levers",
                                                   "lever_words")} for f in own],
         })
@@ -139,7 +166,7 @@ def _model_order(model: str) -> tuple[int, int, float, str]:
 
 def slug(model: str) -> str:
     """A model id as a file name: "hf:meta-llama/Llama-3.2-1B" → "hf-meta-llama-Llama-3.2-1B"."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+    return re.sub(r"[^A-Za-z0-9._]+", "-", model).strip("-")
 
 
 def _groups(results: list[StepResult]) -> dict[tuple[str, str, str, str], list[StepResult]]:
@@ -202,10 +229,12 @@ def fit_group(group: list[StepResult]) -> tuple[dict[str, Any], dict[str, dict[s
     allocated = fit_plane([_point(r, "peak_allocated_bytes") for r in group])
     reserved = fit_plane([_point(r, "peak_reserved_bytes") for r in group], use_floor=False)
     fitted = FitRange.of(allocated.points)
-    name = f"{slug(e['model'])}-{e['precision']}-{e['optimizer']}-{levers_of(e)}"
+    name = slug(f"{e['model']}-{e['precision']}-{e['optimizer']}-{levers_of(e)}")
     templates, entries, problem = _templates(group, name)
     return {
         "name": name, "model": e["model"], **settings.setting(e), "optimizer": e["optimizer"],
+        # what the widget's "estimate this size" command needs beyond the setting
+        "lora_rank": e.get("lora_rank", 0), "hf_task": e.get("hf_task", "auto"),
         "kind": {lang: kind(first, lang) for lang in ("en", "zh")},
         "allocated": {**allocated.coefficients(), "max_rel_residual": allocated.max_rel_residual,
                       "spread": allocated.spread},

@@ -63,16 +63,22 @@ def fit_plane(points: list[Point], *, use_floor: bool = True) -> PlaneFit:
     False fits every point (reserved memory has no clean floor: segments cached during
     backward stay reserved through the optimizer step)."""
     on_plane = [p for p in points if not (use_floor and p.floor)]
+    if len({(p.tokens, p.seq) for p in on_plane}) < 3:  # too few grow: one plane through all
+        on_plane, use_floor = list(points), False
     floor = max((p.value for p in points if use_floor and p.floor), default=0.0)
     fixed, per_token, per_token_sq = _solve(on_plane)
-    spread = max(_loo_error(on_plane, i) for i in range(len(on_plane))) \
-        if len(on_plane) > 3 else float("nan")
+    errors = [_loo_error(on_plane, i) for i in range(len(on_plane))] if len(on_plane) > 3 else []
+    # nan where leaving a point out leaves too few sizes to fit: no spread to state
+    spread = max(errors) if errors and all(e == e for e in errors) else float("nan")
     return PlaneFit(fixed, per_token, per_token_sq, floor, tuple(points), spread)
 
 
 def _loo_error(points: list[Point], left_out: int) -> float:
     p = points[left_out]
-    fixed, a, b = _solve(points[:left_out] + points[left_out + 1:])
+    try:
+        fixed, a, b = _solve(points[:left_out] + points[left_out + 1:])
+    except ValueError:
+        return float("nan")
     return abs(fixed + a * p.tokens + b * p.tokens * p.seq - p.value) / p.value
 
 

@@ -20,9 +20,14 @@ METHODS = {
     "lora": Words(en="LoRA", zh="LoRA"),
     "qlora": Words(en="QLoRA (NF4 4-bit weights)", zh="QLoRA（NF4 4 位权重）"),
 }
-#: Step options that make the method, not a lever.
-METHOD_OPTIONS = ("lora_rank", "lora_targets", "lora_dropout", "quantization")
+#: Step options that make the method, or the model's task (BERT's classifier head), not a
+#: lever.
+METHOD_OPTIONS = ("lora_rank", "lora_targets", "lora_dropout", "quantization", "hf_task")
 OPTIMIZER_WORDS = {"adamw-8bit": Words(en="8-bit AdamW", zh="8 位 AdamW")}
+#: Estimated with two micro-batches; from the second on, each micro-batch runs with the
+#: gradients of the others held, so the peak is the same for any number from two.
+ACCUMULATION = Words(en="gradient accumulation (2 or more micro-batches)",
+                     zh="梯度累积（2 个及以上微批次）")
 NO_LEVERS = Words(en="none", zh="无")
 
 
@@ -35,7 +40,7 @@ def method_of(exp: dict[str, Any]) -> str:
 def _levers(exp: dict[str, Any]) -> list[tuple[str, Words]]:
     """(tag, words) of each lever, in the order step_options_of gives them."""
     method = {id(options()[name]) for name in METHOD_OPTIONS}
-    found = [(opt.tag(value), opt.words(value))
+    found = [(opt.tag(value), ACCUMULATION if opt is options()["micro_batches"] else opt.words(value))
              for opt, value in step_options_of(exp) if id(opt) not in method]
     if exp.get("optimizer") in OPTIMIZER_WORDS:
         found.append((exp["optimizer"], OPTIMIZER_WORDS[exp["optimizer"]]))
