@@ -33,7 +33,7 @@ from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.shapes import StepResult
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.pages import Page
-from generator.site.pages.calculator import grid, replay, settings
+from generator.site.pages.calculator import formulas, grid, replay, settings
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, fit_share
 from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
 from generator.site.pages.sweeps.fits import peak_phase
@@ -72,6 +72,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
                              order.index(f["precision"]), f["levers"] != "none", f["levers"]))
     models = _models(fits, results)
     start = _start(fits)
+    found = formulas.rows(results, order=[m["id"] for m in models])
     return {"schema_version": SCHEMA, "fits": fits, "models": models, "gpus": gpu_data(),
             # the one rule's words (plan/fit.py), for the widget in each language
             "verdict_words": {lang: {word: text[lang] for word, text in WORD_TEXT.items()}
@@ -90,7 +91,32 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "model_groups": [{"family": family, "models": [m for m in models
                                                            if m["family"] == family]}
                              for family in dict.fromkeys(m["family"] for m in models)],
-            "points_per_fit": _points_per_fit(fits)}
+            "points_per_fit": _points_per_fit(fits),
+            "formulas": _formulas(found, results)}
+
+
+def _formulas(found: list[dict[str, Any]], results: list[StepResult]) -> dict[str, Any] | None:
+    """The "why not a formula" rows and what the page says of them; None without rows."""
+    said = formulas.summary(found)
+    if said is None:
+        return None
+    settings_seen = sorted({(r["batch"], r["seq"]) for r in found}, key=lambda s: -s[1])
+    shown = [f"{b} × {s:,}" for b, s in settings_seen]
+    return {"rows": found, "published": formulas.published(results),
+            "settings": {"en": " and ".join(shown), "zh": "和".join(shown)},
+            "summary": dict(zip(("en", "zh"), said))}
+
+
+def tables(ctx: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The page's Markdown tables: the rules of thumb beside the estimate, and beside the
+    published real-GPU runs."""
+    found = ctx.get("formulas")
+    if not found:
+        return {}
+    shown = {"calculator-formulas": formulas.table(found["rows"], lang)}
+    if found["published"]:
+        shown["calculator-published"] = formulas.published_table(found["published"], lang)
+    return shown
 
 
 def _fine_tuning(models: list[dict[str, Any]]) -> dict[str, Any]:
@@ -336,7 +362,8 @@ def _point(result: StepResult, field: str) -> Point:
 def data_files(ctx: dict[str, Any]) -> dict[str, str]:
     """What render writes under docs/<lang>/data/: the models and settings as JSON and as a
     script; each model's fits, and each setting's replay templates, as scripts of their own."""
-    top = {key: value for key, value in ctx.items() if key not in ("replays", "fits")}
+    top = {key: value for key, value in ctx.items()
+           if key not in ("replays", "fits", "formulas")}
     text = json.dumps(top, ensure_ascii=False, indent=1, sort_keys=True)
     files = {f"{DATA_NAME}.json": text + "\n",
              f"{DATA_NAME}.js": f"window.CALCULATOR_DATA = {text};\n"}

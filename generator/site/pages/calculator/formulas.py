@@ -338,3 +338,35 @@ def published_table(found: Sequence[dict[str, Any]], lang: str) -> Markup:
              gib(r["measured"]), _with_error(r["estimate"], r["estimate_error"]),
              *[_with_error(r["rules"][k], r["errors"][k]) for k in RULES]] for r in found]
     return markdown_table(headers, body)
+
+
+#: Each rule as a sentence names it.
+RULE_NAMES = {"params_times_16": Words("16 bytes per parameter", "每参数 16 字节"),
+              "accelerate": Words("accelerate's estimate-memory", "accelerate 的 estimate-memory"),
+              "korthikanti": Words("Korthikanti et al.'s states plus activations",
+                                   "Korthikanti 等人的状态加激活值公式")}
+
+
+def rule_words(rule: str, span: dict[str, float]) -> Words:
+    """One rule's errors over the rows, and which way they go: always under the estimate,
+    always over, or either way (the sign read off the range, never assumed)."""
+    low, high = signed_pct(span["min"]), signed_pct(span["max"])
+    name = RULE_NAMES[rule]
+    if span["max"] < 0:
+        return Words(f"{name.en} always falls short, by {low} to {high}",
+                     f"{name.zh}总是偏低，偏差 {low} 到 {high}")
+    if span["min"] > 0:
+        return Words(f"{name.en} always comes out higher, by {low} to {high}",
+                     f"{name.zh}总是偏高，偏差 {low} 到 {high}")
+    return Words(f"{name.en} errs both ways, from {low} to {high}",
+                 f"{name.zh}时高时低，偏差从 {low} 到 {high}")
+
+
+def summary(found: Sequence[dict[str, Any]]) -> Words | None:
+    """What the table shows, rule by rule, from the rows' own errors; None without rows."""
+    ranges = error_ranges(found)
+    if not ranges:
+        return None
+    parts = [rule_words(rule, span) for rule, span in ranges.items()]
+    return Words("Against this estimate's allocated peak, " + "; ".join(p.en for p in parts) + ".",
+                 "与本站估算的已分配峰值相比，" + "；".join(p.zh for p in parts) + "。")
