@@ -232,6 +232,8 @@ SHIPPED_PARAMETERS = {
     "Qwen/Qwen2.5-1.5B": 1_543_714_304, "Qwen/Qwen2.5-3B": 3_085_938_688,
     "Qwen/Qwen2.5-7B": 7_615_616_512, "mistralai/Mistral-7B-v0.3": 7_248_023_552,
     "google/gemma-2-2b": 2_614_341_888, "microsoft/phi-2": 2_779_683_840,
+    # the Mixture-of-Experts one; its Hub weight file, 2,669,283,096 bytes of bf16, agrees
+    "ibm-granite/granite-3.0-1b-a400m-instruct": 1_334_628_352,
 }
 
 
