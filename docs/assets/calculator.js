@@ -375,9 +375,17 @@
           s0: number(r.seq[0], lang, 0), s1: number(r.seq[1], lang, 0),
           command: command(fit, model, batch, seq, chosen)})));
     }
+    // the estimates behind the figures: those of the template replayed (batch 1's own, or
+    // the others'), or all the planes were fitted to
+    var entry = (fit.replays || []).filter(function (e) {
+      return e.batch[0] <= batch && (e.batch[1] === null || batch <= e.batch[1]);
+    })[0];
+    var behind = pred.replayed(batch) && entry ? fit.points.filter(function (p) {
+      return p.batch >= entry.batch[0] && (entry.batch[1] === null || p.batch <= entry.batch[1]);
+    }).length : fit.points.length;
     out.appendChild(el("p", {"class": "calc-kind"},
       fill(pred.replayed(batch) ? words.kind_replay : words.kind,
-        {kind: fit.kind[lang], points: fit.points.length})));
+        {kind: fit.kind[lang], points: behind})));
     var peaks = pred.peaks(batch, seq, gpu.workspace_bytes), reserved = peaks[1];
     var list = el("dl", {"class": "calc-figures"});
     if (peaks[2] !== null) figure(list, words.tensors, peaks[2], words, lang, "tensors");

@@ -1,1092 +1,53 @@
 window.CALCULATOR_DATA = {
- "fits": [
-  {
-   "allocated": {
-    "fixed": 1399695207.237457,
-    "floor": 0.0,
-    "max_rel_residual": 0.00015386711649128,
-    "per_token": 990575.5361446715,
-    "per_token_sq": 1296.387764317917,
-    "spread": 0.00033248406278601827
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": null,
-   "levers": "none",
-   "model": "bert-base",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 4788064768,
-     "batch": 4,
-     "floor": false,
-     "key": "bert-base-b4-s512-fp32-adamw-estimate-trace",
-     "reserved": 4955570176,
-     "seq": 512
-    },
-    {
-     "allocated": 3598189568,
-     "batch": 32,
-     "floor": false,
-     "key": "bert-base-b32-s64-fp32-adamw-estimate-trace",
-     "reserved": 3755999232,
-     "seq": 64
-    },
-    {
-     "allocated": 23066182144,
-     "batch": 64,
-     "floor": false,
-     "key": "bert-base-b64-s256-fp32-adamw-estimate-trace",
-     "reserved": 24201134080,
-     "seq": 256
-    },
-    {
-     "allocated": 39290273280,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s128-fp32-adamw-estimate-trace",
-     "reserved": 42513465344,
-     "seq": 128
-    },
-    {
-     "allocated": 218234751488,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s512-fp32-adamw-estimate-trace",
-     "reserved": 233486417920,
-     "seq": 512
-    },
-    {
-     "allocated": 142132771840,
-     "batch": 2048,
-     "floor": false,
-     "key": "bert-base-b2048-s64-fp32-adamw-estimate-trace",
-     "reserved": 157284302848,
-     "seq": 64
-    }
-   ],
-   "precision": "fp32",
-   "range": {
-    "seq": [
-     64,
-     512
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "bert-base-fp32-adamw-none",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 1344032412.4429536,
-    "floor": 0.0,
-    "max_rel_residual": 0.020181824996044102,
-    "per_token": 1093962.8459782288,
-    "per_token_sq": 1292.7144650836237,
-    "spread": 0.025848505354684262
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1395286043.9824991,
-    "floor": 2273461248,
-    "max_rel_residual": 0.0016539507360892863,
-    "per_token": 419118.79860395566,
-    "per_token_sq": 0.20572584142517455,
-    "spread": 0.015675187879867346
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": {
-    "en": "checkpointing",
-    "zh": "激活检查点"
-   },
-   "levers": "ckpt",
-   "model": "bert-base",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 2273461248,
-     "batch": 4,
-     "floor": true,
-     "key": "bert-base-b4-s512-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 3187671040,
-     "seq": 512
-    },
-    {
-     "allocated": 2269707264,
-     "batch": 32,
-     "floor": true,
-     "key": "bert-base-b32-s64-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 3175088128,
-     "seq": 64
-    },
-    {
-     "allocated": 8264483328,
-     "batch": 64,
-     "floor": false,
-     "key": "bert-base-b64-s256-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 9992929280,
-     "seq": 256
-    },
-    {
-     "allocated": 15124004352,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s128-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 19253952512,
-     "seq": 128
-    },
-    {
-     "allocated": 56343005696,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s512-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 65959624704,
-     "seq": 512
-    },
-    {
-     "allocated": 56344134656,
-     "batch": 2048,
-     "floor": false,
-     "key": "bert-base-b2048-s64-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 59215183872,
-     "seq": 64
-    }
-   ],
-   "precision": "fp32",
-   "range": {
-    "seq": [
-     64,
-     512
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "bert-base-fp32-adamw-ckpt",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 2224987249.2137547,
-    "floor": 0.0,
-    "max_rel_residual": 0.09119920113282612,
-    "per_token": 458182.0330285851,
-    "per_token_sq": 61.8246356873029,
-    "spread": 0.16711357122211132
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1663108703.145288,
-    "floor": 0.0,
-    "max_rel_residual": 0.002321395841726308,
-    "per_token": 704343.8295197121,
-    "per_token_sq": 1002.5336175959038,
-    "spread": 0.006577095676907441
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": null,
-   "levers": "none",
-   "model": "bert-base",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 4147210240,
-     "batch": 4,
-     "floor": false,
-     "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-trace",
-     "reserved": 4326424576,
-     "seq": 512
-    },
-    {
-     "allocated": 3243334144,
-     "batch": 32,
-     "floor": false,
-     "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-trace",
-     "reserved": 3642753024,
-     "seq": 64
-    },
-    {
-     "allocated": 17398919168,
-     "batch": 64,
-     "floor": false,
-     "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-trace",
-     "reserved": 19593691136,
-     "seq": 256
-    },
-    {
-     "allocated": 28931652608,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-trace",
-     "reserved": 34233909248,
-     "seq": 128
-    },
-    {
-     "allocated": 161550174208,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-trace",
-     "reserved": 187183398912,
-     "seq": 512
-    },
-    {
-     "allocated": 102360545792,
-     "batch": 2048,
-     "floor": false,
-     "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-trace",
-     "reserved": 126584094720,
-     "seq": 64
-    }
-   ],
-   "precision": "amp-fp16",
-   "range": {
-    "seq": [
-     64,
-     512
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "bert-base-amp-fp16-adamw-none",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 1616087963.6414003,
-    "floor": 0.0,
-    "max_rel_residual": 0.030933289619104295,
-    "per_token": 885384.0136316685,
-    "per_token_sq": 949.622083055903,
-    "spread": 0.09393720909160728
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1436346008.5618558,
-    "floor": 2302300672,
-    "max_rel_residual": 0.002053720753253786,
-    "per_token": 353613.72843725455,
-    "per_token_sq": 0.036526517417757594,
-    "spread": 0.0034599999666647735
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": {
-    "en": "checkpointing",
-    "zh": "激活检查点"
-   },
-   "levers": "ckpt",
-   "model": "bert-base",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 2297582080,
-     "batch": 4,
-     "floor": true,
-     "key": "bert-base-b4-s512-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 3166699520,
-     "seq": 512
-    },
-    {
-     "allocated": 2302300672,
-     "batch": 32,
-     "floor": true,
-     "key": "bert-base-b32-s64-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 3063939072,
-     "seq": 64
-    },
-    {
-     "allocated": 7230395392,
-     "batch": 64,
-     "floor": false,
-     "key": "bert-base-b64-s256-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 10169090048,
-     "seq": 256
-    },
-    {
-     "allocated": 13022620672,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s128-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 18826133504,
-     "seq": 128
-    },
-    {
-     "allocated": 47787505664,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s512-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 66565701632,
-     "seq": 512
-    },
-    {
-     "allocated": 47787764224,
-     "batch": 2048,
-     "floor": false,
-     "key": "bert-base-b2048-s64-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 57103351808,
-     "seq": 64
-    }
-   ],
-   "precision": "amp-fp16",
-   "range": {
-    "seq": [
-     64,
-     512
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "bert-base-amp-fp16-adamw-ckpt",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 2173289240.492492,
-    "floor": 0.0,
-    "max_rel_residual": 0.09095409055968581,
-    "per_token": 441130.1029504065,
-    "per_token_sq": 115.77110252786555,
-    "spread": 0.19238900958772365
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1658883860.6071687,
-    "floor": 0.0,
-    "max_rel_residual": 0.0016116569532148494,
-    "per_token": 704147.0223256724,
-    "per_token_sq": 1004.1361382372352,
-    "spread": 0.004646303060973691
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": null,
-   "levers": "none",
-   "model": "bert-base",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 4147206144,
-     "batch": 4,
-     "floor": false,
-     "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-trace",
-     "reserved": 4326424576,
-     "seq": 512
-    },
-    {
-     "allocated": 3237038592,
-     "batch": 32,
-     "floor": false,
-     "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-trace",
-     "reserved": 3391094784,
-     "seq": 64
-    },
-    {
-     "allocated": 17398915072,
-     "batch": 64,
-     "floor": false,
-     "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-trace",
-     "reserved": 19593691136,
-     "seq": 256
-    },
-    {
-     "allocated": 28931648512,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-trace",
-     "reserved": 34233909248,
-     "seq": 128
-    },
-    {
-     "allocated": 161550170112,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-trace",
-     "reserved": 187183398912,
-     "seq": 512
-    },
-    {
-     "allocated": 102360541696,
-     "batch": 2048,
-     "floor": false,
-     "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-trace",
-     "reserved": 126584094720,
-     "seq": 64
-    }
-   ],
-   "precision": "amp-bf16",
-   "range": {
-    "seq": [
-     64,
-     512
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "bert-base-amp-bf16-adamw-none",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 1454313657.0749645,
-    "floor": 0.0,
-    "max_rel_residual": 0.02504751981325817,
-    "per_token": 875413.5526560569,
-    "per_token_sq": 1022.1899030571033,
-    "spread": 0.03764200588356362
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1436197014.4462345,
-    "floor": 2304656384,
-    "max_rel_residual": 0.0010247574095876197,
-    "per_token": 353596.3602614542,
-    "per_token_sq": 0.0746952154530461,
-    "spread": 0.006685543908211495
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": {
-    "en": "checkpointing",
-    "zh": "激活检查点"
-   },
-   "levers": "ckpt",
-   "model": "bert-base",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 2302297088,
-     "batch": 4,
-     "floor": true,
-     "key": "bert-base-b4-s512-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 3166699520,
-     "seq": 512
-    },
-    {
-     "allocated": 2304656384,
-     "batch": 32,
-     "floor": true,
-     "key": "bert-base-b32-s64-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 3063939072,
-     "seq": 64
-    },
-    {
-     "allocated": 7230391296,
-     "batch": 64,
-     "floor": false,
-     "key": "bert-base-b64-s256-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 10169090048,
-     "seq": 256
-    },
-    {
-     "allocated": 13021043712,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s128-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 18826133504,
-     "seq": 128
-    },
-    {
-     "allocated": 47787501568,
-     "batch": 256,
-     "floor": false,
-     "key": "bert-base-b256-s512-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 66565701632,
-     "seq": 512
-    },
-    {
-     "allocated": 47787760128,
-     "batch": 2048,
-     "floor": false,
-     "key": "bert-base-b2048-s64-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 57103351808,
-     "seq": 64
-    }
-   ],
-   "precision": "amp-bf16",
-   "range": {
-    "seq": [
-     64,
-     512
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "bert-base-amp-bf16-adamw-ckpt",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 2173289240.492492,
-    "floor": 0.0,
-    "max_rel_residual": 0.09095409055968581,
-    "per_token": 441130.1029504065,
-    "per_token_sq": 115.77110252786555,
-    "spread": 0.19238900958772365
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1590830476.1024659,
-    "floor": 0.0,
-    "max_rel_residual": 0.0006664370432194634,
-    "per_token": 1658137.5627925382,
-    "per_token_sq": 1296.9432255583188,
-    "spread": 0.002058357755460856
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": null,
-   "levers": "none",
-   "model": "gpt2-small",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 7701450752,
-     "batch": 2,
-     "floor": false,
-     "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-trace",
-     "reserved": 7983857664,
-     "seq": 1024
-    },
-    {
-     "allocated": 5328989184,
-     "batch": 16,
-     "floor": false,
-     "key": "gpt2-small-b16-s128-fp32-adamw-estimate-trace",
-     "reserved": 6002049024,
-     "seq": 128
-    },
-    {
-     "allocated": 39646237696,
-     "batch": 32,
-     "floor": false,
-     "key": "gpt2-small-b32-s512-fp32-adamw-estimate-trace",
-     "reserved": 42022731776,
-     "seq": 512
-    },
-    {
-     "allocated": 66805642752,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s256-fp32-adamw-estimate-trace",
-     "reserved": 72550973440,
-     "seq": 256
-    },
-    {
-     "allocated": 393159200256,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s1024-fp32-adamw-estimate-trace",
-     "reserved": 419042426880,
-     "seq": 1024
-    },
-    {
-     "allocated": 240584438784,
-     "batch": 1024,
-     "floor": false,
-     "key": "gpt2-small-b1024-s128-fp32-adamw-estimate-trace",
-     "reserved": 267074404352,
-     "seq": 128
-    }
-   ],
-   "precision": "fp32",
-   "range": {
-    "seq": [
-     128,
-     1024
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "gpt2-small-fp32-adamw-none",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 1763899484.0637145,
-    "floor": 0.0,
-    "max_rel_residual": 0.02328355272523019,
-    "per_token": 1867492.9890637018,
-    "per_token_sq": 1212.5498793498414,
-    "spread": 0.06828863000415701
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1563849335.925324,
-    "floor": 0.0,
-    "max_rel_residual": 0.0013424024892345191,
-    "per_token": 644136.0498541277,
-    "per_token_sq": 2.6259967724273694,
-    "spread": 0.0029719695488170726
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": {
-    "en": "checkpointing",
-    "zh": "激活检查点"
-   },
-   "levers": "ckpt",
-   "model": "gpt2-small",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 2888133632,
-     "batch": 2,
-     "floor": false,
-     "key": "gpt2-small-b2-s1024-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 3898605568,
-     "seq": 1024
-    },
-    {
-     "allocated": 2883133440,
-     "batch": 16,
-     "floor": false,
-     "key": "gpt2-small-b16-s128-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 4297064448,
-     "seq": 128
-    },
-    {
-     "allocated": 12155720704,
-     "batch": 32,
-     "floor": false,
-     "key": "gpt2-small-b32-s512-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 15934160896,
-     "seq": 512
-    },
-    {
-     "allocated": 22708475904,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s256-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 30039605248,
-     "seq": 256
-    },
-    {
-     "allocated": 86298193920,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s1024-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 134632964096,
-     "seq": 1024
-    },
-    {
-     "allocated": 85938392064,
-     "batch": 1024,
-     "floor": false,
-     "key": "gpt2-small-b1024-s128-fp32-adamw-estimate-ckpt-trace",
-     "reserved": 118973530112,
-     "seq": 128
-    }
-   ],
-   "precision": "fp32",
-   "range": {
-    "seq": [
-     128,
-     1024
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "gpt2-small-fp32-adamw-ckpt",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 2178195343.776241,
-    "floor": 0.0,
-    "max_rel_residual": 0.07953146490792115,
-    "per_token": 856638.8775491832,
-    "per_token_sq": 86.67317447602939,
-    "spread": 0.2902640609816316
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1837833848.653502,
-    "floor": 0.0,
-    "max_rel_residual": 0.00042441970432307923,
-    "per_token": 1297423.0294428896,
-    "per_token_sq": 1011.1777149013412,
-    "spread": 0.0006178349323426683
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": null,
-   "levers": "none",
-   "model": "gpt2-small",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 6616149504,
-     "batch": 2,
-     "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-trace",
-     "reserved": 7314866176,
-     "seq": 1024
-    },
-    {
-     "allocated": 4759573504,
-     "batch": 16,
-     "floor": false,
-     "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-trace",
-     "reserved": 5060427776,
-     "seq": 128
-    },
-    {
-     "allocated": 31577573376,
-     "batch": 32,
-     "floor": false,
-     "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-trace",
-     "reserved": 37329305600,
-     "seq": 512
-    },
-    {
-     "allocated": 52856598528,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-trace",
-     "reserved": 65525514240,
-     "seq": 256
-    },
-    {
-     "allocated": 307562289152,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-trace",
-     "reserved": 362505306112,
-     "seq": 1024
-    },
-    {
-     "allocated": 188807319552,
-     "batch": 1024,
-     "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-trace",
-     "reserved": 216048599040,
-     "seq": 128
-    }
-   ],
-   "precision": "amp-fp16",
-   "range": {
-    "seq": [
-     128,
-     1024
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "gpt2-small-amp-fp16-adamw-none",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 1606088941.558068,
-    "floor": 0.0,
-    "max_rel_residual": 0.04964395660901122,
-    "per_token": 1538665.7179472283,
-    "per_token_sq": 1221.5949615279967,
-    "spread": 0.08481106049735994
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1820215593.301693,
-    "floor": 0.0,
-    "max_rel_residual": 0.0014712684871011777,
-    "per_token": 541956.4572818724,
-    "per_token_sq": 2.8391598168376357,
-    "spread": 0.005508485730204396
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": {
-    "en": "checkpointing",
-    "zh": "激活检查点"
-   },
-   "levers": "ckpt",
-   "model": "gpt2-small",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 2937233920,
-     "batch": 2,
-     "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 3699376128,
-     "seq": 1024
-    },
-    {
-     "allocated": 2928382976,
-     "batch": 16,
-     "floor": false,
-     "key": "gpt2-small-b16-s128-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 3896508416,
-     "seq": 128
-    },
-    {
-     "allocated": 10739247104,
-     "batch": 32,
-     "floor": false,
-     "key": "gpt2-small-b32-s512-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 14256439296,
-     "seq": 512
-    },
-    {
-     "allocated": 19622244352,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s256-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 33030144000,
-     "seq": 256
-    },
-    {
-     "allocated": 73176640000,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 118812049408,
-     "seq": 1024
-    },
-    {
-     "allocated": 72818266624,
-     "batch": 1024,
-     "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-fp16-adamw-estimate-ckpt-trace",
-     "reserved": 104589164544,
-     "seq": 128
-    }
-   ],
-   "precision": "amp-fp16",
-   "range": {
-    "seq": [
-     128,
-     1024
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "gpt2-small-amp-fp16-adamw-ckpt",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 2054758970.5962908,
-    "floor": 0.0,
-    "max_rel_residual": 0.1205249599709833,
-    "per_token": 814561.4416204812,
-    "per_token_sq": 36.10598170137016,
-    "spread": 0.2078783813054572
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1842288184.580254,
-    "floor": 0.0,
-    "max_rel_residual": 0.0003524992079256139,
-    "per_token": 1297609.335962301,
-    "per_token_sq": 1010.3718226426488,
-    "spread": 0.000791189001751592
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": null,
-   "levers": "none",
-   "model": "gpt2-small",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 6617195520,
-     "batch": 2,
-     "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-trace",
-     "reserved": 7107248128,
-     "seq": 1024
-    },
-    {
-     "allocated": 4765324800,
-     "batch": 16,
-     "floor": false,
-     "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-trace",
-     "reserved": 5419040768,
-     "seq": 128
-    },
-    {
-     "allocated": 31577570816,
-     "batch": 32,
-     "floor": false,
-     "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-trace",
-     "reserved": 37329305600,
-     "seq": 512
-    },
-    {
-     "allocated": 52856595968,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-trace",
-     "reserved": 65525514240,
-     "seq": 256
-    },
-    {
-     "allocated": 307562286592,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-trace",
-     "reserved": 362505306112,
-     "seq": 1024
-    },
-    {
-     "allocated": 188807316992,
-     "batch": 1024,
-     "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-trace",
-     "reserved": 216048599040,
-     "seq": 128
-    }
-   ],
-   "precision": "amp-bf16",
-   "range": {
-    "seq": [
-     128,
-     1024
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "gpt2-small-amp-bf16-adamw-none",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 1787405013.2537107,
-    "floor": 0.0,
-    "max_rel_residual": 0.04888953810600542,
-    "per_token": 1572272.119244225,
-    "per_token_sq": 1117.1614544798351,
-    "spread": 0.11562605476327692
-   }
-  },
-  {
-   "allocated": {
-    "fixed": 1818903301.317351,
-    "floor": 0.0,
-    "max_rel_residual": 0.0015416288356035355,
-    "per_token": 541914.0393222668,
-    "per_token_sq": 2.9880634981394842,
-    "spread": 0.006710102819660961
-   },
-   "kind": {
-    "en": "estimated (modelling CUDA)",
-    "zh": "估算（模拟 CUDA）"
-   },
-   "lever_words": {
-    "en": "checkpointing",
-    "zh": "激活检查点"
-   },
-   "levers": "ckpt",
-   "model": "gpt2-small",
-   "optimizer": "adamw",
-   "points": [
-    {
-     "allocated": 2937231360,
-     "batch": 2,
-     "floor": false,
-     "key": "gpt2-small-b2-s1024-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 3699376128,
-     "seq": 1024
-    },
-    {
-     "allocated": 2925876736,
-     "batch": 16,
-     "floor": false,
-     "key": "gpt2-small-b16-s128-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 3896508416,
-     "seq": 128
-    },
-    {
-     "allocated": 10739244544,
-     "batch": 32,
-     "floor": false,
-     "key": "gpt2-small-b32-s512-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 14256439296,
-     "seq": 512
-    },
-    {
-     "allocated": 19622241792,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s256-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 33030144000,
-     "seq": 256
-    },
-    {
-     "allocated": 73176637440,
-     "batch": 128,
-     "floor": false,
-     "key": "gpt2-small-b128-s1024-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 118812049408,
-     "seq": 1024
-    },
-    {
-     "allocated": 72818264064,
-     "batch": 1024,
-     "floor": false,
-     "key": "gpt2-small-b1024-s128-amp-bf16-adamw-estimate-ckpt-trace",
-     "reserved": 104589164544,
-     "seq": 128
-    }
-   ],
-   "precision": "amp-bf16",
-   "range": {
-    "seq": [
-     128,
-     1024
-    ],
-    "tokens": [
-     2048,
-     131072
-    ]
-   },
-   "replay": "gpt2-small-amp-bf16-adamw-ckpt",
-   "replay_problem": null,
-   "reserved": {
-    "fixed": 2054758970.5962908,
-    "floor": 0.0,
-    "max_rel_residual": 0.1205249599709833,
-    "per_token": 814561.4416204812,
-    "per_token_sq": 36.10598170137016,
-    "spread": 0.2078783813054572
-   }
-  }
+ "categories": [
+  "parameters",
+  "gradients",
+  "optimizer_state",
+  "activations",
+  "autocast_copies",
+  "temporaries"
  ],
+ "category_colors": {
+  "activations": "#D55E00",
+  "autocast_copies": "#CC79A7",
+  "gradients": "#E69F00",
+  "optimizer_state": "#009E73",
+  "parameters": "#0072B2",
+  "temporaries": "#8C8C8C"
+ },
+ "category_words": {
+  "activations": {
+   "en": "Activations",
+   "zh": "激活值"
+  },
+  "autocast_copies": {
+   "en": "Autocast weight copies",
+   "zh": "autocast 权重副本"
+  },
+  "gradients": {
+   "en": "Gradients",
+   "zh": "梯度"
+  },
+  "optimizer_state": {
+   "en": "Optimizer state",
+   "zh": "优化器状态"
+  },
+  "parameters": {
+   "en": "Parameters",
+   "zh": "模型参数"
+  },
+  "temporaries": {
+   "en": "Temporaries",
+   "zh": "临时张量"
+  }
+ },
+ "fine_tuning": {
+  "count": 14,
+  "families": {
+   "en": "Llama, Qwen, Mistral, Gemma, Phi, Granite (MoE) and BERT",
+   "zh": "Llama、Qwen、Mistral、Gemma、Phi、Granite (MoE) 和 BERT"
+  }
+ },
  "gpus": [
   {
    "context_bytes": [
@@ -1258,31 +219,3893 @@ window.CALCULATOR_DATA = {
    "workspace_bytes": 33554432
   }
  ],
- "lever_words": {
-  "ckpt": {
-   "en": "checkpointing",
-   "zh": "激活检查点"
+ "lora_rank": 16,
+ "methods": {
+  "full": {
+   "en": "full fine-tuning",
+   "zh": "全参数微调"
   },
-  "none": null
+  "lora": {
+   "en": "LoRA",
+   "zh": "LoRA"
+  },
+  "qlora": {
+   "en": "QLoRA (NF4 4-bit weights)",
+   "zh": "QLoRA（NF4 4 位权重）"
+  }
  },
- "levers": [
-  "none",
-  "ckpt"
+ "model_groups": [
+  {
+   "family": "Llama",
+   "models": [
+    {
+     "billions": "1.24",
+     "family": "Llama",
+     "id": "hf:meta-llama/Llama-3.2-1B",
+     "label": "meta-llama/Llama-3.2-1B",
+     "parameters": 1235814400,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-accum-2-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "qlora",
+       "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt-accum-2-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-meta-llama-Llama-3.2-1B"
+    },
+    {
+     "billions": "3.21",
+     "family": "Llama",
+     "id": "hf:meta-llama/Llama-3.2-3B",
+     "label": "meta-llama/Llama-3.2-3B",
+     "parameters": 3212749824,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-meta-llama-Llama-3.2-3B"
+    },
+    {
+     "billions": "8.03",
+     "family": "Llama",
+     "id": "hf:meta-llama/Llama-3.1-8B",
+     "label": "meta-llama/Llama-3.1-8B",
+     "parameters": 8030261248,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-meta-llama-Llama-3.1-8B"
+    }
+   ]
+  },
+  {
+   "family": "Qwen",
+   "models": [
+    {
+     "billions": "0.49",
+     "family": "Qwen",
+     "id": "hf:Qwen/Qwen2.5-0.5B",
+     "label": "Qwen/Qwen2.5-0.5B",
+     "parameters": 494032768,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-Qwen-Qwen2.5-0.5B"
+    },
+    {
+     "billions": "1.54",
+     "family": "Qwen",
+     "id": "hf:Qwen/Qwen2.5-1.5B",
+     "label": "Qwen/Qwen2.5-1.5B",
+     "parameters": 1543714304,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-Qwen-Qwen2.5-1.5B"
+    },
+    {
+     "billions": "3.09",
+     "family": "Qwen",
+     "id": "hf:Qwen/Qwen2.5-3B",
+     "label": "Qwen/Qwen2.5-3B",
+     "parameters": 3085938688,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-Qwen-Qwen2.5-3B"
+    },
+    {
+     "billions": "7.62",
+     "family": "Qwen",
+     "id": "hf:Qwen/Qwen2.5-7B",
+     "label": "Qwen/Qwen2.5-7B",
+     "parameters": 7615616512,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-Qwen-Qwen2.5-7B"
+    }
+   ]
+  },
+  {
+   "family": "Mistral",
+   "models": [
+    {
+     "billions": "7.25",
+     "family": "Mistral",
+     "id": "hf:mistralai/Mistral-7B-v0.3",
+     "label": "mistralai/Mistral-7B-v0.3",
+     "parameters": 7248023552,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-mistralai-Mistral-7B-v0.3"
+    }
+   ]
+  },
+  {
+   "family": "Gemma",
+   "models": [
+    {
+     "billions": "2.61",
+     "family": "Gemma",
+     "id": "hf:google/gemma-2-2b",
+     "label": "google/gemma-2-2b",
+     "parameters": 2614341888,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-google-gemma-2-2b-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-google-gemma-2-2b-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-google-gemma-2-2b-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-google-gemma-2-2b-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-google-gemma-2-2b-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-google-gemma-2-2b-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-google-gemma-2-2b-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-google-gemma-2-2b-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-google-gemma-2-2b"
+    },
+    {
+     "billions": "2.51",
+     "family": "Gemma",
+     "id": "hf:google/gemma-2b",
+     "label": "google/gemma-2b",
+     "parameters": 2506172416,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-accum-2",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-8bit-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-fused",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-google-gemma-2b-bf16-adamw-ckpt",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "lora",
+       "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-accum-2-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-google-gemma-2b-bf16-adamw-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-google-gemma-2b-bf16-adamw-ckpt-lora-r16",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-google-gemma-2b-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-google-gemma-2b-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "qlora",
+       "name": "hf-google-gemma-2b-bf16-adamw-ckpt-accum-2-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-google-gemma-2b"
+    }
+   ]
+  },
+  {
+   "family": "Phi",
+   "models": [
+    {
+     "billions": "2.78",
+     "family": "Phi",
+     "id": "hf:microsoft/phi-2",
+     "label": "microsoft/phi-2",
+     "parameters": 2779683840,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-microsoft-phi-2-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-microsoft-phi-2-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-microsoft-phi-2-amp-bf16-adamw-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-microsoft-phi-2-amp-bf16-adamw-ckpt-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-microsoft-phi-2-bf16-adamw-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-microsoft-phi-2-bf16-adamw-ckpt-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-microsoft-phi-2"
+    }
+   ]
+  },
+  {
+   "family": "Granite (MoE)",
+   "models": [
+    {
+     "billions": "1.33",
+     "family": "Granite (MoE)",
+     "id": "hf:ibm-granite/granite-3.0-1b-a400m-instruct",
+     "label": "ibm-granite/granite-3.0-1b-a400m-instruct",
+     "parameters": 1334628352,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-lora-r16-lora-on-q_proj_v_proj",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-ckpt-lora-r16-lora-on-q_proj_v_proj",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-bf16-adamw-lora-r16-lora-on-q_proj_v_proj-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-bf16-adamw-ckpt-lora-r16-lora-on-q_proj_v_proj-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-ibm-granite-granite-3.0-1b-a400m-instruct"
+    }
+   ]
+  },
+  {
+   "family": "BERT",
+   "models": [
+    {
+     "billions": "0.11",
+     "family": "BERT",
+     "id": "hf:bert-base-uncased",
+     "label": "bert-base-uncased",
+     "parameters": 109483778,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-bert-base-uncased-fp32-adamw-task-sequence-classification",
+       "precision": "fp32"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-bert-base-uncased-amp-fp16-adamw-task-sequence-classification",
+       "precision": "amp-fp16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-8bit-ckpt-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-fused-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-task-sequence-classification-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-task-sequence-classification-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "lora",
+       "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-bert-base-uncased-bf16-adamw-task-sequence-classification-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-bert-base-uncased-bf16-adamw-ckpt-task-sequence-classification-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "qlora",
+       "name": "hf-bert-base-uncased-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-bert-base-uncased"
+    },
+    {
+     "billions": "0.34",
+     "family": "BERT",
+     "id": "hf:bert-large-uncased",
+     "label": "bert-large-uncased",
+     "parameters": 335143938,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-bert-large-uncased-fp32-adamw-task-sequence-classification",
+       "precision": "fp32"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-bert-large-uncased-amp-fp16-adamw-task-sequence-classification",
+       "precision": "amp-fp16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "full",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + 8-bit AdamW",
+        "zh": "激活检查点 + 8 位 AdamW"
+       },
+       "levers": "ckpt+adamw-8bit",
+       "method": "full",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-8bit-ckpt-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + fused optimizer",
+        "zh": "激活检查点 + fused 优化器实现"
+       },
+       "levers": "ckpt+fused",
+       "method": "full",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-fused-task-sequence-classification",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "lora",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-task-sequence-classification-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "lora",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-task-sequence-classification-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "lora",
+       "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "qlora",
+       "name": "hf-bert-large-uncased-bf16-adamw-task-sequence-classification-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "qlora",
+       "name": "hf-bert-large-uncased-bf16-adamw-ckpt-task-sequence-classification-lora-r16-nf4",
+       "precision": "bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+       },
+       "levers": "ckpt+accum-2",
+       "method": "qlora",
+       "name": "hf-bert-large-uncased-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16-nf4",
+       "precision": "bf16"
+      }
+     ],
+     "slug": "hf-bert-large-uncased"
+    },
+    {
+     "billions": "0.11",
+     "family": "BERT",
+     "id": "bert-base",
+     "label": "bert-base",
+     "parameters": 109514298,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "bert-base-fp32-adamw-none",
+       "precision": "fp32"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "bert-base-fp32-adamw-ckpt",
+       "precision": "fp32"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "bert-base-amp-fp16-adamw-none",
+       "precision": "amp-fp16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "bert-base-amp-fp16-adamw-ckpt",
+       "precision": "amp-fp16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "bert-base-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "bert-base-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      }
+     ],
+     "slug": "bert-base"
+    }
+   ]
+  },
+  {
+   "family": "GPT-2",
+   "models": [
+    {
+     "billions": "0.12",
+     "family": "GPT-2",
+     "id": "gpt2-small",
+     "label": "gpt2-small",
+     "parameters": 124439808,
+     "settings": [
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "gpt2-small-fp32-adamw-none",
+       "precision": "fp32"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "gpt2-small-fp32-adamw-ckpt",
+       "precision": "fp32"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "gpt2-small-amp-fp16-adamw-none",
+       "precision": "amp-fp16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "gpt2-small-amp-fp16-adamw-ckpt",
+       "precision": "amp-fp16"
+      },
+      {
+       "lever_words": {
+        "en": "none",
+        "zh": "无"
+       },
+       "levers": "none",
+       "method": "full",
+       "name": "gpt2-small-amp-bf16-adamw-none",
+       "precision": "amp-bf16"
+      },
+      {
+       "lever_words": {
+        "en": "checkpointing",
+        "zh": "激活检查点"
+       },
+       "levers": "ckpt",
+       "method": "full",
+       "name": "gpt2-small-amp-bf16-adamw-ckpt",
+       "precision": "amp-bf16"
+      }
+     ],
+     "slug": "gpt2-small"
+    }
+   ]
+  }
  ],
  "models": [
-  "bert-base",
-  "gpt2-small"
+  {
+   "billions": "1.24",
+   "family": "Llama",
+   "id": "hf:meta-llama/Llama-3.2-1B",
+   "label": "meta-llama/Llama-3.2-1B",
+   "parameters": 1235814400,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-1B-amp-bf16-adamw-ckpt-accum-2-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "qlora",
+     "name": "hf-meta-llama-Llama-3.2-1B-bf16-adamw-ckpt-accum-2-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-meta-llama-Llama-3.2-1B"
+  },
+  {
+   "billions": "3.21",
+   "family": "Llama",
+   "id": "hf:meta-llama/Llama-3.2-3B",
+   "label": "meta-llama/Llama-3.2-3B",
+   "parameters": 3212749824,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-3B-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-meta-llama-Llama-3.2-3B-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-meta-llama-Llama-3.2-3B"
+  },
+  {
+   "billions": "8.03",
+   "family": "Llama",
+   "id": "hf:meta-llama/Llama-3.1-8B",
+   "label": "meta-llama/Llama-3.1-8B",
+   "parameters": 8030261248,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.1-8B-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-meta-llama-Llama-3.1-8B-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-meta-llama-Llama-3.1-8B"
+  },
+  {
+   "billions": "0.49",
+   "family": "Qwen",
+   "id": "hf:Qwen/Qwen2.5-0.5B",
+   "label": "Qwen/Qwen2.5-0.5B",
+   "parameters": 494032768,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-0.5B-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-0.5B-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-Qwen-Qwen2.5-0.5B"
+  },
+  {
+   "billions": "1.54",
+   "family": "Qwen",
+   "id": "hf:Qwen/Qwen2.5-1.5B",
+   "label": "Qwen/Qwen2.5-1.5B",
+   "parameters": 1543714304,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-1.5B-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-1.5B-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-Qwen-Qwen2.5-1.5B"
+  },
+  {
+   "billions": "3.09",
+   "family": "Qwen",
+   "id": "hf:Qwen/Qwen2.5-3B",
+   "label": "Qwen/Qwen2.5-3B",
+   "parameters": 3085938688,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-3B-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-3B-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-Qwen-Qwen2.5-3B"
+  },
+  {
+   "billions": "7.62",
+   "family": "Qwen",
+   "id": "hf:Qwen/Qwen2.5-7B",
+   "label": "Qwen/Qwen2.5-7B",
+   "parameters": 7615616512,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-7B-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-Qwen-Qwen2.5-7B-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-Qwen-Qwen2.5-7B"
+  },
+  {
+   "billions": "7.25",
+   "family": "Mistral",
+   "id": "hf:mistralai/Mistral-7B-v0.3",
+   "label": "mistralai/Mistral-7B-v0.3",
+   "parameters": 7248023552,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-mistralai-Mistral-7B-v0.3-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-mistralai-Mistral-7B-v0.3-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-mistralai-Mistral-7B-v0.3"
+  },
+  {
+   "billions": "2.61",
+   "family": "Gemma",
+   "id": "hf:google/gemma-2-2b",
+   "label": "google/gemma-2-2b",
+   "parameters": 2614341888,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-google-gemma-2-2b-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-google-gemma-2-2b-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-google-gemma-2-2b-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-google-gemma-2-2b-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-google-gemma-2-2b-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-google-gemma-2-2b-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-google-gemma-2-2b-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-google-gemma-2-2b-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-google-gemma-2-2b-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-google-gemma-2-2b"
+  },
+  {
+   "billions": "2.51",
+   "family": "Gemma",
+   "id": "hf:google/gemma-2b",
+   "label": "google/gemma-2b",
+   "parameters": 2506172416,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-accum-2",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-8bit-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-fused",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-google-gemma-2b-bf16-adamw-ckpt",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "lora",
+     "name": "hf-google-gemma-2b-amp-bf16-adamw-ckpt-accum-2-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-google-gemma-2b-bf16-adamw-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-google-gemma-2b-bf16-adamw-ckpt-lora-r16",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-google-gemma-2b-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-google-gemma-2b-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "qlora",
+     "name": "hf-google-gemma-2b-bf16-adamw-ckpt-accum-2-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-google-gemma-2b"
+  },
+  {
+   "billions": "2.78",
+   "family": "Phi",
+   "id": "hf:microsoft/phi-2",
+   "label": "microsoft/phi-2",
+   "parameters": 2779683840,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-microsoft-phi-2-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-microsoft-phi-2-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-microsoft-phi-2-amp-bf16-adamw-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-microsoft-phi-2-amp-bf16-adamw-ckpt-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-microsoft-phi-2-bf16-adamw-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-microsoft-phi-2-bf16-adamw-ckpt-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-microsoft-phi-2"
+  },
+  {
+   "billions": "1.33",
+   "family": "Granite (MoE)",
+   "id": "hf:ibm-granite/granite-3.0-1b-a400m-instruct",
+   "label": "ibm-granite/granite-3.0-1b-a400m-instruct",
+   "parameters": 1334628352,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-lora-r16-lora-on-q_proj_v_proj",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-amp-bf16-adamw-ckpt-lora-r16-lora-on-q_proj_v_proj",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-bf16-adamw-lora-r16-lora-on-q_proj_v_proj-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-ibm-granite-granite-3.0-1b-a400m-instruct-bf16-adamw-ckpt-lora-r16-lora-on-q_proj_v_proj-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-ibm-granite-granite-3.0-1b-a400m-instruct"
+  },
+  {
+   "billions": "0.11",
+   "family": "BERT",
+   "id": "hf:bert-base-uncased",
+   "label": "bert-base-uncased",
+   "parameters": 109483778,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-bert-base-uncased-fp32-adamw-task-sequence-classification",
+     "precision": "fp32"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-bert-base-uncased-amp-fp16-adamw-task-sequence-classification",
+     "precision": "amp-fp16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-8bit-ckpt-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-fused-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-task-sequence-classification-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-task-sequence-classification-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "lora",
+     "name": "hf-bert-base-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-bert-base-uncased-bf16-adamw-task-sequence-classification-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-bert-base-uncased-bf16-adamw-ckpt-task-sequence-classification-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "qlora",
+     "name": "hf-bert-base-uncased-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-bert-base-uncased"
+  },
+  {
+   "billions": "0.34",
+   "family": "BERT",
+   "id": "hf:bert-large-uncased",
+   "label": "bert-large-uncased",
+   "parameters": 335143938,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-bert-large-uncased-fp32-adamw-task-sequence-classification",
+     "precision": "fp32"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-bert-large-uncased-amp-fp16-adamw-task-sequence-classification",
+     "precision": "amp-fp16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "full",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + 8-bit AdamW",
+      "zh": "激活检查点 + 8 位 AdamW"
+     },
+     "levers": "ckpt+adamw-8bit",
+     "method": "full",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-8bit-ckpt-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + fused optimizer",
+      "zh": "激活检查点 + fused 优化器实现"
+     },
+     "levers": "ckpt+fused",
+     "method": "full",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-fused-task-sequence-classification",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "lora",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-task-sequence-classification-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "lora",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-task-sequence-classification-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "lora",
+     "name": "hf-bert-large-uncased-amp-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "qlora",
+     "name": "hf-bert-large-uncased-bf16-adamw-task-sequence-classification-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "qlora",
+     "name": "hf-bert-large-uncased-bf16-adamw-ckpt-task-sequence-classification-lora-r16-nf4",
+     "precision": "bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
+     },
+     "levers": "ckpt+accum-2",
+     "method": "qlora",
+     "name": "hf-bert-large-uncased-bf16-adamw-ckpt-accum-2-task-sequence-classification-lora-r16-nf4",
+     "precision": "bf16"
+    }
+   ],
+   "slug": "hf-bert-large-uncased"
+  },
+  {
+   "billions": "0.11",
+   "family": "BERT",
+   "id": "bert-base",
+   "label": "bert-base",
+   "parameters": 109514298,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "bert-base-fp32-adamw-none",
+     "precision": "fp32"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "bert-base-fp32-adamw-ckpt",
+     "precision": "fp32"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "bert-base-amp-fp16-adamw-none",
+     "precision": "amp-fp16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "bert-base-amp-fp16-adamw-ckpt",
+     "precision": "amp-fp16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "bert-base-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "bert-base-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    }
+   ],
+   "slug": "bert-base"
+  },
+  {
+   "billions": "0.12",
+   "family": "GPT-2",
+   "id": "gpt2-small",
+   "label": "gpt2-small",
+   "parameters": 124439808,
+   "settings": [
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "gpt2-small-fp32-adamw-none",
+     "precision": "fp32"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "gpt2-small-fp32-adamw-ckpt",
+     "precision": "fp32"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "gpt2-small-amp-fp16-adamw-none",
+     "precision": "amp-fp16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "gpt2-small-amp-fp16-adamw-ckpt",
+     "precision": "amp-fp16"
+    },
+    {
+     "lever_words": {
+      "en": "none",
+      "zh": "无"
+     },
+     "levers": "none",
+     "method": "full",
+     "name": "gpt2-small-amp-bf16-adamw-none",
+     "precision": "amp-bf16"
+    },
+    {
+     "lever_words": {
+      "en": "checkpointing",
+      "zh": "激活检查点"
+     },
+     "levers": "ckpt",
+     "method": "full",
+     "name": "gpt2-small-amp-bf16-adamw-ckpt",
+     "precision": "amp-bf16"
+    }
+   ],
+   "slug": "gpt2-small"
+  }
  ],
- "precisions": [
-  "fp32",
-  "amp-fp16",
-  "amp-bf16"
- ],
- "schema_version": 3,
+ "points_per_fit": "9",
+ "precisions": {
+  "amp-bf16": {
+   "en": "AMP bf16",
+   "zh": "AMP bf16"
+  },
+  "amp-fp16": {
+   "en": "AMP fp16",
+   "zh": "AMP fp16"
+  },
+  "bf16": {
+   "en": "pure bf16",
+   "zh": "纯 bf16"
+  },
+  "fp32": {
+   "en": "FP32",
+   "zh": "FP32"
+  }
+ },
+ "schema_version": 4,
  "start": {
-  "batch": 32,
+  "batch": 4,
   "gpu": "NVIDIA H100 80GB HBM3",
-  "seq": 128
+  "levers": "none",
+  "method": "lora",
+  "model": "hf:meta-llama/Llama-3.1-8B",
+  "precision": "amp-bf16",
+  "seq": 2048
  },
  "upper_bound": {
   "en": "The reserved peak was found without memory pressure, so it is an upper bound: before it raises out of memory, PyTorch's caching allocator frees the blocks it keeps cached and tries again.",

@@ -27,8 +27,8 @@ def expand(table: Any) -> list[dict[str, Any]]:
     if empty:
         raise ConfigError(f"{', '.join(empty)} = [] gives no experiment; give at least one value")
     if "sizes" in table:
-        table = {**{k: v for k, v in table.items() if k != "sizes"},
-                 "size": _sizes(table["sizes"], table)}
+        table = {("size" if k == "sizes" else k): (_sizes(v, table) if k == "sizes" else v)
+                 for k, v in table.items()}  # in its place: the order of the product
     names = list(table)
     values = [_choices(name, v) for name, v in table.items()]
     found = [dict(zip(names, combo)) for combo in itertools.product(*values)]

@@ -18,8 +18,10 @@ from generator.site.pages.calculator import verdicts
 ASSETS = REPO_ROOT / "docs" / "assets"
 #: (batch, sequence) at which each verdict is compared; the largest batch at each sequence.
 SIZES = ((1, 64), (8, 128), (48, 256), (200, 512), (3000, 64))
-#: Two lever sets of each model: the plain step and checkpointing under AMP.
-FITS = (("bert-base", "fp32", "none"), ("gpt2-small", "amp-bf16", "ckpt"))
+#: Settings of the article's models and of a fine-tuning model with a template of its own
+#: for batch 1 and micro-batches: (model, method, precision, levers).
+FITS = (("bert-base", "full", "fp32", "none"), ("gpt2-small", "full", "amp-bf16", "ckpt"),
+        ("hf:meta-llama/Llama-3.2-1B", "lora", "amp-bf16", "ckpt+accum-2"))
 DRIVER = """
 const assets = require("path").dirname(process.argv[2]);
 global.window = {};
@@ -30,7 +32,7 @@ require(assets + "/calculator.js");
 const m = window.calculatorMirror;
 const cases = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
 console.log(JSON.stringify(cases.map((c) => {
-  const pred = m.predictor(c.fit, c.template);
+  const pred = m.predictor(c.fit, c.templates);
   return {verdicts: c.sizes.map(([b, s]) => c.gpus.map((g) => m.verdict(pred, g, b, s).word)),
           largest: c.seqs.map((s) => c.gpus.map((g) => m.largestBatch(pred, g, s)))};
 })));
@@ -42,23 +44,23 @@ def test_the_widget_answers_as_the_python_does(tmp_path: Path) -> None:
     ctx = calculator.context(found, [])
     assert ctx is not None, "the committed results hold the calculator's grid"
     cases = []
-    for model, precision, levers in FITS:
-        fit = next(f for f in ctx["fits"] if (f["model"], f["precision"], f["levers"])
-                   == (model, precision, levers))
-        cases.append({"fit": fit, "template": ctx["replays"].get(fit["replay"]),
-                      "gpus": ctx["gpus"], "sizes": SIZES,
+    for setting in FITS:
+        fit = next(f for f in ctx["fits"] if (f["model"], f["method"], f["precision"],
+                                              f["levers"]) == setting)
+        templates = {e["name"]: ctx["replays"][e["name"]] for e in fit["replays"]}
+        cases.append({"fit": fit, "templates": templates, "gpus": ctx["gpus"], "sizes": SIZES,
                       "seqs": sorted({s for _, s in SIZES})})
     answers = run_node(ASSETS / "calculator.js", DRIVER, cases, tmp_path)
     words = set()
     for case, js in zip(cases, answers):
-        fit, template = case["fit"], case["template"]
-        assert template is not None and "workspace" in template  # each GPU's own workspace
+        fit, template = case["fit"], case["templates"]
+        assert template and all("workspace" in t for t in template.values())  # each GPU's own
         for (batch, seq), row in zip(SIZES, js["verdicts"]):
             expected = [verdicts.verdict(fit, gpu, batch, seq, template).word
                         for gpu in case["gpus"]]
-            assert row == expected, (fit["replay"], batch, seq)
+            assert row == expected, (fit["name"], batch, seq)
             words.update(row)
         for seq, row in zip(case["seqs"], js["largest"]):
             assert row == [verdicts.largest_batch(fit, gpu, seq, template)
-                           for gpu in case["gpus"]], (fit["replay"], seq)
+                           for gpu in case["gpus"]], (fit["name"], seq)
     assert {"yes", "no"} <= words  # the grid reaches both ends of the rule

@@ -111,7 +111,7 @@ def _pages(site: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, s
 
 
 def test_the_committed_results_make_every_page(committed) -> None:
-    # Modules without pages (the calculator: a widget on other pages) write none.
+    # Modules without pages write none.
     paged = {name for name, module in all_pages().items()
              if getattr(module, "PAGES", ()) or hasattr(module, "pages")}
     assert {name for name, *_ in committed} == paged

@@ -111,3 +111,18 @@ def test_every_linked_data_file_is_in_the_site(site: Path) -> None:
     assert linked > 100, linked
     studies = {p.name for p in site.glob("data/studies/*/*.json")}
     assert {"torch-facts.json", "training-curves-cpu.json"} <= studies, studies
+
+
+def test_the_calculator_with_its_data_weighs_under_a_megabyte(site: Path) -> None:
+    """The widget loads its data as it is used: the models and GPUs at once, one model's fits
+    when it is picked, one setting's replay when that is picked. The page with the heaviest
+    of each stays under the limit too."""
+    data = site / "data"
+    models = [p.stat().st_size for p in (data / "calculator").glob("model-*.js")]
+    settings = [p.stat().st_size for p in (data / "calculator").glob("*.js")
+                if not p.name.startswith("model-")]
+    assert models and settings, "the calculator publishes its fits"
+    for page in (site / "calculator" / "index.html", site / "en" / "calculator" / "index.html"):
+        weight = (page_weight(page, site) + (data / "calculator.js").stat().st_size
+                  + max(models) + max(settings))
+        assert weight < LIMIT_BYTES, (page, weight)

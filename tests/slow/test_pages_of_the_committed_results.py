@@ -88,11 +88,10 @@ def test_the_sweeps_largest_batch_is_the_calculators_and_the_estimates() -> None
     answer = group["series"]["fp32"]["largest"]
     fit = next(f for f in widget["fits"] if (f["model"], f["precision"], f["levers"]) ==
                ("bert-base", "fp32", "none"))
-    template = widget["replays"][fit["replay"]]
     for row in answer:
         gpu = verdicts.gpu_entry(gpus.find(row.gpu))
         assert row.method == "replay" and not row.disagreements
-        assert row.batch == verdicts.largest_batch(fit, gpu, 128, template), row.gpu
+        assert row.batch == verdicts.largest_batch(fit, gpu, 128, widget["replays"]), row.gpu
     smallest = answer[0]
     for batch, fits in ((smallest.batch, True), (smallest.batch + 1, False)):
         step = generator.estimate("bert-base", batch_size=batch, seq_len=128, gpu=smallest.gpu)

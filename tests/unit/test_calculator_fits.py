@@ -87,3 +87,42 @@ def test_every_gpu_of_the_catalogue_with_what_the_rule_needs():
         assert gpu["memory_bytes"] < gpu["smi_total_mib"] * 2**20  # the driver keeps some
         assert gpu["workspace_bytes"] in (8_519_680, 32 * 2**20)
         assert 0 < gpu["context_bytes"][0] < gpu["context_bytes"][1]
+
+
+def _fit_with(replays, micro=1):
+    return {"replays": replays, "micro_batches": micro,
+            "allocated": {**TRUE, "floor": 0.0}, "reserved": {**TRUE, "floor": 0.0}}
+
+
+def test_batch_one_replays_its_own_template(monkeypatch):
+    """One sample and more are different steps for a causal LM: the predictor picks the
+    template whose batches hold the batch asked, and replays a setting of micro-batches at
+    their whole batch."""
+    seen = []
+    monkeypatch.setattr(verdicts.replay, "peaks",
+                        lambda t, b, s, w=None: seen.append((t["id"], b, s)) or (1, 2))
+    fit = _fit_with([{"name": "one", "batch": [1, 1]}, {"name": "more", "batch": [2, None]}],
+                    micro=2)
+    pred = verdicts.Predictor(fit, {"one": {"id": "one"}, "more": {"id": "more"}})
+    pred.peaks(1, 512)
+    pred.peaks(7, 512)
+    assert seen == [("one", 2, 512), ("more", 14, 512)]
+    assert verdicts.Predictor(fit, {"more": {"id": "more"}}).template(1) is None
+
+
+def test_without_a_template_the_planes_answer():
+    fit = _fit_with([])
+    allocated, reserved = verdicts.Predictor(fit, {}).peaks(64, 256)
+    assert allocated == pytest.approx(_value(64, 256)) and reserved == allocated
+
+
+def test_a_share_of_the_peak_may_be_zero():
+    """Categories are fitted by plain least squares: a category that is zero at some sizes
+    (gradients before backward) has no relative error to weigh."""
+    from generator.site.pages.calculator.planes import fit_share
+
+    flat = fit_share([Point(b, s, 0.0) for b, s in SIZES])
+    assert all(abs(v) < 1e-6 for v in flat.values())
+    grow = fit_share([Point(b, s, 5.0 + 2.0 * b * s) for b, s in SIZES])
+    assert grow["fixed"] == pytest.approx(5.0, abs=1e-3)
+    assert grow["per_token"] == pytest.approx(2.0, rel=1e-9)

@@ -192,3 +192,13 @@ def test_a_model_without_a_shipped_config_has_no_row() -> None:
     assert formulas.model_shape("hf:someone/not-shipped") is None
     assert formulas.rows([result("hf:someone/not-shipped"), result()])[0]["model"] == LLAMA
     assert len(formulas.rows([result("hf:someone/not-shipped")])) == 0
+
+
+def test_the_summary_says_which_way_each_rule_errs():
+    from generator.site.pages.calculator.formulas import rule_words, summary
+
+    assert "always falls short" in rule_words("params_times_16", {"min": -0.9, "max": -0.3}).en
+    assert "always comes out higher" in rule_words("accelerate", {"min": 0.1, "max": 0.4}).en
+    both = rule_words("korthikanti", {"min": -0.4, "max": 0.9})
+    assert "both ways" in both.en and "时高时低" in both.zh
+    assert summary([]) is None

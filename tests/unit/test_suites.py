@@ -6,6 +6,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
+from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.jobs.load import DEFAULT_SUITE, load_suite
 from generator.measure.studies import Study, sharding
@@ -131,3 +134,16 @@ def test_a_list_of_names_is_one_value_and_a_list_of_lists_expands() -> None:
         (["q_proj", "v_proj"], ["LlamaMLP", "LlamaRMSNorm"])]
     # other fields still expand a list into one experiment per value
     assert len(expand({**base, "precision": ["fp32", "amp-bf16"]})) == 2
+
+
+def test_sizes_give_batch_and_sequence_in_pairs() -> None:
+    from generator.experiment.suite import expand
+
+    found = expand({"model": "tiny", "sizes": [[1, 64], [8, 128]], "precision": ["fp32", "amp-bf16"]})
+    assert [(e["batch_size"], e["seq_len"], e["precision"]) for e in found] == [
+        (1, 64, "fp32"), (1, 64, "amp-bf16"), (8, 128, "fp32"), (8, 128, "amp-bf16")]
+    assert all("sizes" not in e and "size" not in e for e in found)
+    with pytest.raises(ConfigError, match="one or the other"):
+        expand({"model": "tiny", "sizes": [[1, 64]], "batch_size": 2})
+    with pytest.raises(ConfigError, match="pairs"):
+        expand({"model": "tiny", "sizes": [[1, 64, 3]]})

@@ -102,7 +102,10 @@ def _formulas(found: list[dict[str, Any]], results: list[StepResult]) -> dict[st
         return None
     settings_seen = sorted({(r["batch"], r["seq"]) for r in found}, key=lambda s: -s[1])
     shown = [f"{b} × {s:,}" for b, s in settings_seen]
+    by_key = {r["key"]: r for r in results}
     return {"rows": found, "published": formulas.published(results),
+            # the estimates the table prints, for the page's list of data files (sources.py)
+            "sources": [by_key[r["key"]] for r in found if r["key"] in by_key],
             "settings": {"en": " and ".join(shown), "zh": "和".join(shown)},
             "summary": dict(zip(("en", "zh"), said))}
 
@@ -174,7 +177,7 @@ def _models(fits: list[dict[str, Any]], results: list[StepResult]) -> list[dict[
 
 #: Families by the words of their names, in the order the widget lists them.
 FAMILIES = (("llama", "Llama"), ("qwen", "Qwen"), ("mistral", "Mistral"), ("gemma", "Gemma"),
-            ("phi", "Phi"), ("olmoe", "OLMoE"), ("bert", "BERT"), ("gpt2", "GPT-2"))
+            ("phi", "Phi"), ("granite", "Granite (MoE)"), ("bert", "BERT"), ("gpt2", "GPT-2"))
 
 
 def _family(model: str) -> str:
@@ -369,16 +372,18 @@ def data_files(ctx: dict[str, Any]) -> dict[str, str]:
              f"{DATA_NAME}.js": f"window.CALCULATOR_DATA = {text};\n"}
     for model in ctx["models"]:
         own = [f for f in ctx["fits"] if f["model"] == model["id"]]
-        compact = json.dumps(own, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
         files[f"{DATA_NAME}/model-{model['slug']}.js"] = (
             f"(window.CALCULATOR_FITS = window.CALCULATOR_FITS || {{}})"
-            f"[{json.dumps(model['id'])}] = {compact};\n")
+            f"[{json.dumps(model['id'])}] = {_compact(own)};\n")
     for fit in ctx["fits"]:
         if not fit["replays"]:
             continue
         lines = [f"(window.CALCULATOR_REPLAYS = window.CALCULATOR_REPLAYS || {{}})"
-                 f"[{json.dumps(entry['name'])}] = "
-                 f"{json.dumps(ctx['replays'][entry['name']], separators=(',', ':'), sort_keys=True)};"
+                 f"[{json.dumps(entry['name'])}] = {_compact(ctx['replays'][entry['name']])};"
                  for entry in fit["replays"]]
         files[f"{DATA_NAME}/{fit['name']}.js"] = "\n".join(lines) + "\n"
     return files
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

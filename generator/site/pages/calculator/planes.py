@@ -11,6 +11,7 @@ as on the sweeps page); points that peak there are kept out of the plane and giv
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -69,7 +70,7 @@ def fit_plane(points: list[Point], *, use_floor: bool = True) -> PlaneFit:
     fixed, per_token, per_token_sq = _solve(on_plane)
     errors = [_loo_error(on_plane, i) for i in range(len(on_plane))] if len(on_plane) > 3 else []
     # nan where leaving a point out leaves too few sizes to fit: no spread to state
-    spread = max(errors) if errors and all(e == e for e in errors) else float("nan")
+    spread = max(errors) if errors and not any(math.isnan(e) for e in errors) else float("nan")
     return PlaneFit(fixed, per_token, per_token_sq, floor, tuple(points), spread)
 
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from generator.allocator import trace
 from generator.allocator.caching import simulate
@@ -159,3 +160,28 @@ def peaks(tmpl: dict[str, Any], batch: int, seq: int,
     workspaces of `workspace` bytes: another GPU's)."""
     report = simulate(trace.as_tuples(events_at(tmpl, batch, seq, workspace)))
     return report.peak_allocated_bytes, report.peak_reserved_bytes
+
+
+def tensors_peak(tmpl: dict[str, Any], batch: int, seq: int) -> int:
+    """The most bytes the step's tensors ask for at once in the template replayed at one
+    size: the requests as made, the cuBLAS workspaces and the allocator's rounding left out
+    (calculator.js counts the same). Within a few KiB of the estimate's own tensors' peak,
+    which its tracker takes between operations."""
+    workspace = tmpl.get("workspace")
+    terms = [MONOMIALS[m](batch, seq) for m in tmpl["monomials"]]
+    nbytes = [0 if i == workspace else
+              max(0, math.floor(sum(c * t for c, t in zip(coefficients, terms)) + 0.5))
+              for i, coefficients in enumerate(tmpl["sizes"])]
+    sizes: list[int] = []
+    live = peak = 0
+    for text, times in zip(tmpl["steps"], tmpl["times"]):
+        ops = trace.numbers(text)
+        for _ in range(times):
+            for v in ops:
+                if v >= 0:
+                    sizes.append(nbytes[v])
+                    live += nbytes[v]
+                    peak = max(peak, live)
+                else:
+                    live -= sizes[len(sizes) + v]
+    return peak

@@ -40,7 +40,8 @@ def method_of(exp: dict[str, Any]) -> str:
 def _levers(exp: dict[str, Any]) -> list[tuple[str, Words]]:
     """(tag, words) of each lever, in the order step_options_of gives them."""
     method = {id(options()[name]) for name in METHOD_OPTIONS}
-    found = [(opt.tag(value), ACCUMULATION if opt is options()["micro_batches"] else opt.words(value))
+    accumulation = options()["micro_batches"]
+    found = [(opt.tag(value), ACCUMULATION if opt is accumulation else opt.words(value))
              for opt, value in step_options_of(exp) if id(opt) not in method]
     if exp.get("optimizer") in OPTIMIZER_WORDS:
         found.append((exp["optimizer"], OPTIMIZER_WORDS[exp["optimizer"]]))
