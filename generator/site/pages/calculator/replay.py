@@ -164,24 +164,16 @@ def peaks(tmpl: dict[str, Any], batch: int, seq: int,
 
 def tensors_peak(tmpl: dict[str, Any], batch: int, seq: int) -> int:
     """The most bytes the step's tensors ask for at once in the template replayed at one
-    size: the requests as made, the cuBLAS workspaces and the allocator's rounding left out
-    (calculator.js counts the same). Within a few KiB of the estimate's own tensors' peak,
-    which its tracker takes between operations."""
-    workspace = tmpl.get("workspace")
-    terms = [MONOMIALS[m](batch, seq) for m in tmpl["monomials"]]
-    nbytes = [0 if i == workspace else
-              max(0, math.floor(sum(c * t for c, t in zip(coefficients, terms)) + 0.5))
-              for i, coefficients in enumerate(tmpl["sizes"])]
+    size: the requests as made, the cuBLAS workspaces (as zero bytes) and the allocator's
+    rounding left out (calculator.js counts the same). Within a few KiB of the estimate's
+    own tensors' peak, which its tracker takes between operations."""
     sizes: list[int] = []
     live = peak = 0
-    for text, times in zip(tmpl["steps"], tmpl["times"]):
-        ops = trace.numbers(text)
-        for _ in range(times):
-            for v in ops:
-                if v >= 0:
-                    sizes.append(nbytes[v])
-                    live += nbytes[v]
-                    peak = max(peak, live)
-                else:
-                    live -= sizes[len(sizes) + v]
+    for v in events_at(tmpl, batch, seq, workspace=0):
+        if v >= 0:
+            sizes.append(v)
+            live += v
+            peak = max(peak, live)
+        else:
+            live -= sizes[-v - 1]
     return peak
