@@ -12,13 +12,14 @@ from typing import Any, Optional, TypedDict
 #: The categories of a step's memory, in the order tables, charts and timelines list them.
 #: `not_attributed`: bytes the CPU allocator handed out that neither a tracked tensor nor an
 #: op's internal buffer explains (real CPU runs only,
-#: generator/measure/tracking/cpu_allocator_blocks.py); results measured before it existed
-#: read it as 0 (store.py).
+#: generator/measure/tracking/cpu_allocator_blocks.py); `comm_buffers`: what a rank of a
+#: multi-GPU step holds to communicate (FSDP2's gathered weights, DDP's gradient buckets;
+#: sharded_tracker.py). Results measured before either existed read them as 0 (store.py).
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
-              "autocast_copies", "temporaries", "not_attributed")
+              "autocast_copies", "comm_buffers", "temporaries", "not_attributed")
 #: Categories that tables list only where a result has bytes in them (charts show only the
 #: categories with bytes anyway).
-ONLY_WHEN_SEEN = ("not_attributed",)
+ONLY_WHEN_SEEN = ("comm_buffers", "not_attributed")
 
 #: How far a result stands from a real GPU, the device the site is about: a GPU run first,
 #: then an estimate modelling CUDA, a real CPU run, an estimate modelling the CPU. Every page

@@ -31,7 +31,7 @@ OPTIONAL_DEFAULTS = {"step_seconds": None, "ground_truth": None, "notes": [], "p
                      "allocator": None, "phase_max_bytes": {}, "inputs": "tokens",
                      "trainable_parameter_count": None, "attention": None}
 #: Categories added to CATEGORIES after results were first stored (see _fill_later_categories).
-LATER_CATEGORIES = ("not_attributed",)
+LATER_CATEGORIES = ("not_attributed", "comm_buffers")
 FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
            "module_activation_bytes", "parameter_count")
 
@@ -150,6 +150,9 @@ def _fill_later_categories(data: dict[str, Any]) -> None:
                 data[name].setdefault(cat, 0)
         if isinstance(series, dict) and isinstance(timeline.get("tick"), list):
             series.setdefault(cat, [0] * len(timeline["tick"]))
+        for phase in (data.get("phase_max_bytes") or {}).values():
+            if isinstance(phase, dict):
+                phase.setdefault(cat, 0)
 
 
 def _is_count(value: Any) -> bool:

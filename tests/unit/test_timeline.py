@@ -37,7 +37,7 @@ def test_the_peak_and_what_is_live_at_it() -> None:
     assert report.peak_bytes == 450
     assert report.live_at_peak_bytes == {
         "parameters": 100, "gradients": 100, "optimizer_state": 200, "activations": 50,
-        "autocast_copies": 0, "temporaries": 0, "not_attributed": 0}
+        "autocast_copies": 0, "comm_buffers": 0, "temporaries": 0, "not_attributed": 0}
     assert sum(report.live_at_peak_bytes.values()) == report.peak_bytes
     assert report.peak_tick() == 6
 
@@ -47,7 +47,7 @@ def test_each_category_has_its_own_maximum() -> None:
     # the temporaries' maximum (40, in the optimizer) is not what is live at the peak (0)
     assert report.category_max_bytes == {
         "parameters": 100, "gradients": 100, "optimizer_state": 200, "activations": 50,
-        "autocast_copies": 0, "temporaries": 40, "not_attributed": 0}
+        "autocast_copies": 0, "comm_buffers": 0, "temporaries": 40, "not_attributed": 0}
     assert list(report.category_max_bytes) == list(CATEGORIES)
 
 
@@ -80,14 +80,14 @@ def test_nothing_tracked() -> None:
 
 
 def test_a_custom_category_list() -> None:
-    categories = CATEGORIES + ("comm_buffers",)
-    lives = step_lives() + [StorageLife(nbytes=25, category="comm_buffers", born=5, died=7)]
+    categories = CATEGORIES + ("swapped_out",)
+    lives = step_lives() + [StorageLife(nbytes=25, category="swapped_out", born=5, died=7)]
     report = summarise(lives, PHASES, end=11, categories=categories)
     assert list(report.live_at_peak_bytes) == list(categories)
     assert list(report.timeline["bytes"]) == list(categories)
     assert report.peak_bytes == 475
-    assert report.live_at_peak_bytes["comm_buffers"] == 25
-    assert report.category_max_bytes["comm_buffers"] == 25
+    assert report.live_at_peak_bytes["swapped_out"] == 25
+    assert report.category_max_bytes["swapped_out"] == 25
     assert sum(report.live_at_peak_bytes.values()) == report.peak_bytes
 
 

@@ -11,8 +11,6 @@ from torch.nn import functional as F
 from torch.testing._internal.two_tensor import TwoTensor
 
 from generator.measure.tracking.sharded_tracker import (
-    SHARDING_CATEGORIES,
-    SHARDING_PRECEDENCE,
     ShardedMemoryTracker,
     local_storages,
     rank_figures,
@@ -26,6 +24,7 @@ from generator.measure.tracking.tracker import (
 )
 from generator.measure.training.step import Trainer, tracked_step
 from generator.measure.training.workload import Workload
+from generator.results.shapes import CATEGORIES
 
 BATCH, IN, HIDDEN, OUT = 3, 4, 8, 2
 FLOAT = 4  # bytes
@@ -219,20 +218,18 @@ def test_the_sharded_tracker_counts_the_inner_tensors_of_a_wrapper() -> None:
 
 
 def test_sharded_precedence_and_figures() -> None:
-    assert SHARDING_PRECEDENCE == ("temporaries", "activations", "autocast_copies",
-                                   "comm_buffers", "gradients", "optimizer_state",
-                                   "parameters")
-    assert set(SHARDING_PRECEDENCE) - set(PRECEDENCE) == {"comm_buffers"}
+    assert PRECEDENCE == ("temporaries", "activations", "autocast_copies", "comm_buffers",
+                          "gradients", "optimizer_state", "parameters")
     run = trainer()
     persistent = torch.zeros(10)
     tracker = tracker_of(run, ShardedMemoryTracker, persistent=[persistent])
     figures = rank_figures(tracked_step(run, tracker))
     assert list(figures) == ["peak_bytes", "live_at_peak_bytes", "category_max_bytes",
                              "peak_phase"]
-    assert list(figures["live_at_peak_bytes"]) == list(SHARDING_CATEGORIES)
+    assert list(figures["live_at_peak_bytes"]) == list(CATEGORIES)
     assert figures["category_max_bytes"]["comm_buffers"] == 10 * FLOAT
     assert figures["peak_phase"] in ("forward", "backward", "optimizer")
-    assert tracker.report().timeline["bytes"].keys() == set(SHARDING_CATEGORIES)
+    assert tracker.report().timeline["bytes"].keys() == set(CATEGORIES)
 
 
 def test_hooks_are_removed_on_exit() -> None:

@@ -16,10 +16,11 @@ Three things differ from a single-device step, and each would miscount one rank'
    are labelled when the optimizer is about to read them (a step pre-hook); a label holds for
    a storage's whole life, so they count as gradients from the reduce-scatter on.
 
-`comm_buffers` is a seventh category beside the tracker's six: FSDP2's gathered weights, and
-DDP's gradient buckets (registered as persistent buffers). It ranks between autocast copies
-and gradients: gathered weights stay communication buffers when autograd saves them for
-backward (FSDP2 frees and re-gathers them, so they are not activations).
+`comm_buffers` is the category of FSDP2's gathered weights and DDP's gradient buckets
+(registered as persistent buffers); a single-device step has none. It ranks between autocast
+copies and gradients (tracker.PRECEDENCE): gathered weights stay communication buffers when
+autograd saves them for backward (FSDP2 frees and re-gathers them, so they are not
+activations).
 """
 
 from __future__ import annotations
@@ -31,19 +32,7 @@ from torch import nn
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from generator.measure.tracking.timeline import TrackerReport
-from generator.measure.tracking.tracker import (
-    PRECEDENCE,
-    MemoryTracker,
-    StatePlacement,
-    own_storage,
-)
-from generator.results.shapes import CATEGORIES
-
-SHARDING_CATEGORIES: tuple[str, ...] = CATEGORIES + ("comm_buffers",)
-_AFTER_CASTS = PRECEDENCE.index("autocast_copies") + 1
-#: The tracker's precedence with communication buffers between autocast copies and gradients.
-SHARDING_PRECEDENCE: tuple[str, ...] = (PRECEDENCE[:_AFTER_CASTS] + ("comm_buffers",)
-                                        + PRECEDENCE[_AFTER_CASTS:])
+from generator.measure.tracking.tracker import MemoryTracker, own_storage
 
 
 def local_storages(tensor: Any) -> list[torch.UntypedStorage]:
@@ -60,22 +49,17 @@ def local_storages(tensor: Any) -> list[torch.UntypedStorage]:
 
 
 class ShardedMemoryTracker(MemoryTracker):
-    """MemoryTracker for one rank of a DDP or FSDP2 step (see the module's docstring)."""
-
-    precedence = SHARDING_PRECEDENCE
-    categories = SHARDING_CATEGORIES
+    """MemoryTracker for one rank of a DDP, FSDP2 or tensor-parallel step (see the module's
+    docstring)."""
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *,
-                 round_bytes: int = 1, device_type: str | None = None,
                  persistent: Iterable[torch.Tensor] = (),
-                 cast_category: str = "autocast_copies",
-                 state_on_host: StatePlacement | None = None) -> None:
+                 cast_category: str = "autocast_copies", **options: Any) -> None:
         """persistent: buffers that outlive the step (DDP's buckets), counted from its start.
         cast_category: the label of low-precision copies of parameters; FSDP2's mixed
         precision casts each shard before the all-gather, a communication buffer.
-        state_on_host: see MemoryTracker."""
-        super().__init__(model, optimizer, round_bytes=round_bytes, device_type=device_type,
-                         state_on_host=state_on_host)
+        options: MemoryTracker's."""
+        super().__init__(model, optimizer, **options)
         self._persistent = list(persistent)
         self._cast_category = cast_category
 

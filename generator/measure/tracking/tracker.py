@@ -40,9 +40,10 @@ OUTSIDE_MODULES = "(outside modules)"
 CUDA_BLOCK_BYTES = 512
 #: The labels, lowest precedence first. A later label wins over an earlier one only if it
 #: ranks higher: a parameter saved for backward stays a parameter; a temporary that autograd
-#: saves becomes an activation.
-PRECEDENCE: tuple[str, ...] = ("temporaries", "activations", "autocast_copies", "gradients",
-                               "optimizer_state", "parameters")
+#: saves becomes an activation. `comm_buffers` (a multi-GPU step's, sharded_tracker.py) ranks
+#: between autocast copies and gradients.
+PRECEDENCE: tuple[str, ...] = ("temporaries", "activations", "autocast_copies", "comm_buffers",
+                               "gradients", "optimizer_state", "parameters")
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 #: MemoryTracker's state_on_host: (optimizer, parameter group, state key, value) -> is it
 #: kept in host memory?
