@@ -59,8 +59,9 @@ def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option,
     flag = "--" + name.replace("_", "-")
     flags = (opt.short, flag) if opt.short else (flag,)
     default = {f.name: f.default for f in fields(Experiment)}[name]
-    if isinstance(default, bool):
-        parser.add_argument(*flags, action="store_true", help=opt.help)
+    if isinstance(default, bool):  # a switch on by default is turned off with --no-NAME
+        parser.add_argument(*flags, default=default, help=opt.help,
+                            action=argparse.BooleanOptionalAction if default else "store_true")
     elif opt.choices is not None:  # refused in the words the API uses (choice_problem)
         parser.add_argument(*flags, type=_choice(name, opt.choices),
                             default=default or opt.choices[0],

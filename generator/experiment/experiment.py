@@ -43,6 +43,12 @@ LOSS_SCALINGS = ("auto", "off")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
 #: 4-bit base weights (bitsandbytes' Linear4bit, QLoRA); none: the weights as built.
 QUANTIZATIONS = ("none", "nf4", "fp4")
+#: How a step is spread over several GPUs (measure/training/parallel.py); none: one GPU.
+#: hsdp: FSDP2 on a 2-D mesh, replicated across groups of shard_size GPUs; fsdp2-tp: tensor
+#: parallelism within groups of tp_size GPUs, FSDP2 across them.
+PARALLEL = ("none", "ddp", "fsdp2", "hsdp", "tp", "fsdp2-tp")
+#: FSDP2's MixedPrecisionPolicy as param_dtype/reduce_dtype; none: the parameters' own dtype.
+FSDP_MIXED_PRECISIONS = ("none", "bf16/fp32", "bf16/bf16", "fp16/fp32", "fp16/fp16")
 #: Hugging Face task heads (generator/measure/models/hf.py); auto: from the config.
 HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification",
             "image-classification", "contrastive")
@@ -192,6 +198,60 @@ class Experiment:
         help="say whether the step fits in SIZE, e.g. 24GiB or 80GB (a GPU the catalogue lacks; "
              "with --gpu, that GPU's overheads)")
     """A memory budget in bytes: a step whose peak exceeds it is recorded as out of memory."""
+    gpus: int = option(
+        1, step_option=True, metavar="N", parse=count,
+        tag=lambda v: f"{v}gpus", label=lambda v: f"on {v} GPUs",
+        words=lambda v: Words(f"{v} GPUs", f"{v} 块 GPU"),
+        help="the GPUs the step is spread over by --parallel; batch_size is each "
+             "data-parallel rank's (default 1); the figures are one GPU's")
+    """The GPUs of the job; every figure is one rank's (parallel.py)."""
+    parallel: str = option(
+        "none", choices=PARALLEL, step_option=True, tag=str, label=str,
+        words=lambda v: same(v.upper() if v in ("ddp", "tp", "hsdp") else
+                             {"fsdp2": "FSDP2", "fsdp2-tp": "FSDP2 × TP"}[v]),
+        help="how the GPUs share the step: ddp (a replica each), fsdp2 (fully_shard on every "
+             "block and the root), hsdp (FSDP2 within --shard-size GPUs, replicated across), "
+             "tp (tensor parallelism by the model's plan), fsdp2-tp (TP within --tp-size "
+             "GPUs, FSDP2 across); none: one GPU (default)")
+    """One of PARALLEL: how `gpus` GPUs share the step."""
+    shard_size: int = option(
+        0, step_option=True, metavar="N", parse=count, tag=lambda v: f"shard{v}",
+        label=lambda v: f"shard groups of {v}",
+        words=lambda v: Words(f"shard groups of {v} GPUs", f"每 {v} 块 GPU 一个分片组"),
+        help="hsdp: the GPUs each FSDP2 shard group spans (default: 8, or all of them when "
+             "fewer)")
+    """hsdp: GPUs per shard group; 0: the default, min(8, gpus)."""
+    tp_size: int = option(
+        0, step_option=True, metavar="N", parse=count, tag=lambda v: f"tp{v}",
+        label=lambda v: f"TP groups of {v}",
+        words=lambda v: Words(f"tensor-parallel groups of {v} GPUs",
+                              f"每 {v} 块 GPU 一个张量并行组"),
+        help="fsdp2-tp: the GPUs each tensor-parallel group spans (default: 8, or all of "
+             "them when fewer)")
+    """fsdp2-tp: GPUs per tensor-parallel group; 0: the default, min(8, gpus)."""
+    reshard_after_forward: bool = option(
+        True, step_option=True, tag=lambda v: "no-reshard", label=lambda v: "kept gathered",
+        words=lambda v: Words("weights kept gathered after forward",
+                              "前向后不释放聚合的权重"),
+        help="fsdp2, hsdp, fsdp2-tp: free each block's gathered weights after its forward "
+             "and gather them again for backward (default; --no-reshard-after-forward keeps "
+             "them, ZeRO-2-like)")
+    """FSDP2's reshard_after_forward for every block (the root is never resharded)."""
+    fsdp_mixed_precision: str = option(
+        "none", choices=FSDP_MIXED_PRECISIONS, step_option=True,
+        tag=lambda v: "mp-" + v.replace("/", "-"), label=lambda v: f"FSDP2 policy {v}",
+        words=lambda v: Words(f"FSDP2 mixed precision {v}", f"FSDP2 混合精度 {v}"),
+        help="FSDP2's MixedPrecisionPolicy, param_dtype/reduce_dtype (e.g. bf16/fp32: "
+             "weights gathered in bf16, gradients reduced in fp32); none: the parameters' "
+             "dtype (default)")
+    """FSDP2's MixedPrecisionPolicy (param/reduce dtypes); none: its default."""
+    cpu_offload: bool = option(
+        False, step_option=True, tag=lambda v: "offload", label=lambda v: "CPU offload",
+        words=lambda v: Words("parameters, gradients and optimizer state offloaded to the CPU",
+                              "参数、梯度与优化器状态卸载到 CPU"),
+        help="fsdp2, hsdp: FSDP2's CPUOffloadPolicy: the sharded parameters, gradients and "
+             "optimizer state live in host memory, the optimizer steps on the CPU")
+    """FSDP2's CPUOffloadPolicy: shards in host memory, copied to the GPU to be gathered."""
     tracked: bool = option(
         False, cli=False,
         help="a user's own step, tracked by generator.track(): the tool did not build it, "

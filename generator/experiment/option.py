@@ -162,7 +162,7 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
         if isinstance(field.default, bool) and not isinstance(getattr(exp, field.name), bool):
             problems.append(f"{field.name} must be true or false, "
                             f"got {getattr(exp, field.name)!r}")
-    problems += step_option_problems(exp) + lora_problems(exp)
+    problems += step_option_problems(exp) + lora_problems(exp) + parallel_problems(exp)
     if exp.gpu_memory is not None and positive_int_problem("gpu_memory", exp.gpu_memory):
         problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
     if not isinstance(exp.model, str) or not exp.model.strip():
@@ -242,6 +242,70 @@ def lora_problems(exp: Any) -> list[str]:
             problems.append(f"{' and '.join(unused)} need{'s' if len(unused) == 1 else ''} "
                             "lora_rank (the adapters' rank, e.g. 16)")
     return problems
+
+
+#: The strategies that shard with FSDP2, and which of them may offload to the CPU.
+FSDP_STRATEGIES = ("fsdp2", "hsdp", "fsdp2-tp")
+OFFLOADING = ("fsdp2", "hsdp")
+#: The most GPUs a job is modelled with (a fake process group holds no memory per rank).
+MOST_GPUS = 2**20
+
+
+def parallel_problems(exp: Any) -> list[str]:
+    """The multi-GPU options: a strategy for more than one GPU, group sizes that divide the
+    GPUs, and FSDP2's own options only where FSDP2 shards (the model's own limits, e.g. heads
+    that tensor parallelism must divide, are checked when it is built)."""
+    gpus, strategy = exp.gpus, exp.parallel
+    problem = positive_int_problem("gpus", gpus)
+    if problem:
+        return [problem]
+    if gpus > MOST_GPUS:
+        return [f"gpus {gpus:,} is more than the {MOST_GPUS:,} GPUs modelled"]
+    problems = []
+    if gpus > 1 and strategy == "none":
+        problems.append(f"gpus {gpus} needs a strategy to share the step: parallel ddp, "
+                        "fsdp2, hsdp, tp or fsdp2-tp")
+    for name, owner in (("shard_size", "hsdp"), ("tp_size", "fsdp2-tp")):
+        size = getattr(exp, name)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            problems.append(f"{name} must be a positive integer, got {size!r}")
+        elif size and strategy != owner:
+            problems.append(f"{name} is the group size of parallel {owner}, not of "
+                            f"{strategy!r}")
+        elif size and gpus % size:
+            problems.append(f"{name} {size} does not divide gpus {gpus}: the GPUs form "
+                            f"groups of {size}")
+    if exp.reshard_after_forward is False and strategy not in FSDP_STRATEGIES:
+        problems.append(f"reshard_after_forward is FSDP2's: it needs parallel fsdp2, hsdp or "
+                        f"fsdp2-tp, not {strategy!r}")
+    if exp.fsdp_mixed_precision != "none":
+        if strategy not in FSDP_STRATEGIES:
+            problems.append(f"fsdp_mixed_precision is FSDP2's policy: it needs parallel "
+                            f"fsdp2, hsdp or fsdp2-tp, not {strategy!r}")
+        elif exp.precision in ("fp16", "bf16"):
+            problems.append(f"fsdp_mixed_precision casts fp32 parameters; precision "
+                            f"{exp.precision!r} makes them 16-bit already")
+    if exp.cpu_offload is True and strategy not in OFFLOADING:
+        problems.append(f"cpu_offload is FSDP2's CPUOffloadPolicy: it needs parallel fsdp2 "
+                        f"or hsdp, not {strategy!r}")
+    if strategy != "none":
+        if exp.backend != "estimate":
+            problems.append(f"parallel {strategy!r} is estimated, on a fake process group: "
+                            "it needs the estimate backend (a real multi-GPU run goes under "
+                            "torchrun, scripts/torchrun_step.py)")
+        if exp.quantization != "none":
+            problems.append("4-bit base weights (QLoRA) are not modelled with a multi-GPU "
+                            "strategy")
+        if exp.lora_rank and strategy in ("tp", "fsdp2-tp"):
+            problems.append("LoRA is not modelled with tensor parallelism")
+    return problems
+
+
+def group_size(exp: Any) -> int:
+    """The inner group of a 2-D mesh: hsdp's shard group or fsdp2-tp's tensor-parallel
+    group, by default 8 GPUs (one node's), or all of them when fewer."""
+    chosen = exp.shard_size if exp.parallel == "hsdp" else exp.tp_size
+    return chosen or min(8, exp.gpus)
 
 
 def _micro_batch_problem(micro_batches: Any, batch_size: Any) -> str | None:

@@ -9,8 +9,9 @@ Each `Overheads` entry is one GPU generation or family, with stated, sourced ass
   default since 1.13, the CUDA default on Linux since 12.2). High: once a training step's
   libraries (cuBLAS/cuBLASLt, cuDNN, PyTorch's own kernels) have loaded their modules, bounded
   by what eager loading takes (`CUDA_MODULE_LOADING=EAGER`). Both vary with driver, CUDA and
-  PyTorch version, SM count (the bare context grows with it) and the kernels a model touches;
-  NCCL (torch.distributed) adds 1-2 GB more and is not counted.
+  PyTorch version, SM count (the bare context grows with it) and the kernels a model touches.
+- `NCCL_COMMUNICATOR_BYTES`: what each NCCL communicator of a multi-GPU job holds outside the
+  caching allocator (below); a rank's context range adds it once per communicator it uses.
 - `cublas_workspace_bytes`: PyTorch's default cuBLAS workspace (`getChosenWorkspaceSize`,
   overridden by `CUBLAS_WORKSPACE_CONFIG`). It comes from the caching allocator, so it counts in
   `memory_allocated`, active and reserved (8,519,680 B alone leaves a 20 MiB large segment).
@@ -61,6 +62,25 @@ _CONTEXT_SOURCES = (
     "https://github.com/pytorch/pytorch/issues/107667",  # ~300 MB lazy, >1000 MB before 11.7
     "https://github.com/pytorch/pytorch/issues/109888",  # ~400 MB with lazy loading
 )
+
+
+#: Device memory one NCCL communicator (one process group's) holds outside the caching
+#: allocator, its channels' FIFOs and connection buffers, low and high. Low: 544 MiB, a
+#: 2-rank group on 4 A100s over NVLink (688 MiB for larger groups, NVIDIA/nccl#964); high:
+#: about 1.6 GB for one communicator (NVIDIA/nccl#864). It grows with the channels NCCL
+#: opens for more bandwidth (NVLink on Hopper more than PCIe), with NVLS and direct
+#: algorithms, and with send/receive (NVIDIA/nccl#986), and shrinks with NCCL_BUFFSIZE or
+#: fewer channels: a range, as the CUDA context's is.
+NCCL_COMMUNICATOR_BYTES = (544 * MIB, 1_600_000_000)
+NCCL_SOURCES = ("https://github.com/NVIDIA/nccl/issues/964",
+                "https://github.com/NVIDIA/nccl/issues/864",
+                "https://github.com/NVIDIA/nccl/issues/986")
+
+
+def communicator_bytes(communicators: int) -> tuple[int, int]:
+    """The NCCL memory (low, high) of a rank that uses `communicators` process groups."""
+    low, high = NCCL_COMMUNICATOR_BYTES
+    return communicators * low, communicators * high
 
 
 @dataclass(frozen=True)

@@ -159,6 +159,37 @@ CATALOGUE: dict[str, Words] = {
     "sharding_torchrun_cpu": Words(
         "real run: {processes} processes under torchrun, gloo, CPU",
         "真实运行：torchrun 下 {processes} 个进程，gloo，CPU"),
+    # -- a rank of a multi-GPU step (measure/training/parallel.py)
+    "parallel_rank": Words(
+        "{strategy} over {gpus} GPUs (mesh {mesh}): rank 0 of a fake process group, "
+        "collectives run and move nothing; its local shards are counted; every rank holds "
+        "storages of the same sizes, so these are each GPU's figures",
+        "{strategy}，{gpus} 块 GPU（网格 {mesh}）：假进程组中的 0 号进程，集合通信照常调用但"
+        "不传数据；按本卡的分片计数；每张卡持有的存储大小相同，所以这就是每块 GPU 的数字"),
+    "parallel_fsdp_units": Words(
+        "FSDP2: fully_shard on {count} blocks ({first} …) and on the root, "
+        "reshard_after_forward={reshard} for the blocks",
+        "FSDP2：在 {count} 个模块（{first} 等）和根模块上调用 fully_shard，"
+        "这些模块 reshard_after_forward={reshard}"),
+    "parallel_root_only": Words(
+        "FSDP2: no repeated blocks found, so the root is the only unit and its weights are "
+        "gathered whole",
+        "FSDP2：没有找到重复的模块，根模块是唯一的单元，权重整体聚合"),
+    "parallel_nccl": Words(
+        "NCCL: {communicators} communicator(s) hold {low:size} – {high:size} outside the "
+        "caching allocator (per communicator 544 MiB – 1.6 GB, NVIDIA/nccl#964, #864), "
+        "counted with the CUDA context",
+        "NCCL：{communicators} 个通信器在缓存分配器之外占 {low:size} – {high:size}"
+        "（每个 544 MiB – 1.6 GB，见 NVIDIA/nccl#964、#864），与 CUDA 上下文一起计入"),
+    "parallel_offload": Words(
+        "CPU offload: sharded parameters, gradients and optimizer state in host memory, not "
+        "counted; each unit's shards are copied to the GPU to be gathered",
+        "CPU 卸载：分片后的参数、梯度和优化器状态在主机内存里，不计入；每个单元的分片在聚合前"
+        "复制到 GPU"),
+    "parallel_tp_plan": Words(
+        "tensor parallelism: {plan} over {size} GPUs; each rank computes on the whole batch "
+        "of its group",
+        "张量并行：{plan}，{size} 块 GPU；同组的每张卡都处理整批数据"),
     "sharding_models_cuda": Words(
         "models CUDA: 512-byte allocator blocks, foreach optimizer, CUDA attention kernels",
         "模拟 CUDA：分配块按 512 字节取整，优化器用 foreach，注意力用 CUDA 的内核"),

@@ -216,7 +216,7 @@ def allocator_figures_on(allocator: dict[str, Any], gpu: gpus.GPU,
     """(allocated, reserved, context) of a simulated allocator's figures (an estimate's, or
     a sharded rank's) on `gpu`: the peaks replayed with that GPU's cuBLAS workspaces, which
     the estimate keeps for every workspace size the catalogue has, and that GPU's CUDA
-    context."""
+    context, with the NCCL memory of a multi-GPU rank's communicators."""
     size = gpu.overheads.persistent_workspace_bytes
     same = [allocator] if allocator["workspace_bytes"] == size else []
     found = same + [o for o in allocator.get("other_workspaces", ())
@@ -224,7 +224,10 @@ def allocator_figures_on(allocator: dict[str, Any], gpu: gpus.GPU,
     if not found:
         raise ResultsError(f"{what} holds no figures with the cuBLAS workspaces of "
                            f"{gpu.name}: estimate it again")
-    return found[0]["peak_allocated_bytes"], found[0]["peak_reserved_bytes"], gpu.context_bytes
+    low, high = gpu.context_bytes
+    nccl_low, nccl_high = allocator.get("communicator_bytes", (0, 0))
+    return (found[0]["peak_allocated_bytes"], found[0]["peak_reserved_bytes"],
+            (low + nccl_low, high + nccl_high))
 
 
 def _frozen(data: dict[str, Any]) -> Mapping[str, Any]:

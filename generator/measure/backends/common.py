@@ -11,24 +11,33 @@ from generator.experiment import Experiment
 from generator.measure.emulation.cpu_kernels import tracker_class
 from generator.measure.emulation.fake_build import fake_build
 from generator.measure.tracking.build_trace import built_in
+from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker
 from generator.measure.tracking.timeline import TrackerReport
 from generator.measure.tracking.tracker import MemoryTracker, StatePlacement
 from generator.measure.training import step
 from generator.measure.training.precision import MODEL_DTYPE
+from generator.measure.training.parallel import Sharding
 from generator.measure.training.quantize_4bit import weights_in
 from generator.measure.training.step import Trainer
 from generator.measure.training.workload import Workload
 
 
 def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None,
-                in_place_sums: bool = False,
-                state_on_host: StatePlacement | None = None) -> MemoryTracker:
+                in_place_sums: bool = False, state_on_host: StatePlacement | None = None,
+                sharding: Sharding | None = None) -> MemoryTracker:
     """A tracker for `trainer`'s step; inside modelled_kernels (an estimate) one that also
-    counts the buffers fused kernels hold while they run. in_place_sums, state_on_host: see
-    MemoryTracker (an estimate's step stands for a user's untracked one, on its device)."""
-    return tracker_class()(trainer.workload.model, trainer.optimizer, round_bytes=round_bytes,
-                           device_type=device_type, blocks=trainer.workload.blocks,
-                           in_place_sums=in_place_sums, state_on_host=state_on_host)
+    counts the buffers fused kernels hold while they run; for one rank of a multi-GPU step
+    (`sharding`) one that counts its local shards and communication buffers. in_place_sums,
+    state_on_host: see MemoryTracker (an estimate's step stands for a user's untracked one,
+    on its device)."""
+    options = dict(round_bytes=round_bytes, device_type=device_type,
+                   blocks=trainer.workload.blocks, in_place_sums=in_place_sums,
+                   state_on_host=state_on_host)
+    if sharding is not None:
+        return ShardedMemoryTracker(trainer.workload.model, trainer.optimizer,
+                                    persistent=sharding.persistent,
+                                    cast_category=sharding.cast_category, **options)
+    return tracker_class()(trainer.workload.model, trainer.optimizer, **options)
 
 
 def tracked_step(trainer: Trainer, *, round_bytes: int,
@@ -39,13 +48,14 @@ def tracked_step(trainer: Trainer, *, round_bytes: int,
 
 
 def tracked_warm_up(trainer: Trainer, *, round_bytes: int, device_type: str | None,
-                    in_place_sums: bool = False,
-                    state_on_host: StatePlacement | None = None) -> tuple[int, MemoryTracker]:
+                    in_place_sums: bool = False, state_on_host: StatePlacement | None = None,
+                    sharding: Sharding | None = None) -> tuple[int, MemoryTracker]:
     """The warm-up steps (Trainer.warm_up) under a tracker: their count and the tracker,
     which holds the lives of every storage they touched and when each phase began (the
     allocator simulation replays them)."""
     tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=device_type,
-                          in_place_sums=in_place_sums, state_on_host=state_on_host)
+                          in_place_sums=in_place_sums, state_on_host=state_on_host,
+                          sharding=sharding)
     with step.gc_paused(), tracker:
         count = trainer.warm_up(tracker.mark_phase)
     return count, tracker

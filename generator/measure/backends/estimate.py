@@ -6,6 +6,12 @@ tensors and models the CUDA device by what matters for memory: the caching alloc
 autocast policy (cuda_kernels.py), and, over the warm-up and measured steps, the caching
 allocator itself with the cuBLAS workspaces (allocator_replay.py), for the allocated and reserved
 peaks a GPU would report.
+
+A step over several GPUs (exp.parallel) is rank 0 of its job on a fake process group: the
+real torch.distributed code (FSDP2, DTensor) shares the model out and runs the collectives,
+which move nothing; the tracker counts this rank's storages (sharded_tracker.py), and the
+allocator replays them as a single GPU's. NCCL's communicators hold memory outside the
+caching allocator: a stated range beside the CUDA context's (plan/gpus.py).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from generator.measure.models import hf_masks
 from generator.measure.tracking import build_trace
 from generator.measure.tracking.timeline import the_next_step
 from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
-from generator.measure.training import step
+from generator.measure.training import parallel, step
 from generator.measure.training.precision import AUTOCAST_DTYPE
 from generator.measure.training.step import Trainer
 from generator.plan import gpus
@@ -52,6 +58,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
     unpadded_reads = hf_masks.unpadded_reads()
     with contextlib.ExitStack() as scoped:  # every patch of torch or transformers, undone
+        mesh = scoped.enter_context(parallel.world(exp))  # None on one GPU
+        sharding = parallel.Sharding(exp, mesh, fake=True) if mesh is not None else None
         scoped.enter_context(quiet(FAKE_TENSOR_LOG))
         scoped.enter_context(fake_kernel_gaps.installed())
         scoped.enter_context(FakeTensorMode())
@@ -59,7 +67,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         kernels = scoped.enter_context(modelled_kernels(exp.device))
         with build_trace.traced(exp.built_on_device) as building:  # (a CUDA step's option)
             workload = build_workload(spec, exp)
-            trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True)
+            trainer = Trainer.create(workload, exp, device=torch.device("cpu"), fake=True,
+                                     parallelize=sharding)
         # transformers' modules are imported by now, where the model is theirs
         scoped.enter_context(hf_masks.fake_masks_read_as_unpadded())
         workload = trainer.workload  # with the adapters, where the step trains LoRA
@@ -72,18 +81,21 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         # Both trackers add gradients up in place where autograd would in an untracked
         # step (in_place_sums.py): fake tensors always take a new tensor for the sum.
         warmups, warm = tracked_warm_up(trainer, round_bytes=round_bytes, device_type=None,
-                                        in_place_sums=True, state_on_host=on_host)
+                                        in_place_sums=True, state_on_host=on_host,
+                                        sharding=sharding)
         # One reading of the warm-up's lives for all that follows: a storage it left alive
         # may still be freed later (when the fake mode exits, or by the garbage collector),
         # and two readings would then disagree on what the next step starts with.
         warm_up = TrackedSteps(warm.lives(), warm.phases())
-        if cuda and warmups == 1 and trainer.set_to_none and trainer.scaler is None:
+        # (Not for a rank of a sharded step: FSDP2's first step does its lazy set-up.)
+        if cuda and warmups == 1 and trainer.set_to_none and trainer.scaler is None \
+                and sharding is None:
             measured = TrackedSteps(the_next_step(warm_up.lives), warm_up.phases)
             report = warm.report(measured.lives)
             sums = warm.sums
         else:
             tracker = new_tracker(trainer, round_bytes=round_bytes, device_type=None,
-                                  in_place_sums=True, state_on_host=on_host)
+                                  in_place_sums=True, state_on_host=on_host, sharding=sharding)
             report = step.tracked_step(trainer, tracker)
             measured = TrackedSteps(tracker.lives(), tracker.phases())
             sums = tracker.sums
@@ -105,14 +117,18 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
                     else max(0, exp.gpu_memory - gpu.context_bytes[0]))
         allocator = allocator_replay.predict_on(
             gpu, steps, capacity=capacity, expandable_segments=exp.expandable_segments,
-            keep_trace=exp.allocation_trace, building=built)
+            keep_trace=exp.allocation_trace, building=built,
+            communicators=parallel.communicators(exp))
         notes.append(note("allocator_replay" if exp.gpu else "allocator_replay_assumed",
                           steps=allocator["steps"], gpu=gpu.name))
         if building is not None:
             notes.append(note("built_on_device",
                               freed_bytes=allocator["freed_while_building_bytes"]))
+    if sharding is not None:
+        notes += parallel.notes(exp, sharding, cuda=cuda)
     return {
         **figures(report, workload=workload, warmup_steps=warmups),
+        "parallel": None if sharding is None else parallel.layout(exp, sharding),
         "step_seconds": None,
         "ground_truth": None,
         "allocator": allocator,

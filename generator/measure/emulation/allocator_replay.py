@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from generator.allocator import trace
 from generator.allocator.caching import CachingAllocator, replay
 from generator.measure.tracking.timeline import StorageLife
-from generator.plan.gpus import GPU, workspace_sizes
+from generator.plan.gpus import GPU, communicator_bytes, workspace_sizes
 
 #: Steps replayed after the measured one: warm-up + measured + 3 = five steps.
 REPLAYED_STEPS = 3
@@ -85,8 +85,10 @@ def predict(steps: Sequence[TrackedSteps], *, workspace_bytes: int = 0, workspac
 
 def predict_on(gpu: GPU, steps: Sequence[TrackedSteps], *, capacity: int | None = None,
                expandable_segments: bool = False, keep_trace: bool = False,
-               building: TrackedSteps | None = None) -> dict[str, Any]:
-    """`predict` with `gpu`'s cuBLAS workspaces, naming the GPU and its CUDA context; and
+               building: TrackedSteps | None = None,
+               communicators: int = 0) -> dict[str, Any]:
+    """`predict` with `gpu`'s cuBLAS workspaces, naming the GPU and its CUDA context (with
+    the NCCL memory of `communicators`, a multi-GPU rank's process groups); and
     the same steps' peaks with the workspaces of the catalogue's other GPUs
     ("other_workspaces"), so that the step can be judged on any of them as an estimate for it
     would be (results/step.py)."""
@@ -97,6 +99,11 @@ def predict_on(gpu: GPU, steps: Sequence[TrackedSteps], *, capacity: int | None 
                         building=building)
     allocator["gpu"] = gpu.name
     allocator["context_bytes"] = list(gpu.context_bytes)
+    if communicators:  # kept apart, so that the step can be judged on another GPU
+        nccl = communicator_bytes(communicators)
+        allocator["communicator_bytes"] = list(nccl)
+        allocator["context_bytes"] = [gpu.context_bytes[0] + nccl[0],
+                                      gpu.context_bytes[1] + nccl[1]]
     allocator["other_workspaces"] = [
         {name: other[name] for name in ("workspace_bytes", "peak_allocated_bytes",
                                         "peak_reserved_bytes", "segments")}

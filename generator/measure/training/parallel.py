@@ -1,18 +1,28 @@
-"""Data parallelism for the sharding study: FSDP2 as training scripts apply it, a fake process
-group for estimates on one CPU process, and classic DDP's gradient buckets.
+"""A step over several GPUs: the process group and device mesh of a job (`world`), and the
+model shared out by a strategy (`Sharding`): DDP, FSDP2 as training scripts apply it (every
+block and the root), HSDP, tensor parallelism by the model's plan (tensor_parallel.py), and
+FSDP2 × TP on a 2-D mesh.
 
-`apply_fsdp2` is shared with scripts/torchrun_sharding.py, so the estimate and the real run
-shard a model the same way.
+An estimate runs rank 0 of the job alone in this process, on PyTorch's fake process group
+(collectives accepted, nothing moved) and fake tensors. The same code shards a real job's
+model under torchrun (scripts/torchrun_step.py), so that the estimate and the real run
+share a model the same way. Every rank of these layouts holds storages of the same sizes
+(FSDP2 pads each shard to one size; tensor parallelism needs the heads and widths divided
+evenly), so rank 0's figures are each rank's.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch import nn
+
+from generator.errors import ConfigError
+from generator.experiment.option import group_size
 
 #: The study's precisions. amp-bf16 keeps fp32 master weights, gradients and optimizer state
 #: and computes in bf16 under autocast, DDP and FSDP2 alike; FSDP2's MixedPrecisionPolicy
@@ -25,36 +35,215 @@ BUCKET_CAP_BYTES = 25 * 2**20
 FIRST_BUCKET_BYTES = 2**20
 
 
+#: Each strategy's mesh: its dimensions' names, outer first (see mesh_shape).
+MESH_DIMS = {"ddp": ("dp",), "fsdp2": ("dp",), "hsdp": ("replicate", "shard"),
+             "tp": ("tp",), "fsdp2-tp": ("dp", "tp")}
+#: FSDP2's MixedPrecisionPolicy dtypes by name (experiment.FSDP_MIXED_PRECISIONS).
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+def mesh_shape(exp) -> dict[str, int]:
+    """The mesh of an experiment's job, e.g. {"replicate": 2, "shard": 8} for hsdp on 16
+    GPUs in shard groups of 8."""
+    names = MESH_DIMS[exp.parallel]
+    if len(names) == 1:
+        return {names[0]: exp.gpus}
+    inner = group_size(exp)
+    return {names[0]: exp.gpus // inner, names[1]: inner}
+
+
+@contextlib.contextmanager
+def world(exp, *, fake: bool = True) -> Iterator[Any]:
+    """The device mesh of `exp`'s job (None for one GPU). fake: rank 0 alone on the fake
+    process group, torn down afterwards; else the process group torchrun started, which must
+    have exp.gpus ranks."""
+    if exp.parallel == "none":
+        yield None
+        return
+    from torch.distributed.device_mesh import init_device_mesh
+
+    shape = mesh_shape(exp)
+    with fake_process_group(exp.gpus) if fake else contextlib.nullcontext():
+        if dist.get_world_size() != exp.gpus:
+            raise ConfigError(f"this job has {dist.get_world_size()} ranks, the experiment "
+                              f"{exp.gpus} GPUs")
+        yield init_device_mesh("cpu", tuple(shape.values()), mesh_dim_names=tuple(shape))
+
+
 @contextlib.contextmanager
 def fake_world(world_size: int) -> Iterator[object]:
+    """Rank 0 of a `world_size`-rank job on the fake process group, with its 1-D mesh (the
+    sharding study's)."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    with fake_process_group(world_size):
+        yield init_device_mesh("cpu", (world_size,))
+
+
+class Sharding:
+    """Shares a workload's model out by `exp.parallel` over `mesh`, as Trainer.create's
+    `parallelize` (after the casts, adapters and checkpointing, before the optimizer):
+    tensor parallelism first, then FSDP2 or DDP. Afterwards `persistent` holds the buffers
+    that outlive the step (DDP's buckets) and `cast_category` the label of low-precision
+    copies of parameters (FSDP2's policy casts shards before the all-gather: communication
+    buffers). fake: on fake tensors DDP's C++ reducer cannot run (it reads parameter data),
+    so its buckets are reproduced (DDPBuckets); a real run wraps the model in
+    DistributedDataParallel."""
+
+    def __init__(self, exp, mesh, *, fake: bool) -> None:
+        self.exp, self.mesh, self.fake = exp, mesh, fake
+        self.persistent: list[torch.Tensor] = []
+        self.cast_category = ("comm_buffers" if exp.fsdp_mixed_precision != "none"
+                              else "autocast_copies")
+        self.blocks: list[str] = []
+        """The modules FSDP2 made units of, by name (the root is one more)."""
+        self.tp_plan = ""
+        """Whose tensor-parallel plan split the model, in words ("" without TP)."""
+
+    def __call__(self, workload):
+        from dataclasses import replace
+
+        exp, mesh, model = self.exp, self.mesh, workload.model
+        if exp.parallel in ("tp", "fsdp2-tp"):
+            from generator.measure.training.tensor_parallel import (
+                apply_tensor_parallel,
+                tp_problems,
+            )
+
+            tp_mesh = mesh["tp"]
+            problems = tp_problems(model, tp_mesh.size())
+            if problems:
+                raise ConfigError(f"{exp.model} cannot take parallel {exp.parallel} over "
+                                  f"{tp_mesh.size()} GPUs: {'; '.join(problems)}")
+            self.tp_plan = apply_tensor_parallel(model, tp_mesh) or "the model's plan"
+        if exp.parallel == "ddp":
+            if self.fake:
+                self.persistent = DDPBuckets(model).buffers
+            else:
+                from torch.nn.parallel import DistributedDataParallel
+
+                workload = replace(workload, model=DistributedDataParallel(model))
+        elif exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
+            fsdp_mesh = {"fsdp2": mesh, "hsdp": mesh, "fsdp2-tp": mesh["dp"] if
+                         "dp" in (mesh.mesh_dim_names or ()) else mesh}[exp.parallel]
+            self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
+                                      reshard_after_forward=exp.reshard_after_forward,
+                                      offload=exp.cpu_offload)
+        return workload
+
+    def _policy(self):
+        from torch.distributed.fsdp import MixedPrecisionPolicy
+
+        if self.exp.fsdp_mixed_precision == "none":
+            return MixedPrecisionPolicy()
+        param, reduce = self.exp.fsdp_mixed_precision.split("/")
+        return MixedPrecisionPolicy(param_dtype=DTYPES[param], reduce_dtype=DTYPES[reduce])
+
+
+def communicators(exp) -> int:
+    """The NCCL communicators a rank of `exp`'s job uses: one per mesh dimension (none on
+    one GPU)."""
+    return 0 if exp.parallel == "none" else len(MESH_DIMS[exp.parallel])
+
+
+def layout(exp, sharding: Sharding) -> dict[str, Any]:
+    """What a result keeps of how the step was shared out."""
+    return {"strategy": exp.parallel, "gpus": exp.gpus, "mesh": mesh_shape(exp),
+            "rank": 0, "fsdp_blocks": len(sharding.blocks),
+            "batch_per_rank": exp.batch_size,
+            "data_parallel_ranks": exp.gpus // mesh_shape(exp).get("tp", 1)}
+
+
+def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
+    from generator.plan.gpus import communicator_bytes
+    from generator.results.notes import note
+
+    mesh = " × ".join(f"{name} {size}" for name, size in mesh_shape(exp).items())
+    found = [note("parallel_rank", strategy=exp.parallel, gpus=exp.gpus, mesh=mesh)]
+    if exp.parallel == "ddp":
+        found.append(note("sharding_ddp_buckets"))
+    if exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
+        found.append(note("parallel_fsdp_units", count=len(sharding.blocks),
+                          first=sharding.blocks[0], reshard=exp.reshard_after_forward)
+                     if sharding.blocks else note("parallel_root_only"))
+    if exp.cpu_offload:
+        found.append(note("parallel_offload"))
+    if sharding.tp_plan:
+        found.append(note("parallel_tp_plan", plan=sharding.tp_plan,
+                          size=mesh_shape(exp)["tp"]))
+    if cuda:
+        low, high = communicator_bytes(communicators(exp))
+        found.append(note("parallel_nccl", communicators=communicators(exp), low=low,
+                          high=high))
+    return found
+
+
+def fsdp_units(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The modules FSDP2 is applied to besides the root, as training scripts choose them: the
+    transformer blocks. A Hugging Face model names their classes (`_no_split_modules`, what
+    accelerate wraps); else the blocks of `model.layers`; else the longest ModuleList of
+    modules of one class. The outermost such modules, by name; [] when there are none (the
+    root alone is then one unit, gathered whole)."""
+    classes = set()
+    for module in model.modules():
+        classes.update(getattr(module, "_no_split_modules", None) or ())
+    if classes:
+        found = [(name, m) for name, m in model.named_modules()
+                 if type(m).__name__ in classes and name]
+    else:
+        lists = [(name, m) for name, m in model.named_modules()
+                 if isinstance(m, nn.ModuleList) and len(m) > 1
+                 and len({type(child) for child in m}) == 1]
+        if not lists:
+            return []
+        prefix, longest = max(lists, key=lambda item: len(item[1]))
+        found = [(f"{prefix}.{i}" if prefix else str(i), m) for i, m in enumerate(longest)]
+    outermost = []
+    for name, module in found:
+        if not any(name.startswith(outer + ".") for outer, _ in outermost):
+            outermost.append((name, module))
+    return outermost
+
+
+def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
+                reshard_after_forward: bool = True, offload: bool = False,
+                bf16_params: bool = False) -> list[str]:
+    """Full sharding (ZeRO-3), or HSDP on a 2-D mesh: each transformer block (fsdp_units) is
+    one FSDP2 unit, the root holds the rest (embeddings, final norm, head), as torchtitan and
+    the FSDP2 tutorial do; the root keeps its weights gathered after forward (backward
+    starts with them), as fully_shard's own default for the root does. bf16_params: the
+    sharding study's FSDP2 policy, bf16 weights gathered and gradients reduced in fp32.
+    Returns the blocks' names."""
+    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+
+    if policy is None:
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
+            if bf16_params else MixedPrecisionPolicy()
+    options: dict[str, Any] = {"mesh": mesh, "mp_policy": policy}
+    if offload:
+        options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
+    units = fsdp_units(model)
+    for _, block in units:
+        fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
+    fully_shard(model, **options)
+    return [name for name, _ in units]
+
+
+@contextlib.contextmanager
+def fake_process_group(world_size: int) -> Iterator[None]:
     """Rank 0 of a `world_size`-rank job, alone in this process: PyTorch's fake process group
     (torch.testing._internal.distributed.fake_pg) accepts every collective and moves nothing,
-    so each rank's memory is modelled without the other ranks. Yields a 1-D device mesh."""
+    so each rank's memory is modelled without the other ranks."""
     # Importing the module registers the "fake" backend; it ships with PyTorch for its tests.
-    from torch.distributed.device_mesh import init_device_mesh
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     if dist.is_initialized():
         raise RuntimeError("a process group is already initialised in this process")
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world_size)
     try:
-        yield init_device_mesh("cpu", (world_size,))
+        yield
     finally:
         dist.destroy_process_group()
-
-
-def apply_fsdp2(model: nn.Module, mesh: object, *, bf16_params: bool) -> None:
-    """Full sharding (ZeRO-3): each block of `model.layers` is one FSDP2 unit, the root holds
-    the rest (embeddings, final norm, head), as torchtitan and the FSDP2 tutorial do.
-    bf16_params: FSDP2's mixed precision (torchtitan's default), bf16 weights gathered and
-    gradients reduced in fp32; else the default policy, the parameters' own dtype."""
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-
-    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
-        if bf16_params else MixedPrecisionPolicy()
-    for block in model.layers:
-        fully_shard(block, mesh=mesh, mp_policy=policy)
-    fully_shard(model, mesh=mesh, mp_policy=policy)
 
 
 class DDPBuckets:

@@ -59,7 +59,10 @@ class Trainer:
 
     @classmethod
     def create(cls, workload: Workload, exp: Experiment, *, device: torch.device,
-               fake: bool = False) -> "Trainer":
+               fake: bool = False,
+               parallelize: Callable[[Workload], Workload] | None = None) -> "Trainer":
+        """parallelize: shares the model out over GPUs (parallel.Sharding), once the model is
+        cast, adapted and checkpointed, before the optimizer takes its parameters."""
         dtype = MODEL_DTYPE[exp.precision]
         if dtype != torch.float32:  # built in fp32, then cast whole, as users do
             cast_model(workload.model, dtype)
@@ -78,6 +81,8 @@ class Trainer:
             checkpoint_classes(workload.model, exp.checkpoint_classes)
             if workload.before_class_checkpointing is not None:
                 workload.before_class_checkpointing(exp.checkpoint_classes)
+        if parallelize is not None:
+            workload = parallelize(workload)
         # The weights that train, as the Trainer hands them over (LoRA: the adapters alone)
         trained = [p for p in workload.model.parameters() if p.requires_grad]
         if not trained:
