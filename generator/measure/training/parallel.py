@@ -127,8 +127,7 @@ class Sharding:
             fsdp_mesh = {"fsdp2": mesh, "hsdp": mesh, "fsdp2-tp": mesh["dp"] if
                          "dp" in (mesh.mesh_dim_names or ()) else mesh}[exp.parallel]
             self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
-                                      reshard_after_forward=exp.reshard_after_forward,
-                                      offload=exp.cpu_offload)
+                                      reshard_after_forward=exp.reshard_after_forward)
         return workload
 
     def _policy(self):
@@ -166,8 +165,6 @@ def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
         found.append(note("parallel_fsdp_units", count=len(sharding.blocks),
                           first=sharding.blocks[0], reshard=exp.reshard_after_forward)
                      if sharding.blocks else note("parallel_root_only"))
-    if exp.cpu_offload:
-        found.append(note("parallel_offload"))
     if sharding.tp_plan:
         found.append(note("parallel_tp_plan", plan=sharding.tp_plan,
                           size=mesh_shape(exp)["tp"]))
@@ -206,22 +203,19 @@ def fsdp_units(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 
 def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
-                reshard_after_forward: bool = True, offload: bool = False,
-                bf16_params: bool = False) -> list[str]:
+                reshard_after_forward: bool = True, bf16_params: bool = False) -> list[str]:
     """Full sharding (ZeRO-3), or HSDP on a 2-D mesh: each transformer block (fsdp_units) is
     one FSDP2 unit, the root holds the rest (embeddings, final norm, head), as torchtitan and
     the FSDP2 tutorial do; the root keeps its weights gathered after forward (backward
     starts with them), as fully_shard's own default for the root does. bf16_params: the
     sharding study's FSDP2 policy, bf16 weights gathered and gradients reduced in fp32.
     Returns the blocks' names."""
-    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     if policy is None:
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
             if bf16_params else MixedPrecisionPolicy()
     options: dict[str, Any] = {"mesh": mesh, "mp_policy": policy}
-    if offload:
-        options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
     units = fsdp_units(model)
     for _, block in units:
         fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
