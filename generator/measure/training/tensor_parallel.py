@@ -56,7 +56,8 @@ ROW_STYLES = ("rowwise", "rowwise_rep", "rowwise_split_input", "embedding_rowwis
 
 
 def _is_hf(model: nn.Module) -> bool:
-    return type(model).__module__.startswith("transformers.")
+    # The MRO, not the class: fully_shard swaps in a class of its own (FSDPLlamaForCausalLM).
+    return any(cls.__module__.startswith("transformers.") for cls in type(model).__mro__)
 
 
 def _builtin_plan(model: nn.Module) -> dict[str, str] | None:
@@ -133,6 +134,10 @@ def _what(name: str, module: nn.Module) -> str:
     return f"width of {generic}"
 
 
+def _in_attention(name: str) -> bool:
+    return re.search(r"(^|\.)(self_)?(attn|attention)(\.|$)", name) is not None
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun} does not split evenly" if number == 1 else \
         f"{number} {noun}s do not split evenly"
@@ -159,18 +164,18 @@ def tp_problems(model: nn.Module, tp_size: int) -> list[str]:
                             "to PyTorch's tensor parallelism here")
     if tp_size == 1 or problems:
         return problems
-    heads, kv_heads = _heads(model)
-    expanded = _expand(model, plan)
-    leaves = {name.rsplit(".", 1)[-1]: style for name, style in expanded.items()}
-    if any(leaves.get(leaf) in COLUMN_STYLES for leaf in ("q_proj", "qkv")) and heads % tp_size:
-        problems.append(f"{_count(heads, 'attention head')} over {tp_size} ranks")
-    if any(leaves.get(leaf) in COLUMN_STYLES for leaf in ("k_proj", "v_proj")) \
-            and kv_heads % tp_size:
-        problems.append(f"{_count(kv_heads, 'key/value head')} over {tp_size} ranks")
+    expanded = {name: style for name, style in _expand(model, plan).items()
+                if style != "replicate"}
+    # A split attention module splits by heads (each rank computes whole heads): its
+    # projections' widths divide when the heads do, so the heads are checked instead.
+    if any(_in_attention(name) for name in expanded):
+        heads, kv_heads = _heads(model)
+        if heads % tp_size:
+            problems.append(f"{_count(heads, 'attention head')} over {tp_size} ranks")
+        if kv_heads != heads and kv_heads % tp_size:  # grouped-query attention
+            problems.append(f"{_count(kv_heads, 'key/value head')} over {tp_size} ranks")
     for name, style in expanded.items():
         module = model.get_submodule(name)
-        if style == "replicate":
-            continue
         if not isinstance(module, (nn.Linear, nn.Embedding)):
             problems.append(f"{kind}'s plan splits {name}, a {type(module).__name__}; only "
                             "Linear and Embedding layers are split here")
@@ -179,9 +184,7 @@ def tp_problems(model: nn.Module, tp_size: int) -> list[str]:
             size = module.num_embeddings if style in ROW_STYLES else module.embedding_dim
         else:  # weight (out, in): colwise splits the rows, rowwise the columns
             size = module.out_features if style in COLUMN_STYLES else module.in_features
-        # An attention projection's width is its heads' (the lines above say it once).
-        in_attention = re.search(r"(^|\.)(self_)?(attn|attention)(\.|$)", name)
-        if size % tp_size and not in_attention:
+        if size % tp_size and not _in_attention(name):
             what = _what(name, module) if isinstance(module, nn.Linear) or style in ROW_STYLES \
                 else "hidden size"
             problems.append(f"the {what} ({size}) does not split evenly over {tp_size} ranks")
