@@ -27,8 +27,9 @@ def _build(name: str) -> nn.Module:
                                      intermediate_size=64, max_position_embeddings=64,
                                      embedding_dropout=0.0, attention_dropout=0.0,
                                      residual_dropout=0.0)).model
-    from transformers import AutoModelForCausalLM, LlamaConfig
-    model = AutoModelForCausalLM.from_config(LlamaConfig(
+    from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
+    config = Qwen2Config if name == "hf-qwen2-tiny" else LlamaConfig  # Qwen2: q/k/v biases
+    model = AutoModelForCausalLM.from_config(config(
         vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
         max_position_embeddings=64))
@@ -79,5 +80,6 @@ def _rank(rank: int, init_file: str, names: list[str]) -> None:
 @pytest.mark.slow
 def test_split_models_compute_the_whole_models_loss_and_gradients(tmp_path) -> None:
     mp.spawn(_rank, args=(str(tmp_path / "init"),
-                          ["llama-tiny", "gpt2-small-config", "hf-llama-tiny"]),
+                          ["llama-tiny", "gpt2-small-config", "hf-llama-tiny",
+                           "hf-qwen2-tiny"]),
              nprocs=TP, join=True)
