@@ -101,12 +101,21 @@ class Sharding:
         """Whose tensor-parallel plan split the model, in words ("" without TP)."""
 
     def __call__(self, workload):
+        # FSDP2 over TP joins the two meshes, which fake tensors cannot (tensor_parallel.py)
+        from generator.measure.training.tensor_parallel import meshes_outside_fake_mode
+
+        with meshes_outside_fake_mode() if self.exp.parallel == "fsdp2-tp" \
+                else contextlib.nullcontext():
+            return self._share_out(workload)
+
+    def _share_out(self, workload):
         from dataclasses import replace
 
         exp, mesh, model = self.exp, self.mesh, workload.model
         if exp.parallel in ("tp", "fsdp2-tp"):
             from generator.measure.training.tensor_parallel import (
                 apply_tensor_parallel,
+                plan_source,
                 tp_problems,
             )
 
@@ -115,7 +124,8 @@ class Sharding:
             if problems:
                 raise ConfigError(f"{exp.model} cannot take parallel {exp.parallel} over "
                                   f"{tp_mesh.size()} GPUs: {'; '.join(problems)}")
-            self.tp_plan = apply_tensor_parallel(model, tp_mesh) or "the model's plan"
+            apply_tensor_parallel(model, tp_mesh)
+            self.tp_plan = plan_source(model)
         if exp.parallel == "ddp":
             if self.fake:
                 self.persistent = DDPBuckets(model).buffers
@@ -124,8 +134,7 @@ class Sharding:
 
                 workload = replace(workload, model=DistributedDataParallel(model))
         elif exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
-            fsdp_mesh = {"fsdp2": mesh, "hsdp": mesh, "fsdp2-tp": mesh["dp"] if
-                         "dp" in (mesh.mesh_dim_names or ()) else mesh}[exp.parallel]
+            fsdp_mesh = mesh["dp"] if exp.parallel == "fsdp2-tp" else mesh
             self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
                                       reshard_after_forward=exp.reshard_after_forward)
         return workload
