@@ -1,0 +1,156 @@
+"""A step over several GPUs (measure/training/parallel.py): the options and their refusals,
+the mesh of each strategy, and rank 0's figures on the tiny LLaMA modelling the CPU (bytes
+exact: each category is what the strategy leaves a rank), modelling CUDA (NCCL's
+communicators beside the CUDA context), the fewest GPUs, and the command's refusals.
+Estimates of llama-tiny: fake tensors, a few seconds each."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch.distributed as dist
+
+import generator as g
+from generator.errors import ConfigError
+from generator.experiment import Experiment
+from generator.measure.models import resolve_model
+from generator.measure.training.parallel import mesh_shape
+from generator.plan.gpus import communicator_bytes
+from generator.plan.search import GPU_COUNTS, fewest_fitting
+
+TINY = {"model": "llama-tiny", "batch_size": 2, "seq_len": 16}
+FLOAT = 4
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"gpus": 0, "parallel": "fsdp2"}, "gpus must be a positive integer, got 0"),
+    ({"gpus": 8}, "gpus 8 needs a strategy"),
+    ({"gpus": 6, "parallel": "hsdp", "shard_size": 4}, "shard_size 4 does not divide gpus 6"),
+    ({"gpus": 8, "parallel": "ddp", "tp_size": 2}, "tp_size is the group size of parallel "
+                                                   "fsdp2-tp, not of 'ddp'"),
+    ({"gpus": 2, "parallel": "ddp", "reshard_after_forward": False},
+     "reshard_after_forward is FSDP2's"),
+    ({"gpus": 2, "parallel": "fsdp2", "precision": "bf16", "fsdp_mixed_precision": "bf16/fp32"},
+     "makes them 16-bit already"),
+    ({"gpus": 2, "parallel": "ddp", "fsdp_mixed_precision": "bf16/fp32"},
+     "fsdp_mixed_precision is FSDP2's policy"),
+    ({"gpus": 2, "parallel": "fsdp2", "backend": "cpu"}, "it needs the estimate backend"),
+    ({"gpus": 2, "parallel": "tp", "lora_rank": 4}, "LoRA is not modelled with tensor "
+                                                   "parallelism"),
+    ({"gpus": 2**21, "parallel": "fsdp2"}, "more than the 1,048,576 GPUs modelled"),
+])
+def test_each_wrong_combination_is_refused_in_one_line(options: dict, words: str) -> None:
+    with pytest.raises(ConfigError, match=words):
+        Experiment(**TINY, **options)
+
+
+def test_each_strategy_has_its_mesh() -> None:
+    def shape(**options) -> dict[str, int]:
+        return mesh_shape(Experiment(**TINY, **options))
+
+    assert shape(gpus=8, parallel="fsdp2") == {"dp": 8}
+    assert shape(gpus=16, parallel="hsdp") == {"replicate": 2, "shard": 8}  # a node each
+    assert shape(gpus=16, parallel="hsdp", shard_size=4) == {"replicate": 4, "shard": 4}
+    assert shape(gpus=4, parallel="fsdp2-tp") == {"dp": 1, "tp": 4}
+    assert shape(gpus=16, parallel="fsdp2-tp", tp_size=2) == {"dp": 8, "tp": 2}
+    assert shape(gpus=4, parallel="tp") == {"tp": 4}
+    plain = Experiment(**TINY)
+    assert Experiment(**TINY, gpus=8, parallel="fsdp2").key == plain.key + "-8gpus-fsdp2"
+
+
+def parameter_bytes(shard: int = 1) -> int:
+    """llama-tiny's fp32 parameters, each split on its first dimension over `shard` ranks
+    as FSDP2 splits it: padded to equal chunks."""
+    model = resolve_model("llama-tiny").build().model
+    return sum(math.ceil(p.shape[0] / shard) * (p.numel() // p.shape[0]) * FLOAT
+               for p in model.parameters())
+
+
+def on_cpu(**options) -> g.Estimate:
+    return g.estimate("llama-tiny", batch_size=2, seq_len=16, device="cpu", **options)
+
+
+def test_fsdp2_leaves_a_rank_its_padded_shards_and_the_gathered_root() -> None:
+    one = on_cpu()
+    rank = on_cpu(gpus=4, parallel="fsdp2")
+    assert rank.category_max["parameters"] == parameter_bytes(4)
+    assert rank.category_max["gradients"] == parameter_bytes(4)
+    assert rank.category_max["optimizer_state"] < one.category_max["optimizer_state"] / 3
+    assert rank.category_max["comm_buffers"] > 0  # blocks' weights gathered for use
+    assert rank.peak_bytes < one.peak_bytes
+    layout = rank.to_dict()["parallel"]
+    assert layout == {"strategy": "fsdp2", "gpus": 4, "mesh": {"dp": 4}, "rank": 0,
+                      "fsdp_blocks": 2, "batch_per_rank": 2, "data_parallel_ranks": 4}
+    assert not dist.is_initialized()  # the fake process group is gone with the estimate
+
+
+def test_ddp_keeps_a_replica_and_buckets_of_its_gradients() -> None:
+    rank = on_cpu(gpus=4, parallel="ddp")
+    assert rank.category_max["parameters"] == parameter_bytes()
+    assert rank.category_max["comm_buffers"] == parameter_bytes()  # the buckets hold every grad
+    assert rank.peak_bytes > on_cpu().peak_bytes
+
+
+def test_tensor_parallelism_splits_the_blocks_and_refuses_what_does_not_divide() -> None:
+    rank = on_cpu(gpus=2, parallel="tp")
+    assert parameter_bytes(2) < rank.category_max["parameters"] < parameter_bytes()
+    assert any(n.id == "parallel_tp_plan" for n in rank.notes)
+    with pytest.raises(ConfigError, match="4 attention heads do not split evenly over 8 "
+                                          "ranks"):
+        on_cpu(gpus=8, parallel="tp")
+
+
+def test_a_cuda_rank_counts_nccls_communicators_with_the_context() -> None:
+    rank = g.estimate("llama-tiny", batch_size=2, seq_len=16, gpus=16, parallel="hsdp")
+    allocator = rank.to_dict()["allocator"]
+    assert allocator["communicator_bytes"] == list(communicator_bytes(2))  # replicate, shard
+    low, high = rank.nvidia_smi_bytes
+    context = g.estimate("llama-tiny", batch_size=2, seq_len=16).to_dict()["allocator"]
+    assert high - low == (context["context_bytes"][1] - context["context_bytes"][0]
+                          + communicator_bytes(2)[1] - communicator_bytes(2)[0])
+    # judged on another GPU: that GPU's context, the same communicators
+    verdict = rank.fits("RTX 4090")
+    assert verdict.needed_bytes >= rank.reserved_bytes + communicator_bytes(2)[1]
+
+
+def test_the_fewest_gpus_are_the_edge_of_a_tail() -> None:
+    asked: list[int] = []
+
+    def fits(count: int) -> bool:
+        asked.append(count)
+        return count >= 24
+
+    assert fewest_fitting(fits) == 32
+    assert len(asked) <= math.ceil(math.log2(len(GPU_COUNTS))) + 1
+    assert fewest_fitting(lambda n: False) == 0
+    assert fewest_fitting(lambda n: None) == 0  # the model cannot be split at all
+    assert fewest_fitting(lambda n: True) == 1
+
+
+def test_fewest_gpus_names_a_count_that_fits_beside_half_that_does_not() -> None:
+    rank = on_cpu(gpus=4, parallel="fsdp2")
+    found = g.fewest_gpus("llama-tiny", batch_size=2, seq_len=16, parallel="fsdp2",
+                          memory=rank.peak_bytes, device="cpu")
+    assert found.gpus and found.tried[found.gpus].fits
+    assert not found.tried[found.gpus // 2].fits
+    assert found.estimate.experiment.gpus == found.gpus
+    tp = g.fewest_gpus("llama-tiny", batch_size=2, seq_len=16, parallel="tp", memory=1,
+                       device="cpu")
+    assert tp.gpus == 0 and any(isinstance(v, str) and "heads" in v for v in tp.tried.values())
+    with pytest.raises(ConfigError, match="needs a strategy"):
+        g.fewest_gpus("llama-tiny", batch_size=2, seq_len=16, parallel="none", memory=1)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--fewest-gpus", "--gpu", "H100"], "--fewest-gpus needs --parallel"),
+    (["--fewest-gpus", "--parallel", "fsdp2"], "--fewest-gpus needs --gpu NAME"),
+    (["--fewest-gpus", "--gpu", "H100", "--parallel", "fsdp2", "--gpus", "8"],
+     "give no --gpus"),
+    (["--fewest-gpus", "--largest-batch", "--gpu", "H100"], "are 2 questions"),
+    (["--gpus", "0", "--parallel", "ddp"], "gpus must be a positive integer"),
+])
+def test_the_command_refuses_in_one_line(cli, tmp_path, args: list, words: str) -> None:
+    run = cli(["estimate", "llama-tiny", "-b", "2", "-s", "16", *args], tmp_path)
+    assert run.returncode == 2
+    assert words in run.stderr and run.stdout == ""
