@@ -246,8 +246,10 @@ def _fewest_gpus(model: str, batch: int, seq_len: int, gpu: str | None, memory: 
     found = api.fewest_gpus(model, batch_size=batch, seq_len=seq_len, gpu=gpu, memory=memory,
                             progress=said, **chosen)
     if found.gpus:
+        half = found.tried.get(found.gpus // 2) if found.gpus > 1 else None
         say(f"fewest GPUs on which {chosen['parallel']} fits each GPU in {where}: "
-            f"{found.gpus:,}" + (f" ({found.gpus // 2:,} do not)" if found.gpus > 1 else ""))
+            f"{found.gpus:,}" + (f" (on {found.gpus // 2:,}: {WORD_TEXT[half.word].en})"
+                                 if isinstance(half, Verdict) else ""))
     else:
         say(f"no GPU count up to 1,024 fits each GPU in {where} with {chosen['parallel']}")
     verdict = None
