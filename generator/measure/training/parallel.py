@@ -14,6 +14,7 @@ evenly), so rank 0's figures are each rank's.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,7 +64,11 @@ def world(exp, *, fake: bool = True) -> Iterator[Any]:
     from torch.distributed.device_mesh import init_device_mesh
 
     shape = mesh_shape(exp)
-    with fake_process_group(exp.gpus) if fake else contextlib.nullcontext():
+    with fake_process_group(exp.gpus) if fake else contextlib.nullcontext(), \
+            warnings.catch_warnings():
+        # FSDP2 warns that a model returning a view may skip an all-gather if the caller
+        # then changes it in place; the step never does, and the warning is not the user's.
+        warnings.filterwarnings("ignore", message="FSDP2-wrapped module .* returned a view")
         if dist.get_world_size() != exp.gpus:
             raise ConfigError(f"this job has {dist.get_world_size()} ranks, the experiment "
                               f"{exp.gpus} GPUs")
@@ -241,7 +246,9 @@ def fake_process_group(world_size: int) -> Iterator[None]:
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     if dist.is_initialized():
-        raise RuntimeError("a process group is already initialised in this process")
+        raise ConfigError("this process already has a process group (torch.distributed is "
+                          "initialised): an estimate over several GPUs runs on a fake one of "
+                          "its own; estimate from a process without one")
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world_size)
     try:
         yield
