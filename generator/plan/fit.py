@@ -75,10 +75,12 @@ def needed_bytes(*, allocated: int, reserved: int | None,
 
 
 def judge(memory_bytes: int, *, allocated: int, reserved: int | None,
-          context: tuple[int, int] = (0, 0), gpu: str | None = None) -> Verdict:
+          context: tuple[int, int] = (0, 0), gpu: str | None = None,
+          context_name: str = "CUDA context") -> Verdict:
     """The verdict for a step whose allocated peak is `allocated` and reserved peak
     `reserved` (None: no allocator modelled, the tensors' peak is `allocated`), on a GPU
-    with `memory_bytes` for a process and a CUDA context of `context` (low, high)."""
+    with `memory_bytes` for a process and a CUDA context of `context` (low, high);
+    context_name: what that range holds, in words (a multi-GPU rank's adds NCCL's)."""
     low, high = context
     need = needed_bytes(allocated=allocated, reserved=reserved, context=context)
     spare = memory_bytes - need
@@ -92,12 +94,12 @@ def judge(memory_bytes: int, *, allocated: int, reserved: int | None,
         return verdict("no", f"{format_bytes(-spare)} short (the tensors alone)")
     if allocated + low > memory_bytes:
         return verdict("no", f"at least {format_bytes(allocated + low - memory_bytes)} short: "
-                             "the allocated peak with the smallest CUDA context is more")
+                             f"the allocated peak with the smallest {context_name} is more")
     if spare >= 0:
         return verdict("yes", f"{format_bytes(spare)} to spare beyond the reserved peak and a "
-                              f"CUDA context of up to {format_bytes(high)}")
+                              f"{context_name} of up to {format_bytes(high)}")
     if reserved + low <= memory_bytes:
-        return verdict("maybe", f"if the CUDA context takes at most "
+        return verdict("maybe", f"if the {context_name} takes at most "
                                 f"{format_bytes(memory_bytes - reserved)} (it takes "
                                 f"{format_bytes(low)} to {format_bytes(high)}, by GPU, driver "
                                 "and the kernels loaded)")

@@ -111,8 +111,11 @@ class StepMemory:
                               "memory size to judge it against")
         allocated, reserved, context = self._figures_on(target)
         named = target is not None and (gpu is not None or memory is None)
+        nccl = bool((self._data.get("allocator") or {}).get("communicator_bytes"))
         return fit.judge(budget_bytes(target, memory), allocated=allocated, reserved=reserved,
-                         context=context, gpu=target.name if named else None)
+                         context=context, gpu=target.name if named else None,
+                         context_name="CUDA context with NCCL's buffers" if nccl
+                         else "CUDA context")
 
     def _own_gpu(self) -> gpus.GPU | None:
         try:
