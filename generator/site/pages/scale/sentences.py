@@ -186,7 +186,7 @@ def stops_falling(series: list[Row], name: Words) -> Words | None:
                      f"{_gpus(a['world_size']).en} to {_gpus(b['world_size']).en}, by "
                      f"{size(_reserved(a) - _reserved(b))} ({pct(share)}), to "
                      f"{gib(_reserved(b))} GiB.",
-                     _spaced(f"用 {name.zh} 时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
+                     _spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
                              f"单卡已预留峰值仍然降了 {size(_reserved(a) - _reserved(b))}"
                              f"（{pct(share)}），降到 {gib(_reserved(b))} GiB。"))
     n = flat_from["world_size"]
@@ -195,11 +195,11 @@ def stops_falling(series: list[Row], name: Words) -> Words | None:
     if n == series[0]["world_size"]:
         en_head = (f"Under {name.en} the reserved peak per GPU hardly falls at all: from "
                    f"{_gpus(n).en} to {_gpus(last['world_size']).en}")
-        zh_head = f"用 {name.zh} 时，单卡已预留峰值几乎不降：从 {n} 卡到 {last['world_size']} 卡"
+        zh_head = f"用{name.zh}时，单卡已预留峰值几乎不降：从 {n} 卡到 {last['world_size']} 卡"
     else:
         en_head = (f"Under {name.en} the reserved peak per GPU stops falling at "
                    f"{_gpus(n).en}: from there to {_gpus(last['world_size']).en}")
-        zh_head = (f"用 {name.zh} 时，单卡已预留峰值到 {n} 卡就不再下降：从 {n} 卡到 "
+        zh_head = (f"用{name.zh}时，单卡已预留峰值到 {n} 卡就不再下降：从 {n} 卡到 "
                    f"{last['world_size']} 卡")
     return Words(f"{en_head} it goes from {gib(_reserved(flat_from))} to "
                  f"{gib(_reserved(last))} GiB ({size(abs(total))} {'less' if total >= 0 else 'more'}), "
@@ -222,7 +222,7 @@ def rises(series: list[Row], name: Words) -> Words | None:
     diff = size(_reserved(b) - _reserved(a))
     return Words(f"Under {name.en} the reserved peak per GPU rises from "
                  f"{_gpus(a['world_size']).en} to {_gpus(b['world_size']).en}, by {diff}.",
-                 _spaced(f"用 {name.zh} 时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
+                 _spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
                          f"单卡已预留峰值反而多了 {diff}。"))
 
 

@@ -17,7 +17,7 @@ from generator.site.tables import markdown_table, swatch
 from generator.units import gib, pct
 from generator.words import Words
 
-#: The sharding study's seventh category (generator/measure/tracking/sharded_tracker.py):
+#: A multi-GPU rank's seventh category (generator/measure/tracking/sharded_tracker.py):
 #: FSDP2's gathered weights, DDP's gradient buckets; its label and colour are in labels.py and
 #: palette.py.
 COMM = "comm_buffers"
