@@ -46,14 +46,8 @@ _EXACT = {
     "their CUDA kernel keeps for backward and whose size cuDNN decides; the estimate counts "
     "what the CPU's kernels save in its place (for an LSTM, nothing)":
         "not_modelled_cudnn_reserve",
-    "estimate: rank 0 of a fake process group, fake tensors; per-rank storages (local shards "
-    "of DTensors) are counted": "sharding_estimate",
     "ddp: PyTorch's DistributedDataParallel cannot run on fake tensors; its gradient buckets "
     "are reproduced (25 MiB each, gradient_as_bucket_view=False)": "sharding_ddp_buckets",
-    "amp-bf16: DDP under autocast; FSDP2 with MixedPrecisionPolicy(param_dtype=bf16, "
-    "reduce_dtype=fp32)": "sharding_amp_bf16",
-    "models CUDA: 512-byte allocator blocks, foreach optimizer, CUDA attention kernels":
-        "sharding_models_cuda",
 }
 
 Reader = Callable[[re.Match, dict[str, Any]], dict[str, Any]]

@@ -135,24 +135,12 @@ CATALOGUE: dict[str, Words] = {
         "layers not quantized: {kept:list}",
         "QLoRA：bitsandbytes {bitsandbytes} 把 {layers} 个线性层的权重存成 {quant_type}（每 "
         "{block} 个一块，双重量化），bnb_4bit_compute_dtype={dtype}；没有量化的线性层：{kept:list}"),
-    # -- the sharding study's ranks (measure/studies/sharding.py)
-    "sharding_estimate": Words(
-        "estimate: rank 0 of a fake process group, fake tensors; per-rank storages (local "
-        "shards of DTensors) are counted",
-        "估算：假进程组中的 0 号进程，假张量；按每张卡计数存储（DTensor 的本地分片）"),
+    # -- DDP's buckets on a multi-GPU estimate; scripts/torchrun_sharding.py's real runs
     "sharding_ddp_buckets": Words(
         "ddp: PyTorch's DistributedDataParallel cannot run on fake tensors; its gradient "
         "buckets are reproduced (25 MiB each, gradient_as_bucket_view=False)",
         "ddp：PyTorch 的 DistributedDataParallel 不能在假张量上运行，这里复现了它的梯度桶"
         "（每个 25 MiB，gradient_as_bucket_view=False）"),
-    "sharding_amp_bf16": Words(
-        "amp-bf16: ddp and fsdp2 under torch.autocast(bf16), parameters in fp32",
-        "amp-bf16：ddp 和 fsdp2 都在 torch.autocast(bf16) 下运行，参数为 fp32"),
-    "sharding_mixed_policy": Words(
-        "fsdp2-mp: FSDP2 with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32) and "
-        "no autocast; every op runs in its inputs' dtype",
-        "fsdp2-mp：FSDP2 用 MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)，"
-        "不开 autocast，每个算子都按输入的 dtype 计算"),
     "sharding_torchrun_cuda": Words(
         "real run: {processes} processes under torchrun, NCCL, {gpu}",
         "真实运行：torchrun 下 {processes} 个进程，NCCL，{gpu}"),
@@ -185,9 +173,6 @@ CATALOGUE: dict[str, Words] = {
         "tensor parallelism: {plan} over {size} GPUs; each rank computes on the whole batch "
         "of its group",
         "张量并行：{plan}，{size} 块 GPU；同组的每张卡都处理整批数据"),
-    "sharding_models_cuda": Words(
-        "models CUDA: 512-byte allocator blocks, foreach optimizer, CUDA attention kernels",
-        "模拟 CUDA：分配块按 512 字节取整，优化器用 foreach，注意力用 CUDA 的内核"),
 }
 #: How a list of names is joined, by language.
 _LIST = {"en": ", ", "zh": "、"}

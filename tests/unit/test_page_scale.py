@@ -1,7 +1,7 @@
-"""The scale page from fixture sharding studies (tests/fixtures/scale: GPT-2 small and LLaMA-7B
-on 1 to 64 GPUs, estimated): the groups and the plan, the numbers printed and following the
-studies, a GPU measurement beside the estimate, and the charts. The study's runs:
-slow/test_sharding.py."""
+"""The scale page from fixture step results (tests/fixtures/scale: GPT-2 small on one GPU, DDP
+and FSDP2 under autocast on 2 to 64 GPUs, FSDP2's bf16/fp32 policy on 2 and 64; each a rank
+estimated by the one engine): the groups and lines, the verdicts by the one rule, the fewest
+GPUs, the numbers printed and following the results, and the charts."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from conftest import FIXTURES as ALL_FIXTURES
 from page_checks import check_svg, page_markdown, site_inputs
 
+from generator.results.step import StepMemory
 from generator.site.pages import scale
 from generator.units import gib
 
@@ -26,93 +27,93 @@ def context() -> dict:
 
 
 def page(results_dir: Path, lang: str) -> str:
-    """The scale page from the studies in `results_dir`."""
     return page_markdown(scale, scale.context(*site_inputs(results_dir)), lang)
 
 
-def test_the_sweep_and_the_built_in_points_make_one_group(context):
-    main = context["main"]
-    assert main["model"] == "llama-7b" and main["world_sizes"] == [1, 2, 4, 8, 16, 32, 64]
-    assert [g["model"] for g in context["others"]] == ["gpt2-small"]
+def test_one_group_with_a_line_per_strategy_and_regime(context):
+    [main] = context["groups"]
+    assert main["model"] == "gpt2-small" and main["precision"] == "amp-bf16"
+    assert [line["id"] for line in main["lines"]] == ["single", "ddp", "fsdp2",
+                                                      "fsdp2-mp-bf16/fp32"]
+    by = {line["id"]: line for line in main["lines"]}
+    # the lines of the group's regime start from the step on one GPU; the policy's does not
+    assert [r["world_size"] for r in by["fsdp2"]["series"]] == [1, 2, 8, 64]
+    assert [r["world_size"] for r in by["fsdp2-mp-bf16/fp32"]["series"]] == [2, 64]
+    assert by["fsdp2-mp-bf16/fp32"]["words"].en == "FSDP2, bf16/fp32 policy"
     shrink = {s["category"]: s for s in main["shrink"]}
     for cat in STATE:
         assert shrink[cat]["factor"] == pytest.approx(64, rel=0.01)
     assert shrink["activations"]["factor"] == pytest.approx(1.0)
+    assert shrink["autocast_copies"]["factor"] == pytest.approx(1.0)
 
 
-def test_plan_reads_the_fewest_gpus_that_fit(context):
-    """Per GPU and per FSDP2 regime (autocast: fsdp; bf16 policy: mp), the fewest GPU count
-    that fits by the one rule, every smaller count not fitting."""
+def test_own_results_are_the_ranks_and_the_suite_only_steps():
+    results, _ = site_inputs(FIXTURES)
+    owned = scale.own_results(results)
+    ranks = {r["key"] for r in results if r["experiment"]["parallel"] != "none"}
+    # the one-GPU step is also in another suite: the other pages see it too
+    assert owned == ranks
+
+
+def test_verdicts_are_estimate_fits(context):
+    """Every verdict on the page is the one rule's (Estimate.fits), on each GPU of the plan."""
     main = context["main"]
-    assert main["plan"] and main["mp"]
+    for item in main["verdicts"]:
+        step = StepMemory.from_dict(item["row"]["result"])
+        for gpu, verdict in zip(context["plan_gpus"], item["verdicts"]):
+            assert verdict == step.fits(gpu.name)
+
+
+def test_fewest_gpus_read_from_the_estimated_points(context):
+    main = context["main"]
     for plan in main["plan"]:
-        for key, rows in (("fsdp", main["fsdp"]), ("mp", main["mp"])):
+        for cell in plan["lines"]:
+            rows = cell["line"]["series"] or cell["line"]["rows"]
             fits = [r for r in rows if scale.verdict(r, plan["gpu"]).fits]
-            assert plan[key] is (fits[0] if fits else None)
-        assert not plan["ddp_fits"]  # 16 bytes a parameter: 100 GiB before any activation
+            assert cell["fewest"] is (fits[0] if fits else None)
+            if cell["fewest"] is not None and cell["too_few"] is not None:
+                assert not scale.verdict(cell["too_few"], plan["gpu"]).fits
 
 
 def test_the_page_prints_the_fixture_numbers(context):
     main = context["main"]
     for lang in ("zh", "en"):
         text = page(FIXTURES, lang)
-        assert f"**{gib(main['ddp_peak'])} GiB**" in text
-        for row in main["fsdp"]:
-            assert f"**{gib(row['peak_bytes'])}**" in text
-        assert not text.startswith("---") and "figures/scale-llama-7b" in text  # keeps the nav
+        for row in main["rows"]:
+            assert f"**{gib(row['reserved_bytes'])}**" in text
+        assert "figures/scale-lines-gpt2-small" in text and "figures/scale-gpt2-small" in text
+        assert {"en": "stops falling", "zh": "不再下降"}[lang] in text
+        assert {"en": "none was measured", "zh": "没有一个是实际运行得到的"}[lang] in text
+        assert {"en": "measured on", "zh": "实测"}[lang] not in text
+        assert "NCCL" in text and "nccl/issues/864" in text
 
 
 def test_page_numbers_follow_the_results(tmp_path):
-    """Double one rank's activations in a fixture: the page must change with it."""
+    """Double one rank's activations and its reserved peak: the page must change with it."""
     changed = tmp_path / "results"
     shutil.copytree(FIXTURES, changed)
-    path = changed / "studies/estimate/sharding-llama-7b-sweep.json"
+    path = changed / "estimate/gpt2-small-b8-s1024-amp-bf16-adamw-estimate-8gpus-fsdp2.json"
     data = json.loads(path.read_text())
-    [row] = [r for r in data["data"]["rows"] if (r["strategy"], r["world_size"]) == ("fsdp2", 16)]
-    before = row["peak_bytes"]
-    extra = row["live_at_peak_bytes"]["activations"]
-    for field in ("live_at_peak_bytes", "category_max_bytes"):
-        row[field]["activations"] += extra
-    row["peak_bytes"] += extra
+    before = data["allocator"]["peak_reserved_bytes"]
+    data["allocator"]["peak_reserved_bytes"] = before * 2
     path.write_text(json.dumps(data))
     for lang in ("zh", "en"):
         old, new = page(FIXTURES, lang), page(changed, lang)
-        assert f"{gib(before)} GiB" in old and f"{gib(before)} GiB" not in new
-        assert f"**{gib(before + extra)}**" in new
+        assert f"**{gib(before)}**" in old and f"**{gib(before)}**" not in new
+        assert f"**{gib(before * 2)}**" in new
 
 
-def test_a_gpu_measurement_is_set_beside_the_estimate(tmp_path):
-    """A cuda result (here made from the estimate: a fixture, not a measurement) gets its own
-    chart and the comparison table."""
-    shutil.copytree(FIXTURES, tmp_path / "r")
-    source = json.loads((FIXTURES / "studies/estimate/sharding-gpt2-small.json").read_text())
-    source["study"]["backend"] = "cuda"
-    source["environment"].update(machine_id="nvidia-test-gpu", device_name="NVIDIA Test GPU")
-    for row in source["data"]["rows"]:
-        row["ground_truth"] = {"peak_bytes": row["peak_bytes"] * 2, "max_reserved_bytes": 0}
-    target = tmp_path / "r/studies/nvidia-test-gpu/sharding-gpt2-small.json"
-    target.parent.mkdir(parents=True)
-    target.write_text(json.dumps(source))
-    ctx = scale.context(*site_inputs(tmp_path / "r"))
-    [measured] = ctx["measured"]
-    assert {c["error"] for c in measured["comparison"]} == {-0.5}
-    for lang in ("zh", "en"):
-        text = page(tmp_path / "r", lang)
-        assert "NVIDIA Test GPU" in text and "-50.0 %" in text
-
-
-def test_no_study_no_numbers():
+def test_no_multi_gpu_results_no_numbers():
     assert scale.context([], []) is None
     for lang in ("zh", "en"):
-        page = page_markdown(scale, None, lang)
-        assert "python -m generator build" not in page  # no maintainer instructions
-        assert {"zh": "还没有发布", "en": "published"}[lang] in page
+        text = page_markdown(scale, None, lang)
+        assert "python -m generator build" not in text  # no maintainer instructions
+        assert {"zh": "还没有发布", "en": "published"}[lang] in text
 
 
 def test_charts_are_accessible_deterministic_and_prefixed(context):
     for lang in ("zh", "en"):
         first, second = scale.figures(context, lang), scale.figures(context, lang)
-        assert first == second
-        assert first
+        assert first == second and len(first) == 2
         for name, svg in first.items():
             check_svg(svg, f"chart-{name}-{lang}")

@@ -1,12 +1,12 @@
 """The scale page's relation sentences (generator/site/pages/scale/sentences.py), each on small
-synthetic rows, both where its relation holds and where it does not; the regimes the sharding
+synthetic rows, both where its relation holds and where it does not; the regimes the scale
 study runs its strategies in, and the page's name for them."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator.measure.studies import sharding
+from generator.words import Words
 from generator.site.pages.scale import regime_name, sentences
 
 GIB = 2**30
@@ -14,12 +14,17 @@ CATS = ("parameters", "gradients", "optimizer_state", "activations", "autocast_c
         "comm_buffers", "temporaries")
 
 
-def row(n: int, peak: float | None = None, **live_gib: float) -> dict:
+POLICY = Words("FSDP2's bf16/fp32 mixed-precision policy", "FSDP2 的 bf16/fp32 混合精度策略")
+
+
+def row(n: int, peak: float | None = None, reserved: float | None = None,
+        **live_gib: float) -> dict:
     """A rank's row on `n` GPUs: what is live at its peak (GiB), the peak their sum unless
-    given."""
+    given, the reserved peak the tensors' peak unless given."""
     live = {c: int(live_gib.get(c, 0) * GIB) for c in CATS}
-    return {"world_size": n, "live_at_peak_bytes": live,
-            "peak_bytes": int(peak * GIB) if peak is not None else sum(live.values())}
+    peak_bytes = int(peak * GIB) if peak is not None else sum(live.values())
+    return {"world_size": n, "live_at_peak_bytes": live, "peak_bytes": peak_bytes,
+            "reserved_bytes": int(reserved * GIB) if reserved is not None else peak_bytes}
 
 
 def both(words) -> str:
@@ -29,7 +34,7 @@ def both(words) -> str:
 # -- DDP and the GPU count ------------------------------------------------------------------
 def test_ddp_rows_the_same_to_the_byte():
     text = both(sentences.ddp_count([row(1, activations=4), row(64, activations=4)]))
-    assert "makes no difference" in text and "same to the byte" in text and "4.00 GiB" in text
+    assert "makes no difference" in text and "the same to the byte" in text and "4.00 GiB" in text
     assert "一个字节都不差" in text
 
 
@@ -88,19 +93,32 @@ def test_floor_share_that_does_not_grow_is_said():
     assert "并不比" in text
 
 
-def test_last_doubling_stops_paying_or_still_pays():
-    flat = both(sentences.last_doubling([row(32, activations=10), row(64, activations=9.9)]))
-    assert "falls by only" in flat and "hardly lower" in flat and "几乎不再下降" in flat
-    steep = both(sentences.last_doubling([row(32, activations=10), row(64, activations=8)]))
-    assert "still falls by 2.00 GiB (20.0 %)" in steep and "hardly" not in steep
-    assert sentences.last_doubling([row(8, activations=1)]) is None
+def test_stops_falling_where_every_later_doubling_pays_little():
+    series = [row(1, reserved=40), row(2, reserved=24), row(4, reserved=16),
+              row(8, reserved=15.8), row(16, reserved=15.7)]
+    text = both(sentences.stops_falling(series, sentences.FSDP2))
+    assert "stops falling at 4 GPUs" in text and "from 16.00 to 15.70 GiB" in text
+    assert "4 卡就不再下降" in text
+    flat = both(sentences.stops_falling([row(2, reserved=10), row(64, reserved=9.9)], POLICY))
+    assert "hardly falls at all" in flat and "几乎不降" in flat
+    steep = both(sentences.stops_falling([row(32, reserved=10), row(64, reserved=8)],
+                                         sentences.FSDP2))
+    assert "still falls from 32 GPUs to 64 GPUs, by 2.00 GiB (20.0 %)" in steep
+    assert sentences.stops_falling([row(8, activations=1)], sentences.FSDP2) is None
+
+
+def test_a_reserved_peak_that_rises_with_the_gpu_count_is_said():
+    text = both(sentences.rises([row(2, reserved=20), row(4, reserved=21), row(8, reserved=19)],
+                                sentences.FSDP2))
+    assert "rises from 2 GPUs to 4 GPUs, by 1.00 GiB" in text and "反而多了" in text
+    assert sentences.rises([row(2, reserved=20), row(4, reserved=20.01)], sentences.FSDP2) is None
 
 
 def test_floor_levers_name_the_policy_only_where_it_makes_no_copies():
     hi = row(64, activations=4, autocast_copies=2)
     without = [row(64, activations=3)]
     text = both(sentences.floor_levers(hi, 1, without))
-    assert "2.00 GiB of weight copies" in text and "shorter sequence" in text
+    assert "2.00 GiB of bf16 weight copies" in text and "shorter sequence" in text
     assert "fewer samples" not in text and "激活检查点" in text
     with_copies = [row(64, activations=3, autocast_copies=2)]
     assert "weight copies" not in sentences.floor_levers(hi, 1, with_copies).en
@@ -139,41 +157,32 @@ def test_strategy_gap_with_every_part_different():
 def test_regime_gap_less_more_and_the_same():
     autocast = row(8, activations=10, autocast_copies=8, temporaries=2)
     policy = row(8, activations=7, temporaries=2)
-    less = both(sentences.regime_gap(autocast, policy))
+    less = both(sentences.regime_gap(autocast, policy, POLICY))
     assert "11.00 GiB less than FSDP2 under autocast, most of it in autocast weight copies " \
            "(−8.00 GiB) and activations (−3.00 GiB)" in less
     assert "少 11.00 GiB，主要差在 autocast 权重副本" in less
-    more = both(sentences.regime_gap(policy, autocast))
+    more = both(sentences.regime_gap(policy, autocast, POLICY))
     assert "11.00 GiB more" in more and "(+8.00 GiB)" in more
-    same = both(sentences.regime_gap(autocast, row(8, activations=18, temporaries=2)))
+    same = both(sentences.regime_gap(autocast, row(8, activations=18, temporaries=2), POLICY))
     assert "the same as under autocast" in same and "相同" in same
 
 
 def test_regime_gap_spread_over_many_parts_is_not_most_of_it():
     autocast = row(8, **{c: 1 for c in CATS})
     policy = row(8, **{c: 0.5 for c in CATS})  # seven parts of 0.5 GiB each: two are not most
-    text = both(sentences.regime_gap(autocast, policy))
+    text = both(sentences.regime_gap(autocast, policy, POLICY))
     assert "3.50 GiB less" in text and "most of it" not in text and "the largest parts" in text
 
 
 # -- the regimes ---------------------------------------------------------------------------
-def test_ddp_and_fsdp2_share_the_study_regime_and_the_policy_is_its_own():
-    assert sharding.regime("ddp", "amp-bf16") == sharding.regime("fsdp2", "amp-bf16")
-    assert sharding.regime("fsdp2", "amp-bf16")["step_precision"] == "amp-bf16"
-    policy = sharding.regime("fsdp2-mp", "amp-bf16")
-    assert policy["policy"] and policy["step_precision"] == "fp32"  # no autocast around it
-    assert policy["regime"] != sharding.regime("fsdp2", "amp-bf16")["regime"]
-
-
-@pytest.mark.parametrize("precision,accepted", [("amp-bf16", True), ("fp32", False)])
-def test_the_policy_strategy_needs_a_bf16_precision(precision: str, accepted: bool):
-    params = {"model": "llama-tiny", "batch_size": 1, "seq_len": 8, "precision": precision,
-              "world_sizes": {"fsdp2-mp": [2]}}
-    assert (sharding.problems(params) == []) is accepted
-    default = sharding.settings({"model": "llama-tiny", "precision": precision})
-    assert ("fsdp2-mp" in default["strategies"]) is accepted
-
-
 def test_regime_names():
     assert regime_name("amp-bf16").en == "autocast bf16"
     assert regime_name("fp32").en == "FP32"
+    assert "no autocast" in regime_name("fp32", "bf16/fp32").en
+
+
+def test_floor_levers_leave_out_checkpointing_where_the_step_has_it():
+    hi = row(64, activations=4)
+    text = both(sentences.floor_levers(hi, 1, [], checkpointing=True))
+    assert "already recomputes" in text and "activation checkpointing" not in text
+    assert "激活检查点：" not in text

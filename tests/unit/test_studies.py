@@ -1,6 +1,6 @@
 """The study kinds' own logic, without their long runs: what a cast to fp16 or bf16 loses
-(underflow), the formats' facts (torch_facts), the sharding study's plan, and the parameters
-each kind accepts. Their runs: slow/test_study_runs.py and slow/test_sharding.py."""
+(underflow), the formats' facts (torch_facts), and the parameters each kind accepts.
+Their runs: slow/test_study_runs.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 from conftest import FIXTURES
 
 from generator.errors import ConfigError
-from generator.measure.studies import Study, kinds, sharding, torch_facts, underflow
+from generator.measure.studies import Study, kinds, torch_facts, underflow
 
 
 def _small_gradient() -> torch.Tensor:
@@ -89,7 +89,7 @@ def test_the_committed_torch_facts_fixture_is_this_pytorchs() -> None:
 
 
 def test_every_kind_checks_its_parameters() -> None:
-    assert {"sharding", "torch_facts", "training_curves", "underflow"} <= set(kinds())
+    assert {"torch_facts", "training_curves", "underflow"} == set(kinds())
     with pytest.raises(ConfigError) as caught:
         Study.from_dict({"kind": "underflow", "name": "u", "params": {"model": "nope",
                                                                      "batch_size": 0}})
@@ -109,16 +109,3 @@ def test_every_kind_checks_its_parameters() -> None:
     assert "study name" in str(caught.value)
 
 
-def test_sharding_parameters_are_checked() -> None:
-    assert sharding.problems({"model": "llama-tiny", "batch_size": 1, "seq_len": 8}) == []
-    found = sharding.problems({"model": "resnet50", "batch_size": 0, "seq_len": 8,
-                               "world_sizes": [0], "bogus": 1})
-    assert any("bogus" in p for p in found)
-    assert any("batch_size" in p for p in found)
-    assert any("world_sizes" in p for p in found)
-    found = sharding.problems({"model": "resnet50", "batch_size": 1, "seq_len": 64})
-    assert any("transformer" in p for p in found)
-    assert sharding.problems({"model": "llama-tiny", "batch_size": 1, "seq_len": 8,
-                              "strategies": ["ddp"], "world_sizes": {"ddp": [2]}})
-    assert sharding.plan(sharding.settings(
-        {"world_sizes": {"ddp": [8, 1], "fsdp2": [64]}})) == [("fsdp2", 64), ("ddp", 1), ("ddp", 8)]

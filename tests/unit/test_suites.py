@@ -11,7 +11,8 @@ import pytest
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.jobs.load import DEFAULT_SUITE, load_suite
-from generator.measure.studies import Study, sharding
+from generator.experiment.suite import expand
+from generator.measure.studies import Study
 from generator.site.analysis import ARTICLE
 from generator.site.pages import levers
 
@@ -77,18 +78,25 @@ def test_the_sweeps() -> None:
     assert {j.precision for j in jobs} == {"fp32", "amp-fp16", "amp-bf16"}
 
 
-def test_the_sharding_study_runs_cheaply() -> None:
-    """A few points each (GPT-2 small 3 s, LLaMA-7B 7-9 s of CPU time a point here), from 1
-    to 64 GPUs, FSDP2's bf16 policy beside DDP and FSDP2 under autocast: the whole 7B sweep
-    is an optional suite."""
-    studies = _studies(load_suite(), "sharding")
-    assert {"sharding-gpt2-small", "sharding-llama-7b"} <= set(studies)
-    plan = sharding.plan(sharding.settings(studies["sharding-llama-7b"].params))
-    assert len(plan) <= 4 and {("fsdp2", 8), ("ddp", 8), ("fsdp2-mp", 8)} <= set(plan)
-    gpt2 = sharding.plan(sharding.settings(studies["sharding-gpt2-small"].params))
-    assert len(gpt2) <= 8 and {1, 64} <= {n for _, n in gpt2}
-    optional = DEFAULT_SUITE / "optional" / "sharding-llama-7b-sweep.toml"
-    assert [j.name for j in load_suite(optional)] == ["sharding-llama-7b-sweep"]
+def test_the_scale_suite_is_plain_estimates_and_cheap() -> None:
+    """The scale page's points are [[experiment]]s on the one engine (gpus, parallel), no
+    study: a few GPT-2 small ranks and a dozen of Llama 3.1 8B (about 25 s each here),
+    DDP and FSDP2 in one regime and FSDP2's policy as its own row."""
+    import tomllib
+
+    tables = tomllib.loads((DEFAULT_SUITE / "scale.toml").read_text())
+    assert "study" not in tables
+    exps = [Experiment.from_dict(f) for t in tables["experiment"] for f in expand(t)]
+    assert len(exps) <= 26 and {e.backend for e in exps} == {"estimate"}
+    big = [e for e in exps if "8B" in e.model]
+    assert len(big) <= 13 and ("ddp", 8) in {(e.parallel, e.gpus) for e in big}
+    assert {e.gpus for e in big if e.parallel == "fsdp2"} >= {2, 8, 64}
+    # DDP and FSDP2 in the same precision; the policy in fp32 with bf16 gathered
+    plain = {e.precision for e in exps if e.fsdp_mixed_precision == "none"}
+    assert plain == {"amp-bf16"}
+    assert {(e.precision, e.fsdp_mixed_precision) for e in exps
+            if e.fsdp_mixed_precision != "none"} == {("fp32", "bf16/fp32")}
+    assert not list((DEFAULT_SUITE / "optional").glob("sharding*"))
 
 
 def test_measure_runs_only_the_backend_asked_for(cli, tmp_path, monkeypatch) -> None:

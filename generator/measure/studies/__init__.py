@@ -1,5 +1,5 @@
 """Studies: measurements that are not one training step's memory (training curves, gradient
-underflow, memory under sharding). Each kind is a module here with
+underflow, the formats' facts). Each kind is a module here with
 
     VERSION: int                         raise when the module's figures change
     BACKENDS: tuple[str, ...]            optional: the backends the kind can run on

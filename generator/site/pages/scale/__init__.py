@@ -1,10 +1,13 @@
-"""The scale page: one GPU's memory in a data-parallel step, FSDP2 against DDP, as the number
-of GPUs grows; which categories shrink with sharding, and how many GPUs a model needs.
+"""The scale page: one GPU's memory in a training step spread over N GPUs, per strategy (DDP,
+FSDP2, FSDP2 with its mixed-precision policy, and HSDP or tensor parallelism where estimated);
+which categories shrink as N grows and which do not, where the per-GPU memory stops falling,
+whether each GPU of the catalogue holds a rank, and the fewest GPUs that do.
 
-Data: results of the `sharding` study (generator/measure/studies/sharding.py), estimated, or
-measured on GPUs by scripts/torchrun_sharding.py. Studies that differ only in the GPU counts and
-strategies they cover are merged into one group, so the built-in suite's few points and an
-optional whole sweep make one picture.
+Data: plain step results (suite scale.toml), each one rank of a multi-GPU job estimated by
+the one engine (measure/training/parallel.py; its experiment's `gpus` and `parallel`), beside
+the same step on one GPU with no strategy. Results that differ only in how the step is shared
+out (gpus, parallel and FSDP2's options) and in the precision regime make one group; within it
+each way of sharing is a line over N. Every verdict is Estimate.fits (plan/fit.py).
 """
 
 from __future__ import annotations
@@ -14,90 +17,100 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.experiment.suite import DEFAULT_SUITE
 from generator.plan import gpus
-from generator.plan.fit import Verdict, judge
-from generator.results.shapes import StudyResult
-from generator.results.step import allocator_figures_on
+from generator.plan.fit import Verdict
+from generator.results.shapes import StepResult
+from generator.results.step import StepMemory
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import Page
+from generator.site.pages.calculator.grid import suite_keys
 from generator.site.pages.scale import sentences
-from generator.site.pages.scale.charts import HEADROOM, scale_chart
+from generator.site.pages.scale.charts import HEADROOM, lines_chart, scale_chart
 from generator.site.pages.scale.tables import (
-    STRATEGY_LABELS,
-    STRATEGY_WORDS,
-    compare_table,
+    fewest_table,
     peak_table,
-    plan_table,
     shrink_table,
+    strategy_words,
+    verdict_table,
 )
+from generator.site.pages.sweeps.fits import peak_phase
 from generator.words import Words
 
-Study = StudyResult
+Result = StepResult
 PAGES = (Page("scale.md", "scale/scale", nav=60),)
+SUITE = DEFAULT_SUITE / "scale.toml"
 GIB = 2**30
-#: The GPUs the plan is read for (plan/gpus.py): one of each common size.
+#: The GPUs each rank is judged on (plan/gpus.py): one of each common size.
 PLAN_GPUS = ("RTX 4090", "A100-SXM4-40GB", "H100 80GB HBM3")
 #: The categories whose own maximum the shrink table follows: model state, then what each GPU
 #: computes with (autocast's weight copies only where the step ran under autocast).
 SHRINK_CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
                      "autocast_copies")
-#: Settings that make two studies comparable; world sizes and strategies may differ.
-_SAME = ("model", "batch_size", "seq_len", "precision", "optimizer", "attention", "device")
-#: ddp and fsdp2 run in one regime (the study's precision); fsdp2-mp, FSDP2's bf16
-#: MixedPrecisionPolicy without autocast, is another and is compared with neither as a strategy.
-STRATEGY_ORDER = ("ddp", "fsdp2", "fsdp2-mp")
+STATE = ("parameters", "gradients", "optimizer_state")
+#: The experiment's fields that say how the step is shared out, and its precision regime:
+#: results that differ in these alone are one group's points.
+LINE_FIELDS = ("gpus", "parallel", "precision", "fsdp_mixed_precision", "shard_size", "tp_size",
+               "reshard_after_forward")
+#: The order of the lines: one GPU, then the strategies in one regime, then FSDP2's policy.
+ORDER = ("single", "ddp", "fsdp2", "hsdp", "tp", "fsdp2-tp")
 PHASES = ("forward", "backward", "optimizer")
-#: The GPU count DDP and FSDP2 are compared at, where measured: one node of 8 GPUs.
+#: The GPU count strategies are compared at where both have it: one node of 8 GPUs.
 COMPARE_AT = 8
-#: Where GPUs are counted, what the figures leave out: NCCL's own buffers. The default size is
-#: NCCL's source (src/init.cc, DEFAULT_BUFFSIZE, 1 << 22), the variable its documentation's.
-NCCL_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-buffsize"
-NCCL_SOURCE = "https://github.com/NVIDIA/nccl/blob/master/src/init.cc"
-NCCL_NOTE = Words(
-    "NCCL's own buffers are not in these figures: NCCL allocates them through the CUDA driver, "
-    "outside PyTorch's caching allocator, as a communicator connects to its peers. Each "
-    f"connection to a peer, on each channel, gets a buffer of [`NCCL_BUFFSIZE`]({NCCL_DOCS}) "
-    f"bytes, 4 MiB by default ([NCCL's `src/init.cc`]({NCCL_SOURCE})), plus smaller ones for "
-    "NCCL's low-latency protocols; how many channels and peers there are depends on the GPUs, "
-    "their links and the job's size, so this page gives no total for them.",
-    "NCCL 自己的缓冲区不在这些数字里：通信器与对端建立连接时，NCCL 直接通过 CUDA 驱动分配它们，"
-    "不经过 PyTorch 的缓存分配器。每个通道上与每个对端的连接各有一块 "
-    f"[`NCCL_BUFFSIZE`]({NCCL_DOCS}) 字节的缓冲区，默认 4 MiB（[NCCL 的 `src/init.cc`]"
-    f"({NCCL_SOURCE})），低延迟协议另有较小的几块；通道和对端有多少，取决于 GPU、它们之间的"
-    "连接和任务规模，所以本页不给它们的总量。")
-NCCL_SHORT = Words("NCCL's communicator buffers, outside the caching allocator, come on top "
-                   "of every figure here (see the note at the top of this page).",
-                   "NCCL 通信器的缓冲区不在缓存分配器里，要加在这里每个数字之上"
-                   "（见本页开头的说明）。")
+#: Where GPUs are counted: NCCL's communicators, outside the caching allocator, are a stated
+#: range in nvidia-smi's figure and in the fit rule (plan/gpus.py NCCL_COMMUNICATOR_BYTES).
+NCCL_LOW, NCCL_HIGH = gpus.NCCL_COMMUNICATOR_BYTES
+NCCL_LINKS = ", ".join(f"[NVIDIA/nccl#{url.rsplit('/', 1)[1]}]({url})" for url in gpus.NCCL_SOURCES)
 
 
-def context(results: list[dict[str, Any]], studies: list[Study]) -> dict[str, Any] | None:
-    groups = _groups([s for s in studies if s["study"]["kind"] == "sharding"
-                      and not s.get("error") and s["data"].get("rows")])
-    estimates = [g for g in groups if g["backend"] == "estimate"]
-    # Real runs on GPUs (scripts/torchrun_sharding.py: each row has its ground truth) stand
-    # beside the estimates. A real run on CPU processes (the script's dry run) checks the
-    # script and is no subject for the page; nor is a [[study]] given backend "cuda", which
-    # estimates like any other (run() is not told the backend) and has no ground truth.
-    measured = [g for g in groups if g["backend"] == "cuda"
-                and any(r.get("ground_truth") for r in g["rows"])]
-    if not estimates and not measured:
+def _nccl_words() -> Words:
+    from generator.units import size
+
+    low, high = size(NCCL_LOW), size(NCCL_HIGH)
+    return Words(
+        "NCCL's own buffers are outside PyTorch's caching allocator, so no tensor and no "
+        "reserved peak here holds them. They are counted as a stated range: each NCCL "
+        f"communicator a rank uses (one per dimension of its device mesh) takes {low} to "
+        f"{high} of device memory ({NCCL_LINKS}), added to the CUDA context's range in the "
+        "nvidia-smi figure and in the fit rule. How much a communicator really takes depends on "
+        "the channels NCCL opens, the GPUs' links and `NCCL_BUFFSIZE`.",
+        "NCCL 自己的缓冲区不在 PyTorch 的缓存分配器里，所以这里的张量和已预留峰值都不含它们。"
+        f"它们按一个注明来源的范围计入：一个 rank 用到的每个 NCCL 通信器（设备网格每一维一个）"
+        f"占 {low} 到 {high} 显存（{NCCL_LINKS}），与 CUDA 上下文的范围相加，"
+        "算进 nvidia-smi 的数字和是否放得下的判断。一个通信器实际占多少，取决于 NCCL 开的通道数、"
+        "GPU 之间的连接和 `NCCL_BUFFSIZE`。")
+
+
+NCCL_NOTE = _nccl_words()
+
+
+def own_results(results: list[Result]) -> set[str]:
+    """The ranks of multi-GPU steps, and the scale suite's steps that no other suite file
+    measures: only this page shows them (the reports would otherwise list every rank)."""
+    others: set[str] = set()
+    for path in sorted(DEFAULT_SUITE.glob("*.toml")):
+        if path != SUITE:
+            others |= suite_keys(path)
+    mine = suite_keys(SUITE) - others if SUITE.exists() else frozenset()
+    return {r["key"] for r in results
+            if r["experiment"].get("parallel", "none") != "none" or r["key"] in mine}
+
+
+def context(results: list[Result], studies: list[dict[str, Any]]) -> dict[str, Any] | None:
+    groups = _groups([r for r in results if r["backend"] == "estimate" and not r.get("error")])
+    if not groups:
         return None
-    main = max(estimates or measured, key=lambda g: g["parameter_count"])
-    others = [g for g in estimates if g is not main]
-    measured = [g for g in measured if g is not main]
-    groups = [main] + others + measured
-    for group in measured:
-        twin = next((g for g in estimates if g["settings"] == group["settings"]), None)
-        group["comparison"] = _compare(group, twin) if twin else []
-    return {"main": main, "others": others, "measured": measured, "groups": groups,
-            "plan_gpus": [gpus.find(name) for name in PLAN_GPUS], "nccl": NCCL_NOTE,
-            "nccl_short": NCCL_SHORT, "strategies": STRATEGY_WORDS,
-            "short": STRATEGY_LABELS}
+    groups.sort(key=lambda g: -g["parameter_count"])
+    return {"main": groups[0], "others": groups[1:], "groups": groups,
+            "plan_gpus": [gpus.find(name) for name in PLAN_GPUS], "nccl": NCCL_NOTE}
 
 
 def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
-    return {f"scale-{g['id']}": scale_chart(g, lang) for g in ctx["groups"]}
+    found = {}
+    for g in ctx["groups"]:
+        found[f"scale-lines-{g['id']}"] = lines_chart(g, lang)
+        found[f"scale-{g['id']}"] = scale_chart(g, lang)
+    return found
 
 
 def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
@@ -106,162 +119,228 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
         found[f"scale-peaks-{g['id']}"] = peak_table(g, lang)
         if g["shrink"]:
             found[f"scale-shrink-{g['id']}"] = shrink_table(g, lang)
-        found[f"scale-plan-{g['id']}"] = plan_table(g, lang, g["regime"][lang])
-        if g.get("comparison"):
-            found[f"scale-compare-{g['id']}"] = compare_table(g, lang)
+        if g["plan"]:
+            found[f"scale-verdicts-{g['id']}"] = verdict_table(g, lang)
+            found[f"scale-fewest-{g['id']}"] = fewest_table(g, lang)
     return found
 
 
-def regime_name(precision: str) -> Words:
-    """What DDP and FSDP2 both ran under: autocast for the AMP precisions (fp32 parameters),
-    else the precision itself."""
+def regime_name(precision: str, policy: str = "none") -> Words:
+    """A line's precision regime: autocast for the AMP precisions (fp32 parameters), FSDP2's
+    mixed-precision policy (param/reduce dtypes, no autocast), else the precision itself."""
+    if policy != "none":
+        param, reduce = policy.split("/")
+        return Words(f"FSDP2 policy: {param} weights gathered, gradients reduced in {reduce}, "
+                     "no autocast",
+                     f"FSDP2 策略：权重以 {param} 聚合，梯度以 {reduce} 归约，不开 autocast")
     if precision.startswith("amp-"):
         return Words(f"autocast {precision[4:]}", f"autocast {precision[4:]}")
     return PRECISION_LABELS[precision]
 
 
 def verdict(row: dict[str, Any], gpu: gpus.GPU) -> Verdict | None:
-    """Whether one rank's step fits `gpu`, by the one rule (plan/fit.py): its simulated
-    reserved peak with that GPU's cuBLAS workspaces and the GPU's CUDA context; None for a
-    row without the allocator's figures (a study of the CPU)."""
-    allocator = row.get("allocator")
-    if not allocator:
+    """Whether one rank's step fits `gpu`: Estimate.fits, the one rule (plan/fit.py), on the
+    allocator's figures replayed with that GPU's cuBLAS workspaces and its CUDA context plus
+    the rank's NCCL communicators; None for a result without the allocator's figures."""
+    step = StepMemory.from_dict(row["result"])
+    if step.reserved_bytes is None:
         return None
-    allocated, reserved, context = allocator_figures_on(allocator, gpu,
-                                                        what="the sharding study")
-    return judge(gpu.memory_bytes, allocated=allocated, reserved=reserved, context=context,
-                 gpu=gpu.name)
+    return step.fits(gpu.name)
 
 
-def _groups(studies: list[Study]) -> list[dict[str, Any]]:
-    """Study results merged by settings and machine; rows keyed by strategy and GPU count
-    (the first file in name order wins where two hold the same row)."""
-    merged: dict[tuple, dict[str, Any]] = {}
-    rows: dict[tuple, dict[tuple[str, int], dict[str, Any]]] = defaultdict(dict)
-    for study in sorted(studies, key=lambda s: (s["environment"]["machine_id"],
-                                                s["study"]["name"])):
-        data = study["data"]
-        settings = {k: data["settings"].get(k) for k in _SAME}
-        key = (tuple(settings.items()), study["environment"]["machine_id"])
-        merged.setdefault(key, {"settings": settings, "study": study, "data": data,
-                                "sources": []})["sources"].append(study)
-        for row in data["rows"]:
-            rows[key].setdefault((row["strategy"], row["world_size"]), row)
-    groups = [_group(entry, rows[key]) for key, entry in merged.items()]
-    # a group whose every row failed has nothing to show
-    return [g for g in groups if g["world_sizes"]]
+def line_of(exp: dict[str, Any], precision: str) -> str:
+    """The line a result belongs to: its strategy, with FSDP2's options and, where it is not
+    the group's, its precision (`precision`: the group's)."""
+    if exp["parallel"] == "none":
+        return "single"
+    name = exp["parallel"]
+    if exp.get("fsdp_mixed_precision", "none") != "none":
+        name += "-mp-" + exp["fsdp_mixed_precision"]
+    elif exp["precision"] != precision:
+        name += "-" + exp["precision"]
+    if exp.get("reshard_after_forward") is False:
+        name += "-no-reshard"
+    for field in ("shard_size", "tp_size"):
+        if exp.get(field):
+            name += f"-{field.split('_')[0]}{exp[field]}"
+    return name
 
 
-def _group(entry: dict[str, Any], rows: dict[tuple[str, int], dict[str, Any]]
-           ) -> dict[str, Any]:
-    settings, study, data = entry["settings"], entry["study"], entry["data"]
-    env = study["environment"]
-    backend = study["study"]["backend"]
-    ordered = sorted(rows.values(), key=lambda r: (STRATEGY_ORDER.index(r["strategy"]),
-                                                    r["world_size"]))
-    usable = [r for r in ordered if not r.get("error")]
-    by = {s: [r for r in usable if r["strategy"] == s] for s in STRATEGY_ORDER}
-    ident = "-".join([settings["model"], f"b{settings['batch_size']}",
-                      f"s{settings['seq_len']}", settings["precision"]]
-                     + list(dict.fromkeys([backend, env["machine_id"]])))
-    group = {"id": "".join(c if c.isalnum() or c in ".-" else "-" for c in ident.lower()),
-             **settings, "settings": settings, "backend": backend,
-             "regime": regime_name(settings["precision"]),
-             "machine": env.get("device_name") or env["machine_id"],
-             "parameter_count": data["parameter_count"] or 0, "rows": ordered, "fsdp": by["fsdp2"],
-             "ddp": by["ddp"], "mp": by["fsdp2-mp"],
-             "failed": [r for r in ordered if r.get("error")],
-             "world_sizes": sorted({r["world_size"] for r in usable}),
-             # The studies whose rows the group shows, for the page's data files.
-             "sources": entry["sources"]}
-    group["phases"] = [{"phase": phase, "by": _phase_rows(by, phase)} for phase in PHASES
-                       if any(r["peak_phase"] == phase for r in usable)]
-    # The GPUs the chart marks: those whose memory lies within its axis
-    top = max(r["peak_bytes"] for r in usable) if usable else 0
+def _setup(result: Result) -> tuple:
+    exp = result["experiment"]
+    return (tuple(sorted((k, str(v)) for k, v in exp.items() if k not in LINE_FIELDS)),
+            result["environment"]["machine_id"])
+
+
+def _groups(results: list[Result]) -> list[dict[str, Any]]:
+    """Multi-GPU results by setup, each with the same step on one GPU where present."""
+    ranks: dict[tuple, list[Result]] = defaultdict(list)
+    singles: dict[tuple, list[Result]] = defaultdict(list)
+    for result in results:
+        parallel = result["experiment"].get("parallel", "none")
+        (singles if parallel == "none" else ranks)[_setup(result)].append(result)
+    return [_group(members, singles.get(key, [])) for key, members in sorted(ranks.items())]
+
+
+def _row(result: Result, line: str) -> dict[str, Any]:
+    allocator = result.get("allocator") or {}
+    live = {"comm_buffers": 0, **result["live_at_peak_bytes"]}
+    return {"strategy": line, "world_size": result["experiment"].get("gpus", 1),
+            "peak_bytes": result["peak_bytes"],
+            "reserved_bytes": allocator.get("peak_reserved_bytes"),
+            "live_at_peak_bytes": live,
+            "category_max_bytes": {"comm_buffers": 0, **result["category_max_bytes"]},
+            "peak_phase": peak_phase(result), "result": result}
+
+
+def _group(members: list[Result], singles: list[Result]) -> dict[str, Any]:
+    # the group's precision: that of its strategies without FSDP2's policy (most of them)
+    plain = [r["experiment"]["precision"] for r in members
+             if r["experiment"].get("fsdp_mixed_precision", "none") == "none"]
+    precision = max(sorted(set(plain)), key=plain.count) if plain else \
+        members[0]["experiment"]["precision"]
+    one = [r for r in singles if r["experiment"]["precision"] == precision]
+    rows = [_row(r, line_of(r["experiment"], precision)) for r in members + one[:1]]
+    rows.sort(key=lambda r: (_line_order(r["strategy"]), r["world_size"]))
+    lines: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        lines.setdefault(row["strategy"], []).append(row)
+    first = (one or members)[0]
+    exp = first["experiment"]
+    ident = "-".join([exp["model"], f"b{exp['batch_size']}", f"s{exp['seq_len']}", precision]
+                     + (["ckpt"] if exp.get("checkpointing") else []))
+    single = lines.get("single", [])
+    group: dict[str, Any] = {
+        "id": "".join(c if c.isalnum() or c in ".-" else "-" for c in ident.lower()),
+        "model": exp["model"], "batch_size": exp["batch_size"], "seq_len": exp["seq_len"],
+        "precision": precision, "optimizer": exp["optimizer"], "attention": first["attention"],
+        "checkpointing": exp.get("checkpointing", False), "backend": "estimate",
+        "device": exp["device"], "regime": regime_name(precision),
+        "parameter_count": first.get("parameter_count") or 0, "rows": rows,
+        "single": single[0] if single else None,
+        "lines": [{"id": line, "words": strategy_words(line, lines[line][0]["result"]),
+                   "rows": line_rows, "policy": "-mp-" in line,
+                   # the lines in the group's regime start from the step on one GPU
+                   "series": (single if "-mp-" not in line and line != "single" else [])
+                   + line_rows}
+                  for line, line_rows in lines.items()],
+        "world_sizes": sorted({r["world_size"] for r in rows}),
+        # the results the page shows, for its data files
+        "sources": [r["result"] for r in rows]}
+    by = {line["id"]: line for line in group["lines"]}
+    fsdp = by.get("fsdp2", {}).get("series", [])
+    ddp = by.get("ddp", {}).get("rows", [])
+    policy = next((line for line in group["lines"] if line["policy"]), None)
+    group.update(fsdp=fsdp, ddp=ddp, mp=policy["rows"] if policy else [],
+                 policy_words=_policy_name(policy["rows"][0]["result"]) if policy else None)
+    group["phases"] = [{"phase": phase, "by": _phase_rows(group["lines"], phase)}
+                       for phase in PHASES if any(r["peak_phase"] == phase for r in rows)]
+    top = max(r["reserved_bytes"] or r["peak_bytes"] for r in rows)
     group["gpu_lines"] = [gpu for gpu in map(gpus.find, PLAN_GPUS)
                           if gpu.memory_bytes <= top * HEADROOM]
-    group["plan"] = [_plan(by, gpus.find(name)) for name in PLAN_GPUS] \
-        if all(r.get("allocator") for r in usable) else []
-    group.update(_ddp_figures(by["ddp"], group["parameter_count"]))
-    group.update(_fsdp_figures(by["fsdp2"]))
-    if by["ddp"] and by["fsdp2"]:
-        ddp, fsdp = _pair(by["ddp"], by["fsdp2"])
-        group["versus"] = {"ddp": ddp, "fsdp": fsdp, "gap": _gap(ddp, fsdp),
-                           "factor": ddp["peak_bytes"] / fsdp["peak_bytes"]}
-    group["words"] = _words(group, settings)
+    plan_gpus = [gpus.find(name) for name in PLAN_GPUS]
+    group["plan"] = [_plan(group["lines"], gpu) for gpu in plan_gpus] \
+        if all(r["reserved_bytes"] is not None for r in rows) else []
+    group["verdicts"] = [{"row": r, "verdicts": [verdict(r, gpu) for gpu in plan_gpus]}
+                         for r in rows] if group["plan"] else []
+    group.update(_ddp_figures(ddp, group["parameter_count"]))
+    group.update(_fsdp_figures(fsdp))
+    if ddp and fsdp:
+        a, b = _pair(ddp, [r for r in fsdp if r["strategy"] != "single"] or fsdp)
+        group["versus"] = {"ddp": a, "fsdp": b, "gap": _gap(a, b),
+                           "factor": _reserved(a) / _reserved(b)}
+    group["words"] = _words(group)
     return group
 
 
-def _words(group: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+def _policy_name(result: Result) -> Words:
+    policy = result["experiment"]["fsdp_mixed_precision"]
+    return Words(f"FSDP2's {policy} mixed-precision policy",
+                 f"FSDP2 的 {policy} 混合精度策略")
+
+
+def _line_order(line: str) -> tuple[int, str]:
+    base = next((s for s in sorted(ORDER, key=len, reverse=True) if line.startswith(s)), line)
+    return (ORDER.index(base) if base in ORDER else len(ORDER)) + (10 if "-mp-" in line else 0), \
+        line
+
+
+def _reserved(row: dict[str, Any]) -> int:
+    return row["reserved_bytes"] if row["reserved_bytes"] is not None else row["peak_bytes"]
+
+
+def _words(group: dict[str, Any]) -> dict[str, Any]:
     """The group's relation sentences (sentences.py), each checked on its rows."""
     fsdp, mp = group["fsdp"], group["mp"]
     found: dict[str, Any] = {
         "ddp": sentences.ddp_count(group["ddp"]),
-        "shrink": sentences.shrink(group["shrink"], cpu=settings["device"] == "cpu"),
-        "last": sentences.last_doubling(fsdp), "mp_last": sentences.last_doubling(mp)}
+        "shrink": sentences.shrink(group["shrink"], cpu=group["device"] == "cpu"),
+        "stops": sentences.stops_falling(fsdp, sentences.FSDP2),
+        "mp_stops": sentences.stops_falling(mp, group["policy_words"]) if mp else None,
+        "rises": [w for line in group["lines"] if line["id"] != "single"
+                  for w in [sentences.rises(line["rows"], line["words"])] if w]}
     if fsdp:
         found["floor"] = sentences.floor(fsdp[0], fsdp[-1])
-        found["levers"] = sentences.floor_levers(fsdp[-1], settings["batch_size"], mp)
+        found["levers"] = sentences.floor_levers(fsdp[-1], group["batch_size"], mp,
+                                                 checkpointing=group["checkpointing"])
     if "versus" in group:
         found["gap"] = sentences.strategy_gap(group["versus"])
     if fsdp and mp:
-        autocast, policy = _pair(fsdp, mp)
-        found["regime"] = sentences.regime_gap(autocast, policy)
+        autocast, policy = _pair([r for r in fsdp if r["strategy"] != "single"] or fsdp, mp)
+        found["regime"] = sentences.regime_gap(autocast, policy, group["policy_words"])
     return found
 
 
 def _ddp_figures(ddp: list[dict[str, Any]], parameter_count: int) -> dict[str, Any]:
-    """DDP's peak (the same on any GPU count: the spread says how nearly) and its model state."""
+    """DDP's model state and its buckets, from its first row."""
     if not ddp:
-        return {"ddp_peak": None, "ddp_spread": None}
-    peaks = [r["peak_bytes"] for r in ddp]
+        return {}
     first = ddp[0]["category_max_bytes"]
-    state = sum(first[c] for c in ("parameters", "gradients", "optimizer_state"))
-    return {"ddp_peak": max(peaks), "ddp_spread": max(peaks) - min(peaks),
-            "ddp_state": {"bytes": state, "buckets": first["comm_buffers"],
+    state = sum(first[c] for c in STATE)
+    return {"ddp_state": {"bytes": state, "buckets": first["comm_buffers"],
                           "per_parameter": state / parameter_count if parameter_count else 0}}
 
 
 def _fsdp_figures(fsdp: list[dict[str, Any]]) -> dict[str, Any]:
-    """FSDP2 (in the regime DDP ran in) from the fewest to the most GPUs measured: the peak's
-    range, what is left at the most GPUs, and how each category shrank."""
+    """FSDP2 (in the group's regime, from one GPU where estimated) from the fewest GPUs to the
+    most: the reserved peak's range, what is left at the most GPUs, how each category shrank."""
     found: dict[str, Any] = {"shrink": _shrink(fsdp)}
     if fsdp:
         lo, hi = fsdp[0], fsdp[-1]
-        floor = _floor(hi)
-        found["fsdp_range"] = {"first": lo, "last": hi, "floor": floor,
-                               "saving": 1 - hi["peak_bytes"] / lo["peak_bytes"],
-                               # what sharding cannot touch is most of even the largest peak
-                               "unshardable": floor["bytes"] >= lo["peak_bytes"] / 2}
+        found["fsdp_range"] = {"first": lo, "last": hi, "floor": _floor(hi),
+                               "saving": 1 - _reserved(hi) / _reserved(lo)}
     return found
 
 
 def _shrink(fsdp: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each category's own maximum at the fewest and the most GPUs measured, against 1/N."""
+    """Each category's own maximum at the fewest and the most GPUs estimated, against 1/N."""
     if len(fsdp) < 2:
         return []
     lo, hi = fsdp[0], fsdp[-1]
     ideal = hi["world_size"] / lo["world_size"]
     found = []
     for cat in SHRINK_CATEGORIES:
-        a, b = lo["category_max_bytes"][cat], hi["category_max_bytes"][cat]
+        a, b = lo["category_max_bytes"].get(cat, 0), hi["category_max_bytes"].get(cat, 0)
         if a:
-            found.append({"category": cat, "first": a, "last": b, "factor": a / b if b else None,
-                          "ideal": ideal, "shrinks": bool(b) and a / b > ideal ** 0.5})
+            found.append({"category": cat, "first": a, "last": b,
+                          "factor": a / b if b else None, "ideal": ideal,
+                          "shrinks": bool(b) and a / b > ideal ** 0.5})
     return found
 
 
-def _phase_rows(by: dict[str, list[dict[str, Any]]], phase: str) -> list[dict[str, Any]]:
-    """Per strategy, the GPU counts whose peak falls in `phase`."""
-    found = [{"strategy": s, "world_sizes": [r["world_size"] for r in by[s]
-                                             if r["peak_phase"] == phase]} for s in STRATEGY_ORDER]
+def _phase_rows(lines: list[dict[str, Any]], phase: str) -> list[dict[str, Any]]:
+    """Per line, the GPU counts whose peak falls in `phase`."""
+    found = [{"words": line["words"], "single": line["id"] == "single",
+              "world_sizes": [r["world_size"] for r in line["rows"]
+                                                      if r["peak_phase"] == phase]}
+             for line in lines]
     return [f for f in found if f["world_sizes"]]
 
 
 def _pair(one: list[dict[str, Any]], other: list[dict[str, Any]]
           ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Rows of two strategies to set side by side: on one node's 8 GPUs where both were
-    measured, else on the most GPUs both were measured on, else each one's first row."""
+    """Rows of two lines to set side by side: on one node's 8 GPUs where both were estimated,
+    else on the most GPUs both were estimated on, else each one's first row."""
     a = {r["world_size"]: r for r in one}
     b = {r["world_size"]: r for r in other}
     common = sorted(set(a) & set(b))
@@ -272,56 +351,40 @@ def _pair(one: list[dict[str, Any]], other: list[dict[str, Any]]
 
 
 def _gap(ddp: dict[str, Any], fsdp: dict[str, Any]) -> dict[str, int]:
-    """Where DDP's peak exceeds FSDP2's (both in one regime), live at the peak: model state,
+    """Where DDP's tensors' peak exceeds FSDP2's (one regime), live at the peak: model state,
     communication buffers, and what the compute keeps (activations, autocast copies,
     temporaries)."""
     a, b = ddp["live_at_peak_bytes"], fsdp["live_at_peak_bytes"]
-    parts = {"state": ("parameters", "gradients", "optimizer_state"), "buffers": ("comm_buffers",),
+    parts = {"state": STATE, "buffers": ("comm_buffers",),
              "compute": ("activations", "autocast_copies", "temporaries")}
-    found = {name: sum(a[c] - b[c] for c in cats) for name, cats in parts.items()}
+    found = {name: sum(a.get(c, 0) - b.get(c, 0) for c in cats) for name, cats in parts.items()}
     return {"total": ddp["peak_bytes"] - fsdp["peak_bytes"], **found}
 
 
 def _floor(row: dict[str, Any]) -> dict[str, Any]:
     """What sharding cannot take away: what is live at the peak beyond the model state."""
     live = row["live_at_peak_bytes"]
-    rest = row["peak_bytes"] - sum(live[c] for c in ("parameters", "gradients",
-                                                     "optimizer_state"))
-    return {"bytes": rest, "share": rest / row["peak_bytes"], "activations": live["activations"]}
+    rest = row["peak_bytes"] - sum(live.get(c, 0) for c in STATE)
+    return {"bytes": rest, "share": rest / row["peak_bytes"],
+            "activations": live.get("activations", 0)}
 
 
-def _plan(by: dict[str, list[dict[str, Any]]], gpu: gpus.GPU) -> dict[str, Any]:
-    """For one GPU: the fewest GPUs measured under FSDP2 whose step fits it by the one rule
-    (under autocast, and with FSDP2's bf16 policy), and whether a DDP step fits at all (its
-    per-GPU memory does not depend on the count)."""
-    ddp = by["ddp"][0] if by["ddp"] else None
-    ddp_verdict = verdict(ddp, gpu) if ddp else None
-    return {"gpu": gpu, **_fewest(by["fsdp2"], gpu, "fsdp"), **_fewest(by["fsdp2-mp"], gpu, "mp"),
-            "ddp": ddp, "ddp_fits": ddp_verdict is not None and ddp_verdict.fits,
-            "ddp_needed": ddp_verdict.needed_bytes if ddp_verdict else None}
+def _plan(lines: list[dict[str, Any]], gpu: gpus.GPU) -> dict[str, Any]:
+    """For one GPU: per line, the fewest GPU counts estimated whose rank fits it by the one
+    rule, and the most that are still too few."""
+    return {"gpu": gpu, "lines": [{"line": line, **_fewest(line["series"] or line["rows"], gpu)}
+                                  for line in lines if line["id"] != "single"]}
 
 
-def _fewest(rows: list[dict[str, Any]], gpu: gpus.GPU, key: str) -> dict[str, Any]:
-    """The fewest of `rows`' GPU counts whose step fits `gpu`, under `key` (fsdp, mp)."""
+def _fewest(rows: list[dict[str, Any]], gpu: gpus.GPU) -> dict[str, Any]:
+    """The fewest of `rows`' GPU counts whose rank fits `gpu` (None: none does)."""
     fits = [r for r in rows if verdict(r, gpu).fits]
     below = [r for r in rows if fits and r["world_size"] < fits[0]["world_size"]]
-    return {key: fits[0] if fits else None,
-            f"{key}_needed": verdict(fits[0], gpu).needed_bytes if fits else None,
-            # the most GPUs measured that are still too few: the answer lies above it
-            f"{key}_too_few": below[-1] if below else None,
-            # the fewest GPUs that fit, or an upper bound when no smaller count was measured
-            f"{key}_exact": bool(fits) and (bool(below) or fits[0]["world_size"] == 1)}
-
-
-def _compare(measured: dict[str, Any], estimate: dict[str, Any]) -> list[dict[str, Any]]:
-    """Rows measured on GPUs beside the estimate of the same strategy and GPU count."""
-    index = {(r["strategy"], r["world_size"]): r for r in estimate["rows"] if not r.get("error")}
-    found = []
-    for row in measured["rows"]:
-        twin = index.get((row["strategy"], row["world_size"]))
-        truth = (row.get("ground_truth") or {}).get("peak_bytes")
-        if twin and truth and not row.get("error"):
-            found.append({"strategy": row["strategy"], "world_size": row["world_size"],
-                          "estimate": twin["peak_bytes"], "measured": truth,
-                          "error": twin["peak_bytes"] / truth - 1})
-    return found
+    return {"fewest": fits[0] if fits else None,
+            "needed": verdict(fits[0], gpu).needed_bytes if fits else None,
+            # the most GPUs estimated that are still too few: the answer lies above it
+            "too_few": below[-1] if below else None,
+            # the fewest that fit, or an upper bound when no smaller count was estimated
+            "exact": bool(fits) and (bool(below) or fits[0]["world_size"] == 1),
+            "most": rows[-1]["world_size"],
+            "most_needed": verdict(rows[-1], gpu).needed_bytes}

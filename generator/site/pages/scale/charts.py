@@ -10,12 +10,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from generator.site.charts.canvas import chart_figure, chart_svg, gib, words
 from generator.site.charts.svgtools import finalize
-from generator.site.pages.scale.tables import (
-    STRATEGY_LABELS,
-    color,
-    label,
-    shown_categories,
-)
+from generator.site.pages.scale.tables import color, label, shown_categories
 from generator.site.palette import INK
 from generator.words import Words
 
@@ -26,11 +21,33 @@ UPRIGHT_FROM = 11
 _WORDS: dict[str, Words] = {
     "axis": Words("Live at the peak, per GPU (GiB)", "峰值时刻单卡占用（GiB）"),
     "gpus": Words("{} GPU", "{} 卡"), "gpus_n": Words("{} GPUs", "{} 卡"),
-    "count": Words("Number of GPUs (data-parallel ranks)", "卡数（数据并行的 rank 数）"),
-    "title": Words("Memory per GPU in data-parallel training: {m}, batch {b} per GPU, sequence {s}",
-                   "数据并行训练的单卡显存：{m}，每卡 batch {b}，序列长度 {s}"),
+    "count": Words("Number of GPUs", "卡数"),
+    "title": Words("Tensors live at the peak on one GPU: {m}, batch {b} per GPU, sequence {s}",
+                   "峰值时刻单卡上的张量：{m}，每卡 batch {b}，序列长度 {s}"),
+    "lines_axis": Words("Reserved peak per GPU (GiB)", "单卡已预留峰值（GiB）"),
+    "lines_title": Words("Reserved peak per GPU against the number of GPUs: {m}, batch {b} per "
+                         "GPU, sequence {s}",
+                         "单卡已预留峰值随卡数的变化：{m}，每卡 batch {b}，序列长度 {s}"),
+    "line": Words("{st}: {pts}", "{st}：{pts}"),
+    "point": Words("{v} on {n}", "{n} {v}"),
     "bar": Words("{st} on {n}: {v}", "{st} {n}：{v}"),
+    "bar1": Words("{st}: {v}", "{st}：{v}"),
 }
+
+
+#: The lines' colours and markers, in the lines' order (Okabe-Ito, readable in light and dark).
+LINE_STYLES = (("#E69F00", "o"), ("#0072B2", "s"), ("#009E73", "^"), ("#CC79A7", "D"),
+               ("#D55E00", "v"), ("#56B4E9", "P"))
+#: The short names under the bars: the tables' names without their regime's words.
+SHORT = {"single": Words("1 GPU", "单卡"), "mp": Words("FSDP2 MP", "FSDP2 MP")}
+
+
+def _short(line: dict[str, Any], lang: str) -> str:
+    if line["id"] == "single":
+        return SHORT["single"][lang]
+    if line["policy"]:
+        return SHORT["mp"][lang]
+    return line["words"][lang]
 
 
 def _w(key: str, lang: str) -> str:
@@ -42,12 +59,11 @@ def _gpus(n: int, lang: str) -> str:
 
 
 def scale_chart(group: dict[str, Any], lang: str) -> str:
-    """Bars grouped by GPU count (DDP, then FSDP2), each stacked by what is live at its peak."""
+    """Bars grouped by GPU count (one per line), each stacked by what is live at its peak."""
     t = words(lang)
-    rows = sorted((r for r in group["rows"] if not r.get("error")),
-                  key=lambda r: (r["world_size"], r["strategy"] != "ddp"))
-    if not rows:
-        raise ValueError(f"no usable row in sharding group {group['id']}")
+    order = [line["id"] for line in group["lines"]]
+    short = {line["id"]: _short(line, lang) for line in group["lines"]}
+    rows = sorted(group["rows"], key=lambda r: (r["world_size"], order.index(r["strategy"])))
     shown = shown_categories(group)
     xs, x, previous = [], 0.0, None
     for row in rows:  # a gap between GPU counts, none between the strategies of one count
@@ -76,7 +92,7 @@ def scale_chart(group: dict[str, Any], lang: str) -> str:
             ax.axhline(size, color=INK, alpha=0.5, linewidth=0.8, linestyle="--", zorder=0)
             ax.text(1.01, size, gpu.short_name, transform=right,
                     ha="left", va="center", fontsize=8.5, clip_on=False)
-        ax.set_xticks(xs, [STRATEGY_LABELS[r["strategy"]] for r in rows],
+        ax.set_xticks(xs, [short[r["strategy"]] for r in rows],
                       fontsize=7.5 if upright else 8.5, rotation=90 if upright else 0)
         below = -44 if upright else -17  # the GPU count sits under the strategies' labels
         for n in dict.fromkeys(r["world_size"] for r in rows):  # the GPU count under its bars
@@ -95,6 +111,59 @@ def scale_chart(group: dict[str, Any], lang: str) -> str:
     title = _w("title", lang).format(m=group["model"], b=group["batch_size"],
                                      s=group["seq_len"])
     desc = t["peak"] + t["colon"] + t["sep"].join(
-        _w("bar", lang).format(st=STRATEGY_LABELS[r["strategy"]], n=_gpus(r["world_size"], lang),
-                               v=gib(r["peak_bytes"])) for r in rows) + t["stop"]
+        (_w("bar1", lang).format(st=short[r["strategy"]], v=gib(r["peak_bytes"]))
+         if r["strategy"] == "single" else
+         _w("bar", lang).format(st=short[r["strategy"]], n=_gpus(r["world_size"], lang),
+                                v=gib(r["peak_bytes"]))) for r in rows) + t["stop"]
+    return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")
+
+
+def lines_chart(group: dict[str, Any], lang: str) -> str:
+    """The reserved peak of one GPU against the number of GPUs (log scale), one line per
+    strategy (those in the group's regime start from the step on one GPU), with GPU sizes as
+    reference lines."""
+    t = words(lang)
+    lines = [line for line in group["lines"] if line["id"] != "single"]
+    name = f"scale-lines-{group['id']}"
+    top = max(r["reserved_bytes"] for r in group["rows"]) / GIB
+    with chart_figure(name, lang, 4.2) as (fig, ax):
+        if group["single"] is not None:
+            one = group["single"]["reserved_bytes"] / GIB
+            ax.plot([1], [one], marker="*", markersize=11, color=INK, linestyle="none",
+                    label=SHORT["single"][lang])
+        for (colour, marker), line in zip(LINE_STYLES * 2, lines):
+            series = line["series"]
+            ax.plot([r["world_size"] for r in series],
+                    [r["reserved_bytes"] / GIB for r in series], marker=marker, color=colour,
+                    linestyle="--" if line["policy"] else "-", linewidth=1.6,
+                    label=line["words"][lang])
+        right = blended_transform_factory(ax.transAxes, ax.transData)
+        for gpu in group["gpu_lines"]:
+            size = gpu.memory_bytes / GIB
+            ax.axhline(size, color=INK, alpha=0.5, linewidth=0.8, linestyle=":", zorder=0)
+            ax.text(1.01, size, gpu.short_name, transform=right, ha="left", va="center",
+                    fontsize=8.5, clip_on=False)
+        ax.set_xscale("log", base=2)
+        counts = group["world_sizes"]
+        ax.set_xticks(counts, [str(n) for n in counts])
+        ax.minorticks_off()
+        ax.set_ylim(0, top * HEADROOM)
+        ax.set_xlabel(_w("count", lang))
+        ax.set_ylabel(_w("lines_axis", lang))
+        ax.grid(axis="y")
+        handles, names = ax.get_legend_handles_labels()
+        fig.legend(handles, names, loc="outside lower center", ncol=2)
+        svg = chart_svg(fig, name, lang)
+    title = _w("lines_title", lang).format(m=group["model"], b=group["batch_size"],
+                                           s=group["seq_len"])
+    parts = []
+    if group["single"] is not None:
+        parts.append(_w("line", lang).format(st=SHORT["single"][lang],
+                                             pts=gib(group["single"]["reserved_bytes"])))
+    for line in lines:
+        pts = t["sep"].join(_w("point", lang).format(v=gib(r["reserved_bytes"]),
+                                                     n=_gpus(r["world_size"], lang))
+                            for r in line["rows"])
+        parts.append(_w("line", lang).format(st=line["words"][lang], pts=pts))
+    desc = "; ".join(parts) + t["stop"] if lang == "en" else "；".join(parts) + t["stop"]
     return finalize(svg, title=title, desc=desc.strip(), id_prefix=f"chart-{name}-{lang}")

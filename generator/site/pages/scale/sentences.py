@@ -1,7 +1,8 @@
 """The scale page's sentences that assert a relation (the same, shrinks as 1/N, does not
 shrink, less than, stops falling): each is checked here on the rows it speaks of, and where
-it does not hold the sentence says what does. Rows are the sharding study's (one rank's
-peak, what is live at it and each category's own maximum, in bytes).
+it does not hold the sentence says what does. Rows are the page's (scale/__init__.py: one
+rank's estimated step, its tensors' peak, what is live at it, each category's own maximum and
+the caching allocator's reserved peak, in bytes).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ Row = dict[str, Any]
 #: A factor within this share of 1/N counts as shrinking as 1/N; within it of 1, as not
 #: shrinking (slices are padded to equal sizes, and allocator blocks round up).
 TOLERANCE = 0.01
-#: The last doubling of the GPU count that lowers the peak by less than this share of it is
-#: where adding GPUs stops paying in memory.
+#: A doubling of the GPU count that lowers the reserved peak by less than this share of it no
+#: longer pays in memory: where every later doubling does so too, the per-GPU memory has
+#: stopped falling.
 DIMINISHING = 0.05
+FSDP2 = Words("FSDP2", "FSDP2")
 #: Differences below this are no difference: the tracker rounds to 512-byte blocks.
 SAME_BYTES = 2**20
 STATE = ("parameters", "gradients", "optimizer_state")
@@ -55,29 +58,31 @@ def _counts(ns: list[int]) -> Words:
 
 
 def ddp_count(ddp: list[Row]) -> Words | None:
-    """Whether DDP's per-GPU peak depends on the GPU count: the same to the byte on every count
-    estimated, or how far apart; one count says nothing about it."""
+    """Whether DDP's reserved peak per GPU depends on the GPU count: the same on every count
+    estimated (within SAME_BYTES), or how far apart; one count says nothing about it."""
     if not ddp:
         return None
-    peaks = [r["peak_bytes"] for r in ddp]
+    peaks = [_reserved(r) for r in ddp]
     top = gib(max(peaks))
     if len(ddp) == 1:
         n = ddp[0]["world_size"]
-        return Words(f"Under DDP a GPU needs **{top} GiB**; it was estimated on "
+        return Words(f"Under DDP a GPU's reserved peak is **{top} GiB**; it was estimated on "
                      f"{_gpus(n).en} only.",
-                     f"用 DDP 时每张卡要 **{top} GiB**；这里只估算了 {n} 卡。")
+                     f"用 DDP 时每张卡的已预留峰值是 **{top} GiB**；这里只估算了 {n} 卡。")
     counts = _counts([r["world_size"] for r in ddp])
-    if max(peaks) == min(peaks):
+    spread = max(peaks) - min(peaks)
+    if spread < SAME_BYTES:
         return Words(f"Under DDP the GPU count makes no difference to a GPU's memory: the "
-                     f"{len(ddp)} DDP rows ({counts.en}) are the same to the byte, and every GPU "
-                     f"needs **{top} GiB**.",
-                     f"用 DDP 时，卡数多少对单卡显存毫无影响：{counts.zh}这 {len(ddp)} 行一个字节"
-                     f"都不差，每张卡都要 **{top} GiB**。")
-    spread = size(max(peaks) - min(peaks))
-    return Words(f"Under DDP the {len(ddp)} rows ({counts.en}) are not the same: they differ "
-                 f"by up to {spread}, and a GPU needs up to **{top} GiB**.",
-                 f"用 DDP 时，{counts.zh}这 {len(ddp)} 行并不完全相同，最多差 {spread}；"
-                 f"每张卡最多要 **{top} GiB**。")
+                     f"{len(ddp)} DDP rows ({counts.en}) reserve the same"
+                     + (" to the byte" if not spread else f" within {size(spread)}")
+                     + f", **{top} GiB** on every GPU.",
+                     f"用 DDP 时，卡数多少对单卡显存没有影响：{counts.zh}这 {len(ddp)} 行的已预留峰值"
+                     + ("一个字节都不差" if not spread else f"相差不到 {size(spread)}")
+                     + f"，每张卡都是 **{top} GiB**。")
+    return Words(f"Under DDP the {len(ddp)} rows ({counts.en}) are not the same: their reserved "
+                 f"peaks differ by up to {size(spread)}, and a GPU reserves up to **{top} GiB**.",
+                 f"用 DDP 时，{counts.zh}这 {len(ddp)} 行并不完全相同，已预留峰值最多差 "
+                 f"{size(spread)}；每张卡最多预留 **{top} GiB**。")
 
 
 def shrink(items: list[dict[str, Any]], *, cpu: bool = False) -> Words | None:
@@ -124,9 +129,11 @@ def shrink(items: list[dict[str, Any]], *, cpu: bool = False) -> Words | None:
                       "sharding splits the model, not the data.")
             zh.append("每张卡照样要对自己那一整份 batch 做前向和反向：分片切的是模型，不是数据。")
         if "autocast_copies" in cats:
-            en.append("Autocast casts the gathered weights, whole, and each bf16 copy stays "
-                      "until backward has used it.")
-            zh.append("autocast 转换的是收集回来的完整权重，每份 bf16 副本都要留到反向用完为止。")
+            en.append("Autocast casts the gathered weights, whole, and keeps each bf16 copy in "
+                      "its weight cache until the autocast region ends; backward keeps those it "
+                      "saved.")
+            zh.append("autocast 转换的是收集回来的完整权重，每份 bf16 副本都留在它的权重缓存里，"
+                      "直到 autocast 区域结束；反向要用的那些还会留得更久。")
     return Words(" ".join(en), "".join(zh))
 
 
@@ -142,8 +149,9 @@ def floor(lo: Row, hi: Row) -> Words:
     listed = Words(_join([f"{NAMES[c].en} ({gib(live[c])} GiB)" for c in parts], "en"),
                    _join([f"{NAMES[c].zh}（{gib(live[c])} GiB）" for c in parts], "zh"))
     n, peak = hi["world_size"], gib(hi["peak_bytes"])
-    body = Words(f"On {_gpus(n).en}, {pct(share_hi)} of the {peak} GiB peak is {listed.en}.",
-                 _spaced(f"{n} 卡时，{peak} GiB 的峰值里有 {pct(share_hi)} 是{listed.zh}。"))
+    body = Words(f"On {_gpus(n).en}, {pct(share_hi)} of the tensors' {peak} GiB peak is "
+                 f"{listed.en}.",
+                 _spaced(f"{n} 卡时，{peak} GiB 的张量峰值里有 {pct(share_hi)} 是{listed.zh}。"))
     if share_hi > share_lo:
         return Words("So the more GPUs, the larger the share of the peak that sharding cannot "
                      "touch. " + body.en, "所以卡越多，峰值里“分片管不着”的部分占比越大。" + body.zh)
@@ -154,42 +162,94 @@ def floor(lo: Row, hi: Row) -> Words:
                  f"（{pct(share_lo)}）大。" + body.zh)
 
 
-def last_doubling(fsdp: list[Row]) -> Words | None:
-    """How much the last step up in GPU count lowered the peak: under DIMINISHING of it, more
-    GPUs no longer pay in memory; else they still do."""
-    if len(fsdp) < 2:
+def _reserved(row: Row) -> int:
+    return row["reserved_bytes"] if row.get("reserved_bytes") is not None else row["peak_bytes"]
+
+
+def stops_falling(series: list[Row], name: Words) -> Words | None:
+    """Where a line's reserved peak per GPU stops falling: the fewest GPUs from which every
+    further step up in GPU count (each a doubling or more) lowers it by less than
+    DIMINISHING of it; or, where none does, how much the last step still lowered it."""
+    if len(series) < 2:
         return None
-    a, b = fsdp[-2], fsdp[-1]
-    fall = a["peak_bytes"] - b["peak_bytes"]
-    share = fall / a["peak_bytes"]
-    span = Words(f"From {a['world_size']} to {_gpus(b['world_size']).en}",
-                 f"从 {a['world_size']} 卡到 {b['world_size']} 卡")
-    if share < DIMINISHING:
-        return Words(f"{span.en} the peak falls by only {size(fall)} ({pct(share)}): past that "
-                     "point more GPUs hardly lower what each one needs.",
-                     f"{span.zh}，峰值只降了 {size(fall)}（{pct(share)}）：再往上加卡，"
-                     "每张卡要的显存几乎不再下降。")
-    return Words(f"{span.en} the peak still falls by {size(fall)} ({pct(share)}).",
-                 f"{span.zh}，峰值仍然降了 {size(fall)}（{pct(share)}）。")
+    steps = list(zip(series, series[1:]))
+    falls = [(a, b, (_reserved(a) - _reserved(b)) / _reserved(a)) for a, b in steps]
+    flat_from = None
+    for i in range(len(falls)):
+        if all(share < DIMINISHING for _, _, share in falls[i:]):
+            flat_from = falls[i][0]
+            break
+    last = series[-1]
+    if flat_from is None:
+        a, b, share = falls[-1]
+        return Words(f"Under {name.en} the reserved peak per GPU still falls from "
+                     f"{_gpus(a['world_size']).en} to {_gpus(b['world_size']).en}, by "
+                     f"{size(_reserved(a) - _reserved(b))} ({pct(share)}), to "
+                     f"{gib(_reserved(b))} GiB.",
+                     _spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
+                             f"单卡已预留峰值仍然降了 {size(_reserved(a) - _reserved(b))}"
+                             f"（{pct(share)}），降到 {gib(_reserved(b))} GiB。"))
+    n = flat_from["world_size"]
+    most = max(share for _, _, share in falls[series.index(flat_from):])
+    total = _reserved(flat_from) - _reserved(last)
+    if n == series[0]["world_size"]:
+        en_head = (f"Under {name.en} the reserved peak per GPU hardly falls at all: from "
+                   f"{_gpus(n).en} to {_gpus(last['world_size']).en}")
+        zh_head = f"用{name.zh}时，单卡已预留峰值几乎不降：从 {n} 卡到 {last['world_size']} 卡"
+    else:
+        en_head = (f"Under {name.en} the reserved peak per GPU stops falling at "
+                   f"{_gpus(n).en}: from there to {_gpus(last['world_size']).en}")
+        zh_head = (f"用{name.zh}时，单卡已预留峰值到 {n} 卡就不再下降：从 {n} 卡到 "
+                   f"{last['world_size']} 卡")
+    return Words(f"{en_head} it goes from {gib(_reserved(flat_from))} to "
+                 f"{gib(_reserved(last))} GiB ({size(abs(total))} {'less' if total >= 0 else 'more'}), "
+                 f"no step up in GPU count lowering it by as much as {pct(DIMINISHING)} "
+                 f"(at most {pct(max(most, 0))}).",
+                 _spaced(f"{zh_head}，从 {gib(_reserved(flat_from))} GiB 变为 "
+                         f"{gib(_reserved(last))} GiB（{'少' if total >= 0 else '多'}了 "
+                         f"{size(abs(total))}），每次加卡都降不到 {pct(DIMINISHING)}"
+                         f"（最多 {pct(max(most, 0))}）。"))
 
 
-def floor_levers(hi: Row, batch_size: int, policy: list[Row]) -> Words:
-    """What lowers what sharding cannot touch: the activations' levers (fewer samples only where
-    a GPU has more than one); and, where autocast's weight copies are part of it and FSDP2's
-    bf16 policy ran without any, that policy."""
-    en = ("To lower what sharding cannot touch, shrink the activations: activation checkpointing"
-          + (", a shorter sequence or fewer samples per GPU" if batch_size > 1
-             else " or a shorter sequence"))
-    zh = ("想把分片管不着的这部分压下去，要从激活值下手："
-          + ("激活检查点、更短的序列，或者每张卡少放几个样本" if batch_size > 1
-             else "激活检查点，或者更短的序列"))
+def rises(series: list[Row], name: Words) -> Words | None:
+    """Where more GPUs give a GPU more to hold under one strategy (a reserved peak that rises
+    by more than TOLERANCE of it from one count to the next): said, never hidden."""
+    up = [(a, b) for a, b in zip(series, series[1:])
+          if _reserved(b) - _reserved(a) > TOLERANCE * _reserved(a)]
+    if not up:
+        return None
+    a, b = max(up, key=lambda pair: _reserved(pair[1]) - _reserved(pair[0]))
+    diff = size(_reserved(b) - _reserved(a))
+    return Words(f"Under {name.en} the reserved peak per GPU rises from "
+                 f"{_gpus(a['world_size']).en} to {_gpus(b['world_size']).en}, by {diff}.",
+                 _spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
+                         f"单卡已预留峰值反而多了 {diff}。"))
+
+
+def floor_levers(hi: Row, batch_size: int, policy: list[Row], *,
+                 checkpointing: bool = False) -> Words:
+    """What lowers what sharding cannot touch: the activations' levers (checkpointing where
+    the step does not use it yet; fewer samples only where a GPU has more than one); and,
+    where autocast's weight copies are part of it and FSDP2's policy ran without any, that
+    policy."""
+    levers_en = ([] if checkpointing else ["activation checkpointing"]) + ["a shorter sequence"] \
+        + (["fewer samples per GPU"] if batch_size > 1 else [])
+    levers_zh = ([] if checkpointing else ["激活检查点"]) + ["更短的序列"] \
+        + (["每张卡少放几个样本"] if batch_size > 1 else [])
+    en = ("To lower what sharding cannot touch, shrink the activations"
+          + (" (the step already recomputes each block in backward)" if checkpointing else "")
+          + ": " + _join(levers_en, "en").replace(" and ", " or "))
+    zh = ("想把分片管不着的这部分压下去，要从激活值下手"
+          + ("（这一步已经在反向时重算每个 block）" if checkpointing else "")
+          + "：" + "、".join(levers_zh[:-1]) + ("，或者" if len(levers_zh) > 1 else "")
+          + levers_zh[-1])
     copies = hi["live_at_peak_bytes"].get("autocast_copies", 0)
     if copies and policy and not any(r["live_at_peak_bytes"].get("autocast_copies")
                                      for r in policy):
-        en += (f". Under autocast it also holds {gib(copies)} GiB of weight copies, "
-               "which FSDP2's bf16 policy does not make at all (its rows in the table above)")
-        zh += (f"。autocast 下，这部分里还有 {gib(copies)} GiB 的权重副本，FSDP2 的 bf16 策略根本"
-               "不会产生它们（见上面表里它的几行）")
+        en += (f". Under autocast it also holds {gib(copies)} GiB of bf16 weight copies, "
+               "which FSDP2's policy does not make at all (its rows in the tables)")
+        zh += (f"。autocast 下，这部分里还有 {gib(copies)} GiB 的 bf16 权重副本，FSDP2 的策略根本"
+               "不会产生它们（见表里它的几行）")
     return Words(en + ".", zh + "。")
 
 
@@ -197,12 +257,13 @@ def strategy_gap(versus: dict[str, Any]) -> Words:
     """DDP's peak against FSDP2's in one regime, split into model state, communication buffers
     and what the computation keeps; a part that does not differ is said to be the same."""
     ddp, fsdp, gap = versus["ddp"], versus["fsdp"], versus["gap"]
-    head = Words(f"DDP's {gib(ddp['peak_bytes'])} GiB on {_gpus(ddp['world_size']).en} against "
-                 f"FSDP2's {gib(fsdp['peak_bytes'])} GiB on {_gpus(fsdp['world_size']).en}, "
-                 f"in the same regime, is a gap of {gib(gap['total'])} GiB",
-                 f"同一种精度方式下，DDP {ddp['world_size']} 卡要 {gib(ddp['peak_bytes'])} GiB，"
-                 f"FSDP2 {fsdp['world_size']} 卡要 {gib(fsdp['peak_bytes'])} GiB，"
-                 f"差了 {gib(gap['total'])} GiB")
+    head = Words(f"In the tensors' peaks, DDP's {gib(ddp['peak_bytes'])} GiB on "
+                 f"{_gpus(ddp['world_size']).en} against FSDP2's {gib(fsdp['peak_bytes'])} GiB "
+                 f"on {_gpus(fsdp['world_size']).en}, in the same regime, is a gap of "
+                 f"{gib(gap['total'])} GiB",
+                 f"同一种精度方式下，按张量峰值算，DDP {ddp['world_size']} 卡是 "
+                 f"{gib(ddp['peak_bytes'])} GiB，FSDP2 {fsdp['world_size']} 卡是 "
+                 f"{gib(fsdp['peak_bytes'])} GiB，差了 {gib(gap['total'])} GiB")
     names = {"state": Words("model state", "模型状态"),
              "buffers": Words("communication buffers", "通信缓冲"),
              "compute": Words("what the computation keeps (activations, autocast copies, "
@@ -221,14 +282,15 @@ def strategy_gap(versus: dict[str, Any]) -> Words:
     return Words(text.en + ".", text.zh + "。")
 
 
-def regime_gap(autocast: Row, policy: Row) -> Words:
-    """FSDP2 with its bf16 mixed-precision policy against FSDP2 under autocast on the same GPU
-    count: less, more or the same, and the categories that differ most."""
+def regime_gap(autocast: Row, policy: Row, name: Words) -> Words:
+    """FSDP2 with its mixed-precision policy (`name`) against FSDP2 under autocast on the same
+    GPU count, on the tensors' peak: less, more or the same, and the categories that differ
+    most."""
     n = autocast["world_size"]
     diff = policy["peak_bytes"] - autocast["peak_bytes"]
-    head = Words(f"In the other regime, FSDP2's bf16 policy, a GPU needs "
+    head = Words(f"In the other regime, {name.en}, a GPU's tensors peak at "
                  f"{gib(policy['peak_bytes'])} GiB on {_gpus(n).en}",
-                 f"换成另一种精度方式，即 FSDP2 的 bf16 策略，{n} 卡时每张卡要 "
+                 f"换成另一种精度方式，即{name.zh}，{n} 卡时每张卡的张量峰值是 "
                  f"{gib(policy['peak_bytes'])} GiB")
     if abs(diff) < SAME_BYTES:
         return Words(head.en + ", the same as under autocast.", head.zh + "，与 autocast 下相同。")

@@ -17,18 +17,18 @@ from generator.site.tables import markdown_table, swatch
 from generator.units import gib, pct
 from generator.words import Words
 
-#: The sharding study's seventh category (generator/measure/tracking/sharded_tracker.py):
+#: A multi-GPU rank's seventh category (generator/measure/tracking/sharded_tracker.py):
 #: FSDP2's gathered weights, DDP's gradient buckets; its label and colour are in labels.py and
 #: palette.py.
 COMM = "comm_buffers"
 #: Model state first (what sharding divides), then what each GPU keeps whole.
 ORDER = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
          COMM, "temporaries")
-STRATEGY_LABELS = {"ddp": "DDP", "fsdp2": "FSDP2", "fsdp2-mp": "FSDP2 MP"}
-#: What the tables call each strategy: FSDP2's bf16 MixedPrecisionPolicy is another regime
-#: than DDP's and FSDP2's autocast, and says so in every row.
-STRATEGY_WORDS = {"ddp": Words("DDP", "DDP"), "fsdp2": Words("FSDP2", "FSDP2"),
-                  "fsdp2-mp": Words("FSDP2 MP (bf16 policy)", "FSDP2 MP（bf16 策略）")}
+#: What the tables call each strategy (experiment.PARALLEL); FSDP2's mixed-precision policy
+#: is another regime than the others' autocast, and says so wherever it stands.
+STRATEGY_NAMES = {"single": Words("1 GPU", "单卡"), "ddp": Words("DDP", "DDP"),
+                  "fsdp2": Words("FSDP2", "FSDP2"), "hsdp": Words("HSDP", "HSDP"),
+                  "tp": Words("TP", "TP"), "fsdp2-tp": Words("FSDP2 × TP", "FSDP2 × TP")}
 #: Column heads of the wide per-row table: short, so that it fits the page's column.
 SHORT = {"parameters": Words("Params", "参数"),
          "gradients": Words("Grads", "梯度"),
@@ -38,30 +38,44 @@ SHORT = {"parameters": Words("Params", "参数"),
          COMM: Words("Comm. buffers", "通信缓冲"),
          "temporaries": Words("Temporaries", "临时张量")}
 TEXT: dict[str, Words] = {
-    "strategy": Words("Strategy", "方式"),
     "setup": Words("Strategy, GPUs", "方式，卡数"),
     "row": Words("{}, {}", "{}，{} 卡"),
-    "gpus": Words("GPUs", "GPU 数"),
-    "peak": Words("Peak", "峰值"),
+    "peak": Words("Tensors' peak", "张量峰值"),
+    "reserved": Words("Reserved peak", "已预留峰值"),
     "category": Words("Category (own maximum)", "类别（各自最大值）"),
     "on": Words("{} GPUs", "{} 卡"), "on1": Words("{} GPU", "{} 卡"),
     "factor": Words("Shrinks by", "缩小倍数"),
     "ideal": Words("1/N would give", "按 1/N 应缩小"),
     "gpu": Words("GPU (memory for a process)", "GPU（进程可用显存）"),
-    "fsdp_need": Words("FSDP2, {r}: fewest GPUs (needed per GPU)",
-                       "FSDP2，{r}：最少 GPU 数（单卡需要）"),
-    "ddp_need": Words("DDP, {r} (needed per GPU)", "DDP，{r}（单卡需要）"),
-    "mp_need": Words("FSDP2 MP, bf16 policy (another regime): fewest GPUs",
-                     "FSDP2 MP，bf16 策略（另一种精度方式）：最少 GPU 数"),
-    "none": Words("none of the GPU counts run fits", "跑过的卡数都放不下"),
-    "fits": Words("fits", "放得下"), "no": Words("does not fit", "放不下"),
-    "too_few": Words("; {} are not enough", "，{} 卡不够"),
-    "too_few1": Words("; {} is not enough", "，{} 卡不够"),
+    "needs": Words("needs {} GiB", "需要 {} GiB"),
+    "none": Words("no count estimated fits (on {n}: {need} GiB)",
+                  "估算过的卡数都放不下（{n} 卡时需要 {need} GiB）"),
+    "too_few": Words("; {} are too few", "，{} 卡不够"),
+    "too_few1": Words("; {} is too few", "，{} 卡不够"),
+    "perhaps": Words("; fewer not estimated", "，更少的卡数没有估算"),
     "paren": Words(" ({})", "（{}）"),
-    "estimate": Words("Estimated peak", "估算峰值"),
-    "measured": Words("Peak measured on a GPU (largest rank)", "GPU 实测峰值（各卡最大）"),
-    "error": Words("Estimate error", "估算误差"),
 }
+
+
+def strategy_words(line: str, result: dict[str, Any]) -> Words:
+    """A line's name: its strategy, FSDP2's policy and options, and its precision where it
+    is not the group's (line ids: scale.line_of)."""
+    exp = result["experiment"]
+    base = STRATEGY_NAMES.get(exp.get("parallel", "none") if line != "single" else "single",
+                              Words(line, line))
+    en, zh = base.en, base.zh
+    policy = exp.get("fsdp_mixed_precision", "none")
+    if policy != "none":
+        en, zh = f"{en}, {policy} policy", f"{zh}，{policy} 策略"
+    elif line.startswith(exp.get("parallel", "")) and f"-{exp['precision']}" in line:
+        en, zh = f"{en}, {exp['precision']}", f"{zh}，{exp['precision']}"
+    if exp.get("reshard_after_forward") is False:
+        en, zh = f"{en}, kept gathered", f"{zh}，前向后不释放"
+    for field, label in (("shard_size", Words("shard groups of {}", "每 {} 卡一个分片组")),
+                         ("tp_size", Words("TP groups of {}", "每 {} 卡一个 TP 组"))):
+        if exp.get(field):
+            en, zh = f"{en}, {label.en.format(exp[field])}", f"{zh}，{label.zh.format(exp[field])}"
+    return Words(en, zh)
 
 
 def label(category: str, lang: str) -> str:
@@ -87,21 +101,27 @@ def _t(key: str, lang: str) -> str:
     return TEXT[key][lang]
 
 
+def _row_name(row: dict[str, Any], words: Words, lang: str) -> str:
+    if row["strategy"] == "single":
+        return words[lang]
+    return _t("row", lang).format(words[lang], row["world_size"])
+
+
 def peak_table(group: dict[str, Any], lang: str) -> Markup:
-    """One row per strategy and GPU count: what is live at the peak (sums to the peak), GiB.
-    Seven numbers a row is what the page's column holds; the peak's phase goes in the text."""
+    """One row per line and GPU count: what is live at the tensors' peak (sums to it), GiB,
+    then the caching allocator's reserved peak (what a GPU must hold)."""
     shown = shown_categories(group)
     headers = [_t("setup", lang)] + [_swatch(c, lang, short=True) for c in shown] + \
-        [_t("peak", lang)]
+        [_t("peak", lang), _t("reserved", lang)]
     rows = []
-    for row in group["rows"]:
-        head = [_t("row", lang).format(STRATEGY_WORDS[row["strategy"]][lang], row["world_size"])]
-        if row.get("error"):
-            rows.append(head + ["–"] * len(shown) + [escape(row["error"])])
-            continue
-        live = row["live_at_peak_bytes"]
-        rows.append(head + [gib(live.get(c, 0)) for c in shown]
-                    + [f"**{gib(row['peak_bytes'])}**"])
+    for line in group["lines"]:
+        for row in line["rows"]:
+            live = row["live_at_peak_bytes"]
+            reserved = row["reserved_bytes"]
+            rows.append([escape(_row_name(row, line["words"], lang))]
+                        + [gib(live.get(c, 0)) for c in shown]
+                        + [gib(row["peak_bytes"]),
+                           "–" if reserved is None else f"**{gib(reserved)}**"])
     return markdown_table(headers, rows)
 
 
@@ -116,41 +136,49 @@ def shrink_table(group: dict[str, Any], lang: str) -> Markup:
     return markdown_table(headers, rows)
 
 
-def plan_table(group: dict[str, Any], lang: str, regime: str) -> Markup:
-    """Per GPU size: the fewest GPUs measured under FSDP2 that fit and whether DDP fits, both
-    in `regime` (the study's precision, named); then FSDP2 with its bf16 policy, where run."""
-    headers = [_t("gpu", lang), _t("fsdp_need", lang).format(r=regime),
-               _t("ddp_need", lang).format(r=regime)]
-    mp = bool(group["mp"])
-    if mp:
-        headers.append(_t("mp_need", lang))
+def verdict_table(group: dict[str, Any], lang: str) -> Markup:
+    """Each line and GPU count against each GPU of the plan: the one rule's word (plan/fit.py)
+    and what the rank needs there (its reserved peak with that GPU's workspaces, plus the top
+    of the CUDA context's range and of its NCCL communicators')."""
+    from generator.plan.fit import WORD_TEXT
+
+    plan_gpus = [p["gpu"] for p in group["plan"]]
+    headers = [_t("setup", lang)] + [f"{escape(g.short_name)} ({gib(g.memory_bytes)} GiB)"
+                                     for g in plan_gpus]
+    names = {line["id"]: line["words"] for line in group["lines"]}
     rows = []
-    for plan in group["plan"]:
-        ddp = "–" if plan["ddp"] is None else _t("fits" if plan["ddp_fits"] else "no", lang) \
-            + _t("paren", lang).format(f"{gib(plan['ddp_needed'])} GiB")
-        gpu = plan["gpu"]
-        rows.append([f"{escape(gpu.short_name)} ({gib(gpu.memory_bytes)} GiB)",
-                     _fewest_cell(plan, "fsdp", lang), ddp]
-                    + ([_fewest_cell(plan, "mp", lang)] if mp else []))
+    for item in group["verdicts"]:
+        row = item["row"]
+        cells = []
+        for v in item["verdicts"]:
+            word = WORD_TEXT[v.word][lang]
+            cells.append((f"**{word}**" if v.fits else word)
+                         + _t("paren", lang).format(_t("needs", lang).format(gib(v.needed_bytes))))
+        rows.append([escape(_row_name(row, names[row["strategy"]], lang))] + cells)
     return markdown_table(headers, rows, numeric_from=len(headers))
 
 
-def _fewest_cell(plan: dict[str, Any], key: str, lang: str) -> str:
-    """The fewest GPUs that fit (key fsdp or mp), what each then needs, and the count below."""
-    fewest = plan[key]
+def fewest_table(group: dict[str, Any], lang: str) -> Markup:
+    """Per GPU of the plan and per line: the fewest GPU counts estimated whose rank fits, what
+    each GPU then needs, and the count below it that is too few."""
+    lines = [line for line in group["lines"] if line["id"] != "single"]
+    headers = [_t("gpu", lang)] + [escape(line["words"][lang]) for line in lines]
+    rows = []
+    for plan in group["plan"]:
+        gpu = plan["gpu"]
+        rows.append([f"{escape(gpu.short_name)} ({gib(gpu.memory_bytes)} GiB)"]
+                    + [_fewest_cell(cell, lang) for cell in plan["lines"]])
+    return markdown_table(headers, rows, numeric_from=len(headers))
+
+
+def _fewest_cell(cell: dict[str, Any], lang: str) -> str:
+    fewest = cell["fewest"]
     if fewest is None:
-        return _t("none", lang)
-    inner = f"{gib(plan[f'{key}_needed'])} GiB"
-    if plan[f"{key}_too_few"]:
-        n = plan[f"{key}_too_few"]["world_size"]
+        return _t("none", lang).format(n=cell["most"], need=gib(cell["most_needed"]))
+    inner = _t("needs", lang).format(gib(cell["needed"]))
+    if cell["too_few"]:
+        n = cell["too_few"]["world_size"]
         inner += _t("too_few1" if n == 1 else "too_few", lang).format(n)
+    elif not cell["exact"]:
+        inner += _t("perhaps", lang)
     return f"**{fewest['world_size']}**" + _t("paren", lang).format(inner)
-
-
-def compare_table(group: dict[str, Any], lang: str) -> Markup:
-    """GPU measurements beside the estimate of the same strategy and GPU count."""
-    headers = [_t("strategy", lang), _t("gpus", lang), _t("estimate", lang) + " (GiB)",
-               _t("measured", lang) + " (GiB)", _t("error", lang)]
-    rows = [[STRATEGY_WORDS[c["strategy"]][lang], str(c["world_size"]), gib(c["estimate"]),
-             gib(c["measured"]), pct(c["error"])] for c in group["comparison"]]
-    return markdown_table(headers, rows)
