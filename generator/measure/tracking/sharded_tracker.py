@@ -87,8 +87,10 @@ class ShardedMemoryTracker(MemoryTracker):
         """A parameter's storage, or FSDP2's gathered weights (communication buffers): under
         autocast with fp32 parameters, FSDP2's blocks run on the gathered weights, so their
         bf16 casts are autocast copies, as a replica's are (no other communication buffer is
-        cast: DDP's buckets are only copied into)."""
-        life = self._life_of(tensor)
+        cast: DDP's buckets are only copied into). A tensor-parallel weight is a DTensor:
+        autocast casts the DTensor, so its local shard's storage is the one to look up."""
+        storages = local_storages(tensor)
+        life = self._storages.get(storages[0]) if len(storages) == 1 else None
         return life is not None and life.category in ("parameters", "comm_buffers")
 
     def _label_gradients(self, *_: Any) -> None:

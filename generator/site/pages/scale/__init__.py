@@ -288,6 +288,10 @@ def _words(group: dict[str, Any]) -> dict[str, Any]:
     if fsdp and mp:
         autocast, policy = _pair([r for r in fsdp if r["strategy"] != "single"] or fsdp, mp)
         found["regime"] = sentences.regime_gap(autocast, policy, group["policy_words"])
+    by = {line["id"]: line for line in group["lines"]}
+    found["tp"] = [w for line in ("tp", "fsdp2-tp") if line in by and fsdp
+                   for w in [sentences.tensor_parallel(fsdp, by[line]["rows"],
+                                                       by[line]["words"])] if w]
     return found
 
 

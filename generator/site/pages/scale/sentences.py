@@ -312,3 +312,38 @@ def regime_gap(autocast: Row, policy: Row, name: Words) -> Words:
                  f"{where.en}.",
                  _spaced(f"{head.zh}，比 autocast 下的 FSDP2 {word.zh} {gib(abs(diff))} GiB"
                          f"{where.zh}。"))
+
+
+#: What tensor parallelism splits that FSDP2 does not: what a GPU computes with.
+COMPUTED = ("activations", "autocast_copies")
+
+
+def tensor_parallel(fsdp: list[Row], tp: list[Row], name: Words) -> Words | None:
+    """Tensor parallelism (`name`: TP, or FSDP2 × TP) against FSDP2 on the largest GPU count
+    both were estimated on: the tensors' peak, and the own maxima of what each GPU computes
+    with (activations, autocast's weight copies), which FSDP2 leaves whole and TP splits.
+    None where no count has both."""
+    shared = sorted({r["world_size"] for r in fsdp} & {r["world_size"] for r in tp})
+    if not shared:
+        return None
+    n = shared[-1]
+    a = next(r for r in fsdp if r["world_size"] == n)
+    b = next(r for r in tp if r["world_size"] == n)
+    parts = [(c, a["category_max_bytes"].get(c, 0), b["category_max_bytes"].get(c, 0))
+             for c in COMPUTED if a["category_max_bytes"].get(c, 0) >= SAME_BYTES]
+    compared = Words(
+        _join([f"{NAMES[c].en} {gib(tb)} GiB against {gib(fb)}" for c, fb, tb in parts], "en"),
+        _join([f"{NAMES[c].zh} {gib(tb)} GiB 对 {gib(fb)} GiB" for c, fb, tb in parts], "zh"))
+    word = Words("less", "少") if b["peak_bytes"] < a["peak_bytes"] else Words("more", "多")
+    head = Words(f"On {_gpus(n).en}, {name.en} leaves a GPU {gib(b['peak_bytes'])} GiB of "
+                 f"tensors at their peak, {gib(abs(a['peak_bytes'] - b['peak_bytes']))} GiB "
+                 f"{word.en} than FSDP2's {gib(a['peak_bytes'])} GiB",
+                 f"{n} 卡时，{name.zh}下每张卡的张量峰值是 {gib(b['peak_bytes'])} GiB，比 "
+                 f"FSDP2 的 {gib(a['peak_bytes'])} GiB {word.zh} "
+                 f"{gib(abs(a['peak_bytes'] - b['peak_bytes']))} GiB")
+    if not parts:
+        return Words(head.en + ".", _spaced(head.zh + "。"))
+    return Words(f"{head.en}; of what a GPU computes with, the largest each holds during the "
+                 f"step: {compared.en} under FSDP2.",
+                 _spaced(f"{head.zh}；计算时要用的东西，各自在一步中的最大值："
+                         f"{compared.zh}（后者为 FSDP2）。"))
