@@ -49,6 +49,9 @@ QUANTIZATIONS = ("none", "nf4", "fp4")
 PARALLEL = ("none", "ddp", "fsdp2", "hsdp", "tp", "fsdp2-tp")
 #: FSDP2's MixedPrecisionPolicy as param_dtype/reduce_dtype; none: the parameters' own dtype.
 FSDP_MIXED_PRECISIONS = ("none", "bf16/fp32", "bf16/bf16", "fp16/fp32", "fp16/fp16")
+#: What a checkpointed block keeps for backward: full, its inputs alone; selective-op,
+#: the outputs of the ops torchtitan's op policy names (measure/training/selective_checkpoint.py).
+CHECKPOINT_POLICIES = ("full", "selective-op")
 #: Hugging Face task heads (generator/measure/models/hf.py); auto: from the config.
 HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification",
             "image-classification", "contrastive")
@@ -93,6 +96,15 @@ class Experiment:
         words=lambda v: Words("checkpointing", "激活检查点"),
         help="recompute each block of model.layers in backward")
     """Recompute each block of `model.layers` in backward instead of keeping its activations."""
+    checkpoint_policy: str = option(
+        "full", choices=CHECKPOINT_POLICIES, step_option=True,
+        tag=lambda v: "sac-op", label=lambda v: "selective op checkpointing",
+        words=lambda v: Words("selective checkpointing by op (torchtitan's policy)",
+                              "按算子的选择性激活检查点（torchtitan 的策略）"),
+        help="with --checkpointing: full recomputes each block whole (default); "
+             "selective-op keeps the outputs of the ops torchtitan's policy names (every "
+             "other matmul, fused attention) and recomputes the rest")
+    """With checkpointing: what each checkpointed block keeps (selective_checkpoint.py)."""
     checkpoint_classes: tuple[str, ...] = option(
         (), step_option=True, metavar="CLASS,…", parse=names,
         tag=lambda v: "ckpt-" + "_".join(v).lower(),

@@ -202,6 +202,9 @@ def step_option_problems(exp: Any) -> list[str]:
     elif classes and exp.checkpointing:
         problems.append("checkpointing (every block) and checkpoint_classes are two ways to "
                         "choose what to recompute; give one")
+    if exp.checkpoint_policy != "full" and exp.checkpointing is not True:
+        problems.append(f"checkpoint_policy {exp.checkpoint_policy!r} chooses what each "
+                        "checkpointed block keeps: it needs checkpointing")
     if exp.loss_scaling == "off" and exp.precision != "amp-fp16":
         problems.append(f"loss_scaling 'off' is for amp-fp16; precision {exp.precision!r} "
                         "never scales the loss")

@@ -96,6 +96,12 @@ CATALOGUE: dict[str, Words] = {
         "SDPA's causal flag where a real run of it does (fake tensors have no values to read)",
         "注意力掩码：这批数据没有填充，所以在真实运行会省掉掩码的地方，transformers 同样不构造"
         "掩码，改用 SDPA 的因果标志（假张量没有数值可读）"),
+    "unpacked_positions": Words(
+        "position ids: each row holds one sequence (the model numbers its tokens itself), so "
+        "transformers builds no mask for packed sequences, as in a real run of it (fake "
+        "tensors have no values to read)",
+        "位置编号：每一行只有一个序列（由模型自己编号），所以 transformers 不会为打包的序列构造"
+        "掩码，与真实运行一致（假张量没有数值可读）"),
     # -- what an estimate models of the CPU's kernels (emulation/cpu_kernels.py)
     "onednn_lstm": Words(
         "LSTM: oneDNN's workspace saved for backward and the buffers its kernels hold while "

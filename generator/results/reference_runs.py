@@ -279,3 +279,99 @@ def _source(raw: dict[str, Any]) -> HeldOutSource:
         date=raw["date"], model_name=raw["model_name"], versions_stated=versions["stated"],
         versions={k: tuple(versions[k]) for k in ("torch", "transformers")},
         notes=Words(**raw["notes"]))
+
+
+# The held-out points over several GPUs (HELD_OUT.md, "Multi-GPU points"): published per-GPU
+# figures of multi-GPU jobs (MULTI_GPU), each estimated once as one GPU of its job.
+MULTI_GPU = "multi_gpu_measurements.json"
+MULTI_GPU_HELD_OUT = "multi_gpu_held_out.json"
+
+
+@dataclass(frozen=True)
+class MultiGpuPoint:
+    """One published per-GPU figure of a multi-GPU job beside the estimate made of it once
+    (one GPU of the job, estimated at `commit`)."""
+
+    id: str
+    gpus: int
+    model: str
+    """The model as the source names it ("Llama 3.1 8B")."""
+    gpu: str
+    """The GPU the job ran on, as the source describes it."""
+    local_batch_size: int
+    seq_len: int
+    quote: str
+    source_url: str
+    figure: str
+    """What the published figure is held against: "reserved" (FIGURES)."""
+    figure_stated: bool
+    """Whether the source names its counter (else it is inferred from its code)."""
+    published_gib: float
+    """As published, to its own precision."""
+    command: str
+    commit: str
+    estimated: dict[str, int]
+    """The estimate's allocated and reserved peaks: {"allocated": …, "reserved": …}."""
+    wall_seconds: float
+    versions: dict[str, str]
+
+    @property
+    def published_bytes(self) -> int:
+        return round(self.published_gib * 2**30)
+
+    @property
+    def modelled_gpu(self) -> str:
+        """The catalogue GPU the estimate modelled (`--gpu NAME` in its command)."""
+        words = shlex.split(self.command)
+        return words[words.index("--gpu") + 1]
+
+
+@dataclass(frozen=True)
+class NotEstimated:
+    """Published multi-GPU rows the tool does not estimate, and why."""
+
+    rows: tuple[str, ...]
+    what: Words
+    why: Words
+
+
+def multi_gpu_held_out() -> list[MultiGpuPoint]:
+    """Every multi-GPU held-out point, in the file's order, with its published row."""
+    data = _json(MULTI_GPU_HELD_OUT)
+    published = {row["id"]: row for row in _json(MULTI_GPU)}
+    source, points = data["source"], []
+    for point in data["points"]:
+        row, estimate = published[point["row"]], point["estimate"]
+        if point["gpus"] != row["num_gpus"] or point["published_gib"] != row["value_as_published"]:
+            raise ValueError(f"{point['id']}: its GPUs or figure differ from {MULTI_GPU}'s row")
+        points.append(MultiGpuPoint(
+            id=point["id"], gpus=point["gpus"], model=row["model"], gpu=source["gpu"],
+            local_batch_size=row["local_batch_size"],
+            seq_len=int(row["sequence_length"].split()[0]), quote=row["quote"],
+            source_url=row["source_url"], figure=source["figure"],
+            figure_stated=source["figure_stated"], published_gib=point["published_gib"],
+            command=point["command"], commit=estimate["commit"],
+            estimated={"allocated": estimate["peak_allocated_bytes"],
+                       "reserved": estimate["peak_reserved_bytes"]},
+            wall_seconds=estimate["wall_seconds"],
+            versions={k: estimate[k] for k in ("torch", "transformers")}))
+    return points
+
+
+def multi_gpu_not_estimated() -> list[NotEstimated]:
+    """The other published multi-GPU rows, in groups, each with why it is not estimated;
+    every row of MULTI_GPU is either a point or in one of them."""
+    data = _json(MULTI_GPU_HELD_OUT)
+    groups = [NotEstimated(tuple(g["rows"]), Words(**g["what"]), Words(**g["why"]))
+              for g in data["not_estimated"]]
+    listed = [row for g in groups for row in g.rows] + [p["row"] for p in data["points"]]
+    every = [row["id"] for row in _json(MULTI_GPU)]
+    if sorted(listed) != sorted(every):
+        raise ValueError(f"{MULTI_GPU_HELD_OUT} does not account for each row of {MULTI_GPU} "
+                         "once")
+    return groups
+
+
+def _json(name: str) -> Any:
+    with open(DATA / name, encoding="utf-8") as handle:
+        return json.load(handle)

@@ -80,3 +80,11 @@ def test_the_estimate_says_so_where_a_mask_was_read_so(tmp_path: Path) -> None:
 
 def test_no_note_where_the_batch_has_no_mask_to_read(tmp_path: Path) -> None:
     assert all(n["id"] != "unpadded_masks" for n in estimate(tmp_path, TINY_LLAMA)["notes"])
+
+
+def test_fake_position_ids_are_read_as_one_sequence_a_row() -> None:
+    with hf_masks.fake_masks_read_as_unpadded():
+        with FakeTensorMode():
+            assert masking.find_packed_sequence_indices(torch.arange(16).expand(2, 16)) is None
+        packed = torch.tensor([[0, 1, 2, 0, 1, 2]])  # real values are read: two sequences
+        assert masking.find_packed_sequence_indices(packed).tolist() == [[0, 0, 0, 1, 1, 1]]

@@ -73,10 +73,11 @@ def test_a_key_names_every_option_that_differs_from_a_plain_step() -> None:
     seen: dict[str, tuple[str, str]] = {}
     for name, opt in options().items():  # every value of every choice, one at a time
         # loss scaling is a choice of amp-fp16 steps only, 4-bit weights of LoRA steps,
-        # FSDP2's policy of FSDP2 steps
+        # FSDP2's policy of FSDP2 steps, the checkpoint policy of checkpointed steps
         base = {**TINY, "precision": "amp-fp16"} if name == "loss_scaling" else \
             {**TINY, "lora_rank": 4} if name == "quantization" else \
-            {**TINY, "parallel": "fsdp2"} if name == "fsdp_mixed_precision" else TINY
+            {**TINY, "parallel": "fsdp2"} if name == "fsdp_mixed_precision" else \
+            {**TINY, "checkpointing": True} if name == "checkpoint_policy" else TINY
         for value in (opt.choices or ()) if name != "backend" else ():
             exp = Experiment(**{**base, name: value})
             plain_again = getattr(exp, name) == getattr(Experiment(**base), name)

@@ -32,3 +32,22 @@ def test_the_readme_states_the_accuracy_pages_worst_and_median_errors() -> None:
         f"on the {with_ckpt['count']} with it",
     ):
         assert sentence in readme, f"README.md should say: {sentence!r}"
+
+
+def test_the_readme_states_the_multi_gpu_held_out_points_as_the_page_computes_them() -> None:
+    from generator.results import reference_runs
+    from generator.site.pages.accuracy import multi_gpu
+    from generator.units import gib
+
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    rows = multi_gpu.rows(reference_runs.multi_gpu_held_out())
+    for row in rows:
+        short = "short" if row["ratio"] < 1 else "over"
+        sentence = (f"{gib(row['estimated'])} GiB {'reserved ' if row is rows[0] else ''}"
+                    f"against {'the published ' if row is rows[0] else ''}"
+                    f"{row['point'].published_gib:.1f} GiB on {row['point'].gpus} GPUs "
+                    f"({_pct(abs(row['ratio'] - 1), 1)} {short})")
+        assert sentence in readme, sentence
+    assert rows[0]["commit"][:7] in readme
+    others = sum(len(g.rows) for g in reference_runs.multi_gpu_not_estimated())
+    assert f"None of the other {others} published multi-GPU rows" in readme

@@ -56,7 +56,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     if cuda:
         notes.append(note("models_cuda", block=CUDA_BLOCK_BYTES))
     policy = CudaKernelPolicy() if cuda else contextlib.nullcontext()
-    unpadded_reads = hf_masks.unpadded_reads()
+    unpadded_reads, unpacked_reads = hf_masks.unpadded_reads(), hf_masks.unpacked_reads()
     with contextlib.ExitStack() as scoped:  # every patch of torch or transformers, undone
         mesh = scoped.enter_context(parallel.world(exp))  # None on one GPU
         sharding = parallel.Sharding(exp, mesh, fake=True) if mesh is not None else None
@@ -107,6 +107,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         notes.append(note("in_place_sums", count=sums.folded))
     if hf_masks.unpadded_reads() > unpadded_reads:
         notes.append(note("unpadded_masks"))
+    if hf_masks.unpacked_reads() > unpacked_reads:
+        notes.append(note("unpacked_positions"))
     allocator = None
     if cuda:
         gpu = gpus.find(exp.gpu) if exp.gpu else gpus.assumed()

@@ -131,7 +131,6 @@ def build(config, name: str, *, task: str, attention: str):
     from torch import nn
 
     from generator.measure.emulation.fake_build import under_fake_tensors
-    from generator.measure.training.step import recompute_in_same_modes
     from generator.measure.training.workload import Workload
 
     transformers = transformers_module()
@@ -176,7 +175,7 @@ def build(config, name: str, *, task: str, attention: str):
             inputs["labels"] = torch.randint(0, classes, (batch_size,), device=device)
         return inputs, None
 
-    def enable_checkpointing() -> None:
+    def enable_checkpointing(context_fn) -> None:
         if not getattr(model, "supports_gradient_checkpointing", True):
             stacked = sorted({type(block).__name__ for path, block in parts
                               if path not in ("embeddings", "head")})
@@ -184,9 +183,10 @@ def build(config, name: str, *, task: str, attention: str):
                 f"checkpointing: {type(model).__name__} has no checkpointing of its own in "
                 f"transformers {transformers.__version__}; recompute its blocks instead with "
                 f"--checkpoint-classes {','.join(stacked)}")
-        # The recomputation runs in the torch-function modes of the forward pass (the
-        # estimate's CUDA policy), so that it picks the kernels the forward pass did.
-        kwargs = {"use_reentrant": False, "context_fn": recompute_in_same_modes}
+        # context_fn (step.checkpoint_context): the recomputation runs in the
+        # torch-function modes of the forward pass (the estimate's CUDA policy), so that it
+        # picks the kernels the forward pass did; selective checkpointing's contexts too.
+        kwargs = {"use_reentrant": False, "context_fn": context_fn}
         if hasattr(model, "activation_checkpointing_enable"):  # its name from transformers 5.x
             model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
         else:

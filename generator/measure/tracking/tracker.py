@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 import torch
 from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 from torch.utils._pytree import tree_flatten
 
 from generator.measure.tracking.in_place_sums import InPlaceSums
@@ -273,3 +273,15 @@ class MemoryTracker(TorchDispatchMode):
 
 def _identity(tensor):
     return tensor
+
+
+def label_saved(outputs: object) -> None:
+    """Label the tensors in `outputs` activations for every tracker watching the step: an
+    op's outputs kept for backward where no saved-tensor hook sees them (selective
+    checkpointing caches them behind checkpointing's own hooks). Called from within a
+    dispatch mode above the trackers, which are then on the mode stack."""
+    for mode in _get_current_dispatch_mode_stack():
+        if isinstance(mode, MemoryTracker):
+            for tensor in tree_flatten(outputs)[0]:
+                if isinstance(tensor, torch.Tensor):
+                    mode._on_saved(tensor)

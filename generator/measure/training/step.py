@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Iterator
 
 import torch
@@ -74,9 +75,9 @@ class Trainer:
                                  dropout=exp.lora_dropout)
         if exp.checkpointing:  # the model's own way where it has one (Hugging Face)
             if workload.enable_checkpointing is not None:
-                workload.enable_checkpointing()
+                workload.enable_checkpointing(checkpoint_context(exp))
             else:
-                checkpoint_layers(workload.model)
+                checkpoint_layers(workload.model, selective=_selective(exp))
         if exp.checkpoint_classes:
             checkpoint_classes(workload.model, exp.checkpoint_classes)
             if workload.before_class_checkpointing is not None:
@@ -180,11 +181,15 @@ def gc_paused() -> Iterator[None]:
 
 
 class _Checkpointed(nn.Module):
-    """A block whose activations are recomputed in backward instead of kept from forward."""
+    """A block whose activations are recomputed in backward instead of kept from forward.
+    selective: what it keeps all the same (selective_checkpoint.contexts); None: nothing
+    but its inputs."""
 
-    def __init__(self, block: nn.Module) -> None:
+    def __init__(self, block: nn.Module,
+                 selective: Callable[[], tuple] | None = None) -> None:
         super().__init__()
         self.block = block
+        self.selective = selective
 
     def forward(self, *args, **kwargs):
         modes = list(_get_current_function_mode_stack())
@@ -195,6 +200,8 @@ class _Checkpointed(nn.Module):
 
         # Non-reentrant: the variant PyTorch recommends; it supports keyword arguments and
         # does not need inputs that require grad.
+        if self.selective is not None:
+            kwargs = {**kwargs, "context_fn": self.selective}
         return checkpoint(run, *args, use_reentrant=False, **kwargs)
 
 
@@ -215,6 +222,43 @@ def recompute_in_same_modes() -> tuple[contextlib.AbstractContextManager, ...]:
     """A `context_fn` for `torch.utils.checkpoint.checkpoint`: nothing around the forward
     pass, the forward pass's torch-function modes around the recomputation."""
     return contextlib.nullcontext(), _reentered(list(_get_current_function_mode_stack()))
+
+
+def checkpoint_context(exp: Experiment) -> Callable[[], tuple]:
+    """The `context_fn` of each block a model checkpoints its own way (Hugging Face's):
+    the recomputation in the forward pass's torch-function modes, and with
+    checkpoint_policy "selective-op" torchtitan's op policy (selective_checkpoint.py)."""
+    selective = _selective(exp)
+    return recompute_in_same_modes if selective is None else also_in_same_modes(selective)
+
+
+def also_in_same_modes(selective: Callable[[], tuple]) -> Callable[[], tuple]:
+    """A `context_fn` of selective checkpointing (`selective`, e.g.
+    selective_checkpoint.contexts), with the recomputation in the forward pass's
+    torch-function modes as well (recompute_in_same_modes)."""
+    def contexts() -> tuple[contextlib.AbstractContextManager, ...]:
+        forward, recompute = selective()
+        return forward, _together(recompute, recompute_in_same_modes()[1])
+
+    return contexts
+
+
+def _selective(exp: Experiment) -> Callable[[], tuple] | None:
+    """selective_checkpoint.contexts for the device `exp` models, or None for full
+    checkpointing."""
+    if exp.checkpoint_policy != "selective-op":
+        return None
+    from generator.measure.training import selective_checkpoint
+
+    return partial(selective_checkpoint.contexts, exp.device)
+
+
+@contextlib.contextmanager
+def _together(*contexts: contextlib.AbstractContextManager) -> Iterator[None]:
+    with contextlib.ExitStack() as stack:
+        for context in contexts:
+            stack.enter_context(context)
+        yield
 
 
 def cast_model(model: nn.Module, dtype: torch.dtype) -> None:
@@ -275,12 +319,14 @@ def _checkpointed(forward: Callable) -> Callable:
     return run
 
 
-def checkpoint_layers(model: nn.Module) -> None:
-    """Wrap every block of `model.layers` (the transformer blocks of the zoo's models)."""
+def checkpoint_layers(model: nn.Module, *,
+                      selective: Callable[[], tuple] | None = None) -> None:
+    """Wrap every block of `model.layers` (the transformer blocks of the zoo's models).
+    selective: the `context_fn` of selective checkpointing (_selective), or None."""
     layers = getattr(model, "layers", None)
     if not isinstance(layers, nn.ModuleList):
         raise ConfigError("checkpointing needs a model with its blocks in an nn.ModuleList "
                           "named `layers`; name the classes to recompute instead with "
                           "--checkpoint-classes (checkpoint_classes in a suite)")
     for index, block in enumerate(layers):
-        layers[index] = _Checkpointed(block)
+        layers[index] = _Checkpointed(block, selective)

@@ -25,8 +25,9 @@ class Workload:
     loss_fn: LossFn
     blocks: Sequence[tuple[str, nn.Module]] | None = None
     """The parts activations are attributed to; None: the model's children (tracker.py)."""
-    enable_checkpointing: Callable[[], None] | None = None
-    """The model's own way to recompute activations in backward; None: the step wraps the
+    enable_checkpointing: Callable[[Callable[[], tuple]], None] | None = None
+    """The model's own way to recompute activations in backward, called with the
+    `context_fn` its checkpoints take (step.checkpoint_context); None: the step wraps the
     blocks of `model.layers` (step.checkpoint_layers)."""
     attention: str | None = None
     """The attention the model runs where the model chose it (attention "auto": what

@@ -21,7 +21,7 @@ from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
-from generator.site.pages.accuracy import held_out, own_gpu, relations
+from generator.site.pages.accuracy import held_out, multi_gpu, own_gpu, relations
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.pages.accuracy.stats import errors as stats
 
@@ -84,6 +84,10 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
                          "versus": relations.versus_development(held["errors"],
                                                                 development_reserved)}
             if held else None,
+            # one GPU of a multi-GPU job, held against published per-GPU figures
+            "multi_gpu": multi_gpu.context(reference_runs.multi_gpu_held_out(),
+                                           reference_runs.multi_gpu_not_estimated()),
+            "multi_gpu_data": MULTI_GPU_DATA,
             # The results behind the numbers, for the page's list of data files
             # (site/sources.py): the estimates, and this project's own GPU runs.
             "sources": estimates + [r["result"] for r in own_rows]}
@@ -93,14 +97,22 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
 #: of data files names them; their figures and estimates live in that one file.
 HELD_OUT_FILE = f"reference/{reference_runs.HELD_OUT}"
 HELD_OUT_DATA = {"json_path": f"../data/{HELD_OUT_FILE}"}
+#: The multi-GPU points and the published rows they are drawn from, likewise.
+MULTI_GPU_FILES = {f"reference/{name}": name for name in (reference_runs.MULTI_GPU_HELD_OUT,
+                                                          reference_runs.MULTI_GPU)}
+MULTI_GPU_DATA = [{"json_path": f"../data/{path}"} for path in MULTI_GPU_FILES]
 
 
 def data_files(ctx: dict[str, Any]) -> dict[str, str]:
-    """The held-out points' file, published under data/ as the estimates are."""
-    if not ctx.get("held_out"):
-        return {}
-    return {HELD_OUT_FILE: (reference_runs.DATA / reference_runs.HELD_OUT).read_text(
-        encoding="utf-8")}
+    """The held-out points' files, published under data/ as the estimates are."""
+    files = {}
+    if ctx.get("held_out"):
+        files[HELD_OUT_FILE] = (reference_runs.DATA / reference_runs.HELD_OUT).read_text(
+            encoding="utf-8")
+    if ctx.get("multi_gpu"):
+        files.update({path: (reference_runs.DATA / name).read_text(encoding="utf-8")
+                      for path, name in MULTI_GPU_FILES.items()})
+    return files
 
 
 def run_order(row: dict[str, Any]) -> tuple:
@@ -193,4 +205,6 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
                if ctx["own"] else {}),
             # one table per source of held-out points
             **({f"accuracy-held-out-{group['source'].id}": held_out.table(group["rows"], lang)
-                for group in ctx["held_out"]["sources"]} if ctx["held_out"] else {})}
+                for group in ctx["held_out"]["sources"]} if ctx["held_out"] else {}),
+            **({"accuracy-multi-gpu": multi_gpu.table(ctx["multi_gpu"]["rows"], lang)}
+               if ctx.get("multi_gpu") else {})}

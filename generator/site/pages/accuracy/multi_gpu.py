@@ -1,0 +1,129 @@
+"""The accuracy page's held-out points over several GPUs: published per-GPU memory of
+multi-GPU jobs (generator/results/reference_data/multi_gpu_measurements.json), each beside
+the estimate of one GPU of the job made once, at the commit `multi_gpu_held_out.json`
+records (HELD_OUT.md, "Multi-GPU points"), and the other published rows with why they are
+not estimated. Every figure and relation here comes from those two files.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from markupsafe import Markup
+
+from generator.plan import gpus
+from generator.results.reference_runs import MultiGpuPoint, NotEstimated
+from generator.site.tables import markdown_table
+from generator.units import gib, mib, pct
+from generator.words import Words
+
+_TEXT: dict[str, Words] = {
+    "job": Words("Job (one GPU of it)", "任务（其中一块 GPU）"),
+    "published": Words("Published, measured on {gpu} (GiB)", "公开数字，在 {gpu} 上实测 (GiB)"),
+    "estimated": Words("Estimated for {gpu}: reserved peak (GiB)",
+                       "估算（模拟 {gpu}）：已预留峰值 (GiB)"),
+    "ratio": Words("Estimate ÷ published", "估算 ÷ 公开数字"),
+    "commit": Words("Estimated at", "估算所在提交"),
+    "label": Words("{model} · FSDP2 over {gpus} GPUs · local batch {batch} × {seq:,} tokens",
+                   "{model} · FSDP2，{gpus} 块 GPU · 每块 GPU batch {batch} × {seq:,} 个 token"),
+}
+
+
+def rows(points: list[MultiGpuPoint]) -> list[dict[str, Any]]:
+    """One row per point: the published figure, the estimated reserved peak, their ratio."""
+    found = []
+    for point in points:
+        estimated = point.estimated[point.figure]
+        found.append({"point": point, "label": label(point),
+                      "published": point.published_bytes, "estimated": estimated,
+                      "ratio": estimated / point.published_bytes, "commit": point.commit,
+                      "seconds": point.wall_seconds})
+    return found
+
+
+def label(point: MultiGpuPoint) -> Words:
+    return Words(*(_TEXT["label"][lang].format(model=point.model, gpus=point.gpus,
+                                               batch=point.local_batch_size, seq=point.seq_len)
+                   for lang in ("en", "zh")))
+
+
+def context(points: list[MultiGpuPoint], others: list[NotEstimated]) -> dict[str, Any] | None:
+    """What the section prints: its rows, what they say, the GPU modelled, the others."""
+    found = rows(points)
+    if not found:
+        return None
+    return {"rows": found, "said": said(found), "modelled": modelled(points),
+            "counter": counter(points), "commits": sorted({r["commit"] for r in found}),
+            "others": [{"count": len(g.rows), "what": g.what, "why": g.why} for g in others],
+            "others_count": sum(len(g.rows) for g in others),
+            "source_url": points[0].source_url, "gpu": points[0].gpu}
+
+
+def said(found: list[dict[str, Any]]) -> Words:
+    """'On 8 GPUs the estimate falls short of the published figure by 6.9 %, on 128 GPUs by
+    2.3 %.': each row's direction checked on its ratio, a direction said once for the rows
+    that share it."""
+    en, zh, last = [], [], None
+    for row in found:
+        gap, count = pct(abs(row["ratio"] - 1), 1), row["point"].gpus
+        direction = (row["ratio"] > 1) - (row["ratio"] < 1)
+        if direction == 0:
+            en.append(f"on {count} GPUs the estimate is the published figure")
+            zh.append(f"{count} 块 GPU 时估算与公开数字相同")
+        elif direction == last:
+            en.append(f"on {count} GPUs by {gap}")
+            zh.append(f"{count} 块 GPU 时{'低' if direction < 0 else '高'} {gap}")
+        else:
+            verb = "falls short of" if direction < 0 else "exceeds"
+            en.append(f"on {count} GPUs the estimate {verb} the published figure by {gap}")
+            zh.append(f"{count} 块 GPU 时估算比公开数字{'低' if direction < 0 else '高'} {gap}")
+        last = direction
+    text = ", ".join(en)
+    return Words(text[0].upper() + text[1:] + ".", "，".join(zh) + "。")
+
+
+def modelled(points: list[MultiGpuPoint]) -> Words:
+    """The catalogue GPU the estimates modelled beside the source's, and why the difference
+    in memory leaves the reserved peak alone: no budget is given, so the simulated allocator
+    never runs short; the one figure of the GPU in the peaks is its cuBLAS workspace."""
+    chosen = {gpus.find(p.modelled_gpu).name for p in points}
+    gpu = gpus.find(next(iter(chosen)))
+    workspace = f"{mib(gpu.overheads.cublas_workspace_bytes)} MiB"
+    source = points[0].gpu.removeprefix("NVIDIA ")
+    return Words(
+        f"The catalogue has no {source}; the estimates model its {gpu.short_name}, of the "
+        f"same generation. Its memory does not enter the reserved peak: no memory budget is "
+        f"given, so the simulated allocator never runs short and never frees its cache to "
+        f"retry. The one figure of the GPU in the peaks, the cuBLAS workspace ({workspace} "
+        f"each), is Hopper's for both.",
+        f"目录里没有 {source}；估算模拟的是目录里同一代的 {gpu.short_name}。它的显存大小不进入"
+        f"已预留峰值：没有给显存预算，模拟的分配器不会缺显存，也就不会释放缓存重试。GPU 的参数里"
+        f"只有 cuBLAS 工作区（每个 {workspace}）进入峰值，而两者同为 Hopper，工作区相同。")
+
+
+def counter(points: list[MultiGpuPoint]) -> Words:
+    """What the published figure is, stated or inferred."""
+    if all(p.figure_stated for p in points):
+        return Words("The source names its counter, torch.cuda.max_memory_reserved().",
+                     "来源写明了它读的是 torch.cuda.max_memory_reserved()。")
+    return Words(
+        "The table heads its column \"Memory(GiB)\" without naming a counter; torchtitan's "
+        "train.py at that commit logs torch.cuda.max_memory_reserved() (reset every ten "
+        "steps), so the figure is taken to be the reserved peak, inferred, not stated, and "
+        "is held against the estimated reserved peak.",
+        "表格的列名只写了 \"Memory(GiB)\"，没有说读的是哪个计数器；torchtitan 在那个提交的 "
+        "train.py 记录的是 torch.cuda.max_memory_reserved()（每十步重置一次），所以这里把它当作"
+        "已预留峰值：这是推断，不是来源写明的；与它比较的是估算的已预留峰值。")
+
+
+def table(found: list[dict[str, Any]], lang: str) -> Markup:
+    source = found[0]["point"].gpu.removeprefix("NVIDIA ")
+    modelled_gpu = gpus.find(found[0]["point"].modelled_gpu).short_name
+    headers = [_TEXT["job"][lang], _TEXT["published"][lang].format(gpu=source),
+               _TEXT["estimated"][lang].format(gpu=modelled_gpu), _TEXT["ratio"][lang],
+               _TEXT["commit"][lang]]
+    body = [[escape(r["label"][lang]), f"{r['point'].published_gib:.1f}", gib(r["estimated"]),
+             f"{r['ratio']:.3f}", f"`{r['commit'][:10]}`"]
+            for r in found]
+    return markdown_table(headers, body, numeric_from=1)
