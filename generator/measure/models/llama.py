@@ -124,7 +124,7 @@ class LlamaAttention(nn.Module):
         self.o_proj = nn.Linear(hidden, hidden, bias=False)
 
     def forward(self, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        batch, seq, width = hidden.shape
+        batch, seq, _ = hidden.shape
         q, k, v = (proj(hidden).view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)
                    for proj in (self.q_proj, self.k_proj, self.v_proj))
         q = q * cos + _rotate_half(q) * sin
@@ -138,7 +138,10 @@ class LlamaAttention(nn.Module):
             # Hugging Face's eager LLaMA takes the softmax in fp32, then casts back.
             probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
             context = torch.matmul(probs, v)
-        return self.o_proj(context.transpose(1, 2).reshape(batch, seq, width))
+        # The heads' width, not the input's: under tensor parallelism a rank holds
+        # num_heads / tp of them (training/tensor_parallel.py sets the local count).
+        return self.o_proj(context.transpose(1, 2).reshape(batch, seq,
+                                                           self.num_heads * self.head_dim))
 
 
 class SwiGLU(nn.Module):
