@@ -10,9 +10,10 @@ shares the model out with the same code on gloo (parallel.world(fake=False), rea
 DistributedDataParallel, real fully_shard and tensor-parallel DTensors), warms up as the
 estimate does, and runs the measured step inside a record_function window under
 torch.profiler(profile_memory=True), which runs from before the model is built. It writes
-DIR/rank-<r>.json: the allocator's peak in that window (backends/cpu.allocator_peak_bytes)
-and the tracker's peak (ShardedMemoryTracker on real tensors; blind to DDP's reducer
-buckets, which the real DDP allocates in C++).
+DIR/rank-<r>.json: the allocator's peak in that window, replayed from the profile as
+backends/cpu.allocator_peak_bytes does, with the frees the profiler misses (see gloo_frees),
+and the tracker's peak (ShardedMemoryTracker on real tensors; blind to DDP's reducer buckets,
+which the real DDP allocates in C++, and to gloo's own copies).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def window_events(prof) -> list[list]:
-    """[bytes, allocation time, free time (None: alive at the end), the op that allocated
-    it] of each allocator block alive in the window, times in µs from the window's start;
+    """[bytes, allocation time, free time (None: alive at the end), the ops that allocated
+    it, innermost first] of each allocator block alive in the window, times in µs from the window's start;
     for comparing a rank's allocations with the estimate's storages."""
     from torch._C._profiler import _EventType
 
@@ -56,9 +57,11 @@ def window_events(prof) -> list[list]:
     while stack:
         event = stack.pop()
         if event.tag == _EventType.Allocation and event.extra_fields.device.type == "cpu":
+            ops, up = [], event.parent
+            while up is not None and len(ops) < 3:
+                ops, up = ops + [up.name], up.parent
             found.append((event.start_time_ns, event.extra_fields.ptr,
-                          event.extra_fields.alloc_size, event.parent.name if event.parent
-                          else ""))
+                          event.extra_fields.alloc_size, " < ".join(ops)))
         if event.name == WINDOW:
             window = (event.start_time_ns, event.end_time_ns)
         stack.extend(event.children)
@@ -71,6 +74,56 @@ def window_events(prof) -> list[list]:
             open_blocks.pop(ptr)[2] = (when - window[0]) / 1e3
     return [b for b in blocks if b[1] * 1e3 <= window[1] - window[0]
             and (b[2] is None or b[2] >= 0)]
+
+
+def gloo_frees(prof, blocks) -> int:
+    """Close the blocks a collective allocated on this thread and gloo's worker thread
+    freed; returns their count. The profiler records allocations and frees on the threads it
+    profiles only, and gloo runs each collective on a worker thread of its own, which may
+    drop the last reference to the work, and with it the copy of the input that
+    reduce_scatter_tensor made (ProcessGroupGloo), as the work ends: the profile then shows
+    the copy alive for good, a phantom that made one rank or another of the same job 0.3-1 MB
+    (10-40 %) larger from run to run, with the free seen only when the allocator handed the
+    address out again. Such a block is freed when the first gloo collective started after it
+    ends (the recorded frees of the same copies follow that end within a millisecond). The
+    work may also hold the last reference to FSDP2's all-gather output: any block the
+    allocator hands out again was freed by then."""
+    spans: dict[str, list[tuple[int, int]]] = {"c10d::": [], "gloo:": []}
+    stack = list(prof.profiler.kineto_results.experimental_event_tree())
+    while stack:
+        event = stack.pop()
+        stack.extend(event.children)
+        for prefix, found in spans.items():
+            if event.name.startswith(prefix):
+                found.append((event.start_time_ns, event.end_time_ns))
+    closed, last = 0, {}
+    for block in blocks:  # in allocation order
+        earlier = last.get(block.ptr)
+        if earlier is not None and earlier.freed is None:
+            earlier.freed, earlier.order, closed = block.allocated, (earlier.order[0], None), \
+                closed + 1
+        last[block.ptr] = block
+    for block in blocks:
+        if block.freed is None and any(s <= block.allocated <= e for s, e in spans["c10d::"]):
+            ends = [e for s, e in spans["gloo:"] if s >= block.allocated]
+            if ends:
+                block.freed, block.order, closed = min(ends), (block.order[0], None), closed + 1
+    return closed
+
+
+def replayed_peak(blocks, window: tuple[int, int]) -> int:
+    """cpu_allocator_blocks.peak_bytes by the events' times (gloo_frees' frees have none of
+    the profile's event order)."""
+    start, end = window
+    total, peak = 0, 0
+    for when, change in sorted([(b.allocated, b.nbytes) for b in blocks] +
+                               [(b.freed, -b.nbytes) for b in blocks if b.freed is not None]):
+        if when > end:
+            break
+        total += change
+        if when >= start:
+            peak = max(peak, total)
+    return peak
 
 
 def main(argv: list[str]) -> int:
@@ -88,7 +141,7 @@ def main(argv: list[str]) -> int:
     from generator.experiment import options
     from generator.measure import quiet_profiler
     from generator.measure.backends.common import build_workload, new_tracker
-    from generator.measure.backends.cpu import allocator_peak_bytes
+    from generator.measure.tracking.cpu_allocator_blocks import allocator_blocks, peak_bytes
     from generator.measure.models import check_model, resolve_model
     from generator.measure.training import parallel, step
     from generator.measure.training.step import Trainer
@@ -120,8 +173,12 @@ def main(argv: list[str]) -> int:
             with record_function(WINDOW):
                 report = step.tracked_step(trainer, tracker)
             dist.barrier()
+    blocks, window = allocator_blocks(prof, WINDOW)
+    recorded = peak_bytes(blocks, window)
+    closed = gloo_frees(prof, blocks)
     row = {"rank": rank, "world_size": world, "experiment": exp.to_dict(),
-           "warmup_steps": warmups, "allocator_peak_bytes": allocator_peak_bytes(prof, WINDOW),
+           "warmup_steps": warmups, "allocator_peak_bytes": replayed_peak(blocks, window),
+           "allocator_peak_bytes_as_recorded": recorded, "gloo_frees_added": closed,
            "tracker_peak_bytes": report.peak_bytes,
            "tracker_live_at_peak_bytes": report.live_at_peak_bytes}
     if args.events:

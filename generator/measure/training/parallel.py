@@ -126,9 +126,10 @@ class Sharding:
         elif exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
             fsdp_mesh = {"fsdp2": mesh, "hsdp": mesh, "fsdp2-tp": mesh["dp"] if
                          "dp" in (mesh.mesh_dim_names or ()) else mesh}[exp.parallel]
-            self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
-                                      reshard_after_forward=exp.reshard_after_forward,
-                                      offload=exp.cpu_offload)
+            with _meshes_joined(self.fake and exp.parallel == "fsdp2-tp"):
+                self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
+                                          reshard_after_forward=exp.reshard_after_forward,
+                                          offload=exp.cpu_offload)
         return workload
 
     def _policy(self):
@@ -138,6 +139,16 @@ class Sharding:
             return MixedPrecisionPolicy()
         param, reduce = self.exp.fsdp_mixed_precision.split("/")
         return MixedPrecisionPolicy(param_dtype=DTYPES[param], reduce_dtype=DTYPES[reduce])
+
+
+def _meshes_joined(fake_2d: bool):
+    """fully_shard over a TP mesh joins the two meshes, which fails on fake tensors
+    (tensor_parallel.meshes_outside_fake_mode)."""
+    if not fake_2d:
+        return contextlib.nullcontext()
+    from generator.measure.training.tensor_parallel import meshes_outside_fake_mode
+
+    return meshes_outside_fake_mode()
 
 
 def communicators(exp) -> int:
