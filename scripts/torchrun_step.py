@@ -47,33 +47,26 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def window_events(prof) -> list[list]:
+def window_events(prof, blocks, window: tuple[int, int]) -> list[list]:
     """[bytes, allocation time, free time (None: alive at the end), the ops that allocated
-    it, innermost first] of each allocator block alive in the window, times in µs from the window's start;
-    for comparing a rank's allocations with the estimate's storages."""
+    it, innermost first] of each allocator block alive in the window (after gloo_frees),
+    times in µs from the window's start: a rank's allocations, to compare with the
+    estimate's storages."""
     from torch._C._profiler import _EventType
 
-    found, window, stack = [], None, list(prof.profiler.kineto_results.experimental_event_tree())
+    ops, stack = {}, list(prof.profiler.kineto_results.experimental_event_tree())
     while stack:
         event = stack.pop()
-        if event.tag == _EventType.Allocation and event.extra_fields.device.type == "cpu":
-            ops, up = [], event.parent
-            while up is not None and len(ops) < 3:
-                ops, up = ops + [up.name], up.parent
-            found.append((event.start_time_ns, event.extra_fields.ptr,
-                          event.extra_fields.alloc_size, " < ".join(ops)))
-        if event.name == WINDOW:
-            window = (event.start_time_ns, event.end_time_ns)
         stack.extend(event.children)
-    blocks, open_blocks = [], {}
-    for when, ptr, size, op in sorted(found, key=lambda e: e[0]):
-        if size > 0:
-            open_blocks[ptr] = [size, (when - window[0]) / 1e3, None, op]
-            blocks.append(open_blocks[ptr])
-        elif ptr in open_blocks:
-            open_blocks.pop(ptr)[2] = (when - window[0]) / 1e3
-    return [b for b in blocks if b[1] * 1e3 <= window[1] - window[0]
-            and (b[2] is None or b[2] >= 0)]
+        if event.tag == _EventType.Allocation:
+            names, up = [], event.parent
+            while up is not None and len(names) < 3:
+                names, up = names + [up.name], up.parent
+            ops[event.extra_fields.ptr, event.start_time_ns] = " < ".join(names)
+    start, end = window
+    return [[b.nbytes, (b.allocated - start) / 1e3,
+             None if b.freed is None else (b.freed - start) / 1e3, ops.get((b.ptr, b.allocated))]
+            for b in blocks if b.allocated <= end and (b.freed is None or b.freed >= start)]
 
 
 def gloo_frees(prof, blocks) -> int:
@@ -182,7 +175,7 @@ def main(argv: list[str]) -> int:
            "tracker_peak_bytes": report.peak_bytes,
            "tracker_live_at_peak_bytes": report.live_at_peak_bytes}
     if args.events:
-        row["events"] = window_events(prof)
+        row["events"] = window_events(prof, blocks, window)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"rank-{rank}.json").write_text(json.dumps(row, indent=1), encoding="utf-8")
     dist.destroy_process_group()

@@ -89,7 +89,8 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as folder:
         for model, n, strategy in CASES if len(sys.argv) < 2 else \
-                [c for c in CASES if all(a in map(str, c) for a in sys.argv[1:])]:
+                [c for c in CASES if all(any(a == str(p) or not a.isdigit() and a in str(p)
+                                          for p in c) for a in sys.argv[1:])]:
             try:
                 real = real_peaks(model, n, strategy, Path(folder) / "run")
             except AssertionError as error:
