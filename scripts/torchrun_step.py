@@ -19,6 +19,7 @@ which the real DDP allocates in C++, and to gloo's own copies).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -70,53 +71,46 @@ def window_events(prof, blocks, window: tuple[int, int]) -> list[list]:
 
 
 def gloo_frees(prof, blocks) -> int:
-    """Close the blocks a collective allocated on this thread and gloo's worker thread
-    freed; returns their count. The profiler records allocations and frees on the threads it
-    profiles only, and gloo runs each collective on a worker thread of its own, which may
-    drop the last reference to the work, and with it the copy of the input that
-    reduce_scatter_tensor made (ProcessGroupGloo), as the work ends: the profile then shows
-    the copy alive for good, a phantom that made one rank or another of the same job 0.3-1 MB
-    (10-40 %) larger from run to run, with the free seen only when the allocator handed the
-    address out again. Such a block is freed when the first gloo collective started after it
-    ends (the recorded frees of the same copies follow that end within a millisecond). The
-    work may also hold the last reference to FSDP2's all-gather output: any block the
-    allocator hands out again was freed by then."""
-    spans: dict[str, list[tuple[int, int]]] = {"c10d::": [], "gloo:": []}
-    stack = list(prof.profiler.kineto_results.experimental_event_tree())
+    """Put back the frees the profile misses; returns their count. The profiler records the
+    allocations and frees of the threads it profiles only, and gloo runs each collective on
+    a worker thread of its own, which may drop the last reference to the work, and with it
+    the tensors the work holds (reduce_scatter_tensor's copy of its input, FSDP2's all-gather
+    output, a functional all_reduce's output): the profile then shows them alive for good,
+    phantoms that made one rank or another of the same job up to 1 MB (10-40 %) larger from
+    run to run. The job is torn down inside the profile, so a block it never sees freed was
+    freed on such a thread: when the work ended, i.e. when the first gloo collective started
+    after the block ends (the recorded frees of the same copies follow that end within a
+    millisecond), and at the latest when the allocator hands its address out again."""
+    gloo, stack = [], list(prof.profiler.kineto_results.experimental_event_tree())
     while stack:
         event = stack.pop()
         stack.extend(event.children)
-        for prefix, found in spans.items():
-            if event.name.startswith(prefix):
-                found.append((event.start_time_ns, event.end_time_ns))
-    closed, last = 0, {}
-    for block in blocks:  # in allocation order
-        earlier = last.get(block.ptr)
-        if earlier is not None and earlier.freed is None:
-            earlier.freed, earlier.order, closed = block.allocated, (earlier.order[0], None), \
-                closed + 1
-        last[block.ptr] = block
-    for block in blocks:
-        if block.freed is None and any(s <= block.allocated <= e for s, e in spans["c10d::"]):
-            ends = [e for s, e in spans["gloo:"] if s >= block.allocated]
+        if event.name.startswith("gloo:"):
+            gloo.append((event.start_time_ns, event.end_time_ns))
+    closed, after = 0, {}
+    for block in reversed(blocks):  # blocks are in allocation order
+        if block.freed is None:
+            ends = [e for s, e in gloo if s >= block.allocated] + \
+                ([after[block.ptr]] if block.ptr in after else [])
             if ends:
                 block.freed, block.order, closed = min(ends), (block.order[0], None), closed + 1
+        after[block.ptr] = block.allocated
     return closed
 
 
-def replayed_peak(blocks, window: tuple[int, int]) -> int:
+def replayed_peak(blocks, window: tuple[int, int]) -> tuple[int, int]:
     """cpu_allocator_blocks.peak_bytes by the events' times (gloo_frees' frees have none of
-    the profile's event order)."""
+    the profile's event order), and when it is reached."""
     start, end = window
-    total, peak = 0, 0
+    total, peak, at = 0, 0, start
     for when, change in sorted([(b.allocated, b.nbytes) for b in blocks] +
                                [(b.freed, -b.nbytes) for b in blocks if b.freed is not None]):
         if when > end:
             break
         total += change
-        if when >= start:
-            peak = max(peak, total)
-    return peak
+        if when >= start and total > peak:
+            peak, at = total, when
+    return peak, at
 
 
 def main(argv: list[str]) -> int:
@@ -165,20 +159,27 @@ def main(argv: list[str]) -> int:
             tracker = new_tracker(trainer, round_bytes=1, device_type="cpu", sharding=sharding)
             with record_function(WINDOW):
                 report = step.tracked_step(trainer, tracker)
+            del trainer, tracker, sharding
             dist.barrier()
+        # Torn down inside the profile: what it never sees freed now was freed on a thread
+        # it does not watch (gloo's), at a moment it cannot tell.
+        dist.destroy_process_group()
+        gc.collect()
     blocks, window = allocator_blocks(prof, WINDOW)
     recorded = peak_bytes(blocks, window)
     closed = gloo_frees(prof, blocks)
+    peak, at = replayed_peak(blocks, window)
     row = {"rank": rank, "world_size": world, "experiment": exp.to_dict(),
-           "warmup_steps": warmups, "allocator_peak_bytes": replayed_peak(blocks, window),
+           "warmup_steps": warmups, "allocator_peak_bytes": peak,
            "allocator_peak_bytes_as_recorded": recorded, "gloo_frees_added": closed,
+           "unfreed_at_peak_bytes": sum(b.nbytes for b in blocks
+                                        if b.freed is None and b.allocated <= at),
            "tracker_peak_bytes": report.peak_bytes,
            "tracker_live_at_peak_bytes": report.live_at_peak_bytes}
     if args.events:
         row["events"] = window_events(prof, blocks, window)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"rank-{rank}.json").write_text(json.dumps(row, indent=1), encoding="utf-8")
-    dist.destroy_process_group()
     return 0
 
 
