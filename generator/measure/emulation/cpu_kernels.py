@@ -1,5 +1,6 @@
 """Show an estimate on fake tensors the memory of the CPU's fused LSTM kernel, of its
-oneDNN convolutions, and of the copies its elementwise kernels make of mixed-dtype inputs.
+oneDNN convolutions, of the copies its elementwise kernels make of mixed-dtype inputs, and of
+the flat copies gloo's collectives make (GLOO_COPIES; a rank of a sharded step).
 
 onednn_lstm.py gives the LSTM's bytes, onednn_conv_probes.py measures the convolutions',
 cpu_promotion.py names the copies; this module puts them where the estimate counts:
