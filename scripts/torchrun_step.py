@@ -175,7 +175,9 @@ def main(argv: list[str]) -> int:
            "unfreed_at_peak_bytes": sum(b.nbytes for b in blocks
                                         if b.freed is None and b.allocated <= at),
            "tracker_peak_bytes": report.peak_bytes,
-           "tracker_live_at_peak_bytes": report.live_at_peak_bytes}
+           "tracker_live_at_peak_bytes": report.live_at_peak_bytes,
+           "tracker_category_max_bytes": report.category_max_bytes,
+           "tracker_phase_max_bytes": report.phase_max_bytes}
     if args.events:
         row["events"] = window_events(prof, blocks, window)
     args.out.mkdir(parents=True, exist_ok=True)
