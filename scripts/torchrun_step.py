@@ -107,6 +107,8 @@ def replayed_peak(blocks, window: tuple[int, int]) -> tuple[int, int]:
                                [(b.freed, -b.nbytes) for b in blocks if b.freed is not None]):
         if when > end:
             break
+        if when >= start and total > peak:  # what was live as the window opened
+            peak, at = total, start
         total += change
         if when >= start and total > peak:
             peak, at = total, when
