@@ -5,8 +5,12 @@ question (generator/__init__.py exports them).
     measure_step(model, ..., backend="cpu" | "cuda")          -> Measurement
     Estimate.fits(gpu)                                        -> Verdict
     largest_batch(model, seq_len=, gpu= | memory=, ...)       -> LargestBatch
+    fewest_gpus(model, batch_size=, seq_len=, parallel=, gpu= | memory=, ...) -> FewestGpus
     levers(model, batch_size=, seq_len=, ...)                 -> LeverReport
     track(model, optimizer)                                   -> Tracking (a context manager)
+
+A step over several GPUs takes gpus= and parallel= (ddp, fsdp2, hsdp, tp, fsdp2-tp) among
+its options; every figure is then one GPU's, and a verdict says whether each GPU fits.
 
 `model` is a built-in name (`python -m generator models`), `hf:<hub id | config.json |
 folder>`, `"package.module:function"`, or a Python callable that returns `(model,
@@ -32,7 +36,7 @@ from generator.experiment.option import parse_size
 from generator.plan import levers as lever_registry
 from generator.plan.fit import Verdict
 from generator.plan.levers import Lever
-from generator.plan.search import largest_fitting
+from generator.plan.search import GPU_COUNTS, fewest_fitting, largest_fitting
 from generator.results.step import Estimate, Measurement, StepMemory, budget_bytes
 
 #: A model: a name, or a factory returning (model, make_batch, loss_fn).
@@ -123,6 +127,58 @@ def largest_batch(model: Model, *, seq_len: int, gpu: str | None = None,
     shown = search.largest or min(estimates)
     return LargestBatch(search.largest, search.capped,
                         {b: verdicts[b] for b in search.needed}, estimates[shown])
+
+
+@dataclass(frozen=True)
+class FewestGpus:
+    """The fewest GPUs, a power of two up to 1,024, on which a strategy fits each GPU."""
+
+    gpus: int
+    """0: not even 1,024 GPUs (or as many as the model can be split over) fit."""
+    tried: dict[int, Verdict | str]
+    """Every GPU count estimated, in the order estimated: its verdict, or why the model
+    cannot be split over that many."""
+    estimate: Estimate | None
+    """The estimate at `gpus` (at the largest count tried, when none fits; None when no
+    count could be estimated)."""
+
+
+def fewest_gpus(model: Model, *, batch_size: int, seq_len: int, parallel: str,
+                gpu: str | None = None, memory: int | str | None = None,
+                progress: Callable[[int, Estimate | None, Verdict | str], None] | None = None,
+                **options: Any) -> FewestGpus:
+    """The smallest number of GPUs (1, 2, 4, …, 1,024) over which `parallel` fits one rank
+    of the step in `gpu` or `memory` by the one rule, found by halving (plan/search.py says
+    why that holds); batch_size is each data-parallel rank's. `progress` is called with each
+    count as it is estimated."""
+    if gpu is None and memory is None:
+        raise ConfigError("fewest_gpus needs a gpu (e.g. 'H100') or a memory size to fit in")
+    if "gpus" in options:
+        raise ConfigError("fewest_gpus searches for the number of GPUs: give no gpus")
+    with _experiment(model, backend="estimate", batch_size=batch_size, seq_len=seq_len,
+                     gpu=gpu or "", parallel=parallel, gpus=GPU_COUNTS[-1], **options):
+        pass  # a bad option is refused here, before any estimate
+    if parallel == "none":
+        raise ConfigError("fewest_gpus needs a strategy to share the step: parallel ddp, "
+                          "fsdp2, hsdp, tp or fsdp2-tp")
+    estimates: dict[int, Estimate] = {}
+    tried: dict[int, Verdict | str] = {}
+
+    def fits(count: int) -> bool:
+        try:
+            estimates[count] = estimate(model, batch_size=batch_size, seq_len=seq_len,
+                                        gpu=gpu, parallel=parallel, gpus=count, **options)
+        except ConfigError as error:  # the model cannot be split over this many GPUs
+            tried[count] = str(error).splitlines()[0]
+        else:
+            tried[count] = estimates[count].fits(gpu, memory=memory)
+        if progress is not None:
+            progress(count, estimates.get(count), tried[count])
+        return isinstance(tried[count], Verdict) and tried[count].fits
+
+    found = fewest_fitting(fits)
+    shown = found or max(estimates, default=None)
+    return FewestGpus(found, tried, None if shown is None else estimates[shown])
 
 
 @dataclass(frozen=True)
@@ -274,6 +330,6 @@ def _budget(gpu: str | None, memory: int | str | None) -> int:
     return budget_bytes(gpus.find(gpu) if gpu is not None else None, memory)
 
 
-__all__ = ["Estimate", "LargestBatch", "LeverReport", "LeverRow", "Measurement",
-           "OutOfMemory", "StepMemory", "Verdict", "estimate", "largest_batch", "levers",
+__all__ = ["Estimate", "FewestGpus", "LargestBatch", "LeverReport", "LeverRow", "Measurement",
+           "OutOfMemory", "StepMemory", "Verdict", "estimate", "fewest_gpus", "largest_batch", "levers",
            "measure_step", "track"]

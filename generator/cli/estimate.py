@@ -1,6 +1,8 @@
 """The `estimate` command: what the API answers (generator/api.py), printed. One step
 estimated and whether it fits the GPU named (--gpu; --gpu-memory for any other size), the
-largest batch that fits (--largest-batch) and the levers that would lower it (--levers).
+largest batch that fits (--largest-batch), the fewest GPUs a strategy needs (--fewest-gpus)
+and the levers that would lower it (--levers). Over several GPUs (--gpus, --parallel) every
+figure is one GPU's.
 
 Every line is said as it comes (a search or the levers take a while), through `say`; with
 --json nothing is said and the answers are printed as one JSON object at the end: `result`
@@ -34,8 +36,21 @@ def run(args: argparse.Namespace) -> int:
     chosen = {name: getattr(args, name) for name, opt in options().items()
               if opt.cli and name not in _ASKED}
     gpu, memory = args.gpu or None, args.gpu_memory
-    if args.largest_batch and args.levers:
-        args.usage_error("--largest-batch and --levers are two questions: ask one at a time")
+    asked = [flag for flag, on in (("--largest-batch", args.largest_batch),
+                                   ("--fewest-gpus", args.fewest_gpus),
+                                   ("--levers", args.levers)) if on]
+    if len(asked) > 1:
+        args.usage_error(f"{' and '.join(asked)} are {len(asked)} questions: ask one at a time")
+    if args.fewest_gpus:
+        if gpu is None and memory is None:
+            args.usage_error("--fewest-gpus needs --gpu NAME or --gpu-memory SIZE, the memory "
+                             "each GPU has")
+        if args.gpus != 1:
+            args.usage_error("--fewest-gpus searches for the number of GPUs (1, 2, 4, … "
+                             "1024): give no --gpus")
+        if args.parallel == "none":
+            args.usage_error("--fewest-gpus needs --parallel: the strategy that shares the "
+                             "step (ddp, fsdp2, hsdp, tp, fsdp2-tp)")
     if args.largest_batch and gpu is None and memory is None:
         args.usage_error("--largest-batch needs --gpu NAME or --gpu-memory SIZE, the memory "
                          "to fit in")
@@ -45,12 +60,16 @@ def run(args: argparse.Namespace) -> int:
     say: Say = _silent if args.json else _say
     if args.largest_batch:
         answer = _largest_batch(model, args.seq_len, args.batch_size, gpu, memory, chosen, say)
+    elif args.fewest_gpus:
+        answer = _fewest_gpus(model, args.batch_size, args.seq_len, gpu, memory,
+                              {k: v for k, v in chosen.items() if k != "gpus"}, say)
     else:
         estimate = api.estimate(model, batch_size=args.batch_size, seq_len=args.seq_len,
                                 gpu=gpu, **chosen)
         verdict = _verdict(estimate, gpu, memory)
         print_estimate(estimate, verdict, say)
-        answer = {"result": estimate.to_dict(), "fits": _json(verdict)}
+        answer = {"result": estimate.to_dict(), "fits": _json(verdict),
+                  "per_gpu": per_gpu(estimate)}
         if args.levers:
             answer.update(_levers(model, args, gpu, memory, chosen, say))
     if args.json:
@@ -100,8 +119,8 @@ def print_estimate(estimate: Estimate, verdict: Verdict | None, say: Say = print
         " (transformers' choice)" if estimate.experiment.attention == "auto" else "")
     say(f"{data['parameter_count']:,} parameters{frozen}{ran}")
     for note in estimate.notes:
-        if note.id and note.id.startswith(("lora", "qlora")):  # adapters, 4-bit layers
-            say(str(note))
+        if note.id and note.id.startswith(("lora", "qlora", "parallel", "sharding")):
+            say(str(note))  # adapters, 4-bit layers, how the GPUs share the step
     say("")
     say(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
     for cat in CATEGORIES:
@@ -114,7 +133,7 @@ def print_estimate(estimate: Estimate, verdict: Verdict | None, say: Say = print
     if estimate.reserved_bytes is not None:
         print_allocator(estimate, say)
     if verdict is not None:
-        say(f"\n{fit_line(verdict)}")
+        say(f"\n{fit_line(verdict, each=bool(data.get('parallel')))}")
         if estimate.reserved_bytes is not None:
             say(RESERVED_IS_AN_UPPER_BOUND.en)
     for note in estimate.notes:
@@ -141,10 +160,24 @@ def print_allocator(estimate: Estimate, say: Say = print) -> None:
         f"   reserved + a CUDA context of {mib(low)} – {mib(high)}")
 
 
-def fit_line(verdict: Verdict) -> str:
+def fit_line(verdict: Verdict, *, each: bool = False) -> str:
     where = f"{verdict.gpu} ({format_bytes(verdict.memory_bytes)} for a process)" \
         if verdict.gpu else format_bytes(verdict.memory_bytes)
-    return f"fits in {where}: {verdict.word}, {verdict.reason}"
+    return f"{'each GPU ' if each else ''}fits in {where}: {verdict.word}, {verdict.reason}"
+
+
+def per_gpu(estimate: Estimate) -> dict[str, Any] | None:
+    """--json: one GPU's figures, which every rank of the job shares (parallel.py says
+    why), by rank; None on one GPU."""
+    layout = estimate.to_dict().get("parallel")
+    if not layout:
+        return None
+    return {"ranks": list(range(layout["gpus"])) if layout["gpus"] <= 64 else
+            f"0-{layout['gpus'] - 1}", "estimated_rank": layout["rank"],
+            "peak_bytes": estimate.peak_bytes, "allocated_bytes": estimate.allocated_bytes,
+            "reserved_bytes": estimate.reserved_bytes,
+            "nvidia_smi_bytes": (None if estimate.nvidia_smi_bytes is None
+                                 else list(estimate.nvidia_smi_bytes))}
 
 
 # -- the largest batch ---------------------------------------------------------------------------
@@ -187,6 +220,48 @@ def search_heading(estimate: Estimate, verdict: Verdict) -> str:
     return (f"{step_words(estimate, batch=False)} — the largest batch that fits in {where}, "
             f"{estimate.kind} with fake tensors, nothing allocated\na batch fits when {rule} "
             f"is within {format_bytes(verdict.memory_bytes)}\n  {'batch':>9}  {'needs':>16}")
+
+
+# -- the fewest GPUs ------------------------------------------------------------------------------
+def _fewest_gpus(model: str, batch: int, seq_len: int, gpu: str | None, memory: int | None,
+                 chosen: dict[str, Any], say: Say) -> dict[str, Any]:
+    """GPU count after GPU count, each said as it comes, then the whole estimate of one GPU
+    at the fewest that fit (at the most tried when none do)."""
+    where = gpu or format_bytes(memory)
+
+    def said(count: int, estimate: Estimate | None, verdict: Verdict | str) -> None:
+        if not said.heading:
+            said.heading = True
+            say(f"{model} · batch {batch} per rank · seq {seq_len} · {chosen['parallel']} — "
+                f"the fewest GPUs (1, 2, 4, … 1024) on which each GPU fits in {where}, "
+                f"estimated with fake tensors, nothing allocated\n  {'GPUs':>6}  "
+                f"{'one GPU needs':>16}  fits")
+        if isinstance(verdict, str):
+            say(f"  {count:>6,}  {'—':>16}  cannot: {verdict}")
+        else:
+            say(f"  {count:>6,}  {mib(verdict.needed_bytes):>16}  "
+                f"{WORD_TEXT[verdict.word].en}")
+    said.heading = False
+
+    found = api.fewest_gpus(model, batch_size=batch, seq_len=seq_len, gpu=gpu, memory=memory,
+                            progress=said, **chosen)
+    if found.gpus:
+        say(f"fewest GPUs on which {chosen['parallel']} fits each GPU in {where}: "
+            f"{found.gpus:,}" + (f" ({found.gpus // 2:,} do not)" if found.gpus > 1 else ""))
+    else:
+        say(f"no GPU count up to 1,024 fits each GPU in {where} with {chosen['parallel']}")
+    verdict = None
+    if found.estimate is not None:
+        verdict = found.tried[found.estimate.experiment.gpus]
+        say("")
+        print_estimate(found.estimate, verdict, say)
+    return {"fewest_gpus": found.gpus,
+            "tried": [{"gpus": n, "needed_bytes": v.needed_bytes, "fits": v.fits,
+                       "word": v.word} if isinstance(v, Verdict) else
+                      {"gpus": n, "cannot": v} for n, v in found.tried.items()],
+            "result": None if found.estimate is None else found.estimate.to_dict(),
+            "fits": _json(verdict), "per_gpu": None if found.estimate is None
+            else per_gpu(found.estimate)}
 
 
 # -- the levers ----------------------------------------------------------------------------------

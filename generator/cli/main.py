@@ -116,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     est.add_argument("--largest-batch", action="store_true",
                      help="with --gpu or --gpu-memory: estimate batch after batch to find the largest "
                           "that fits (from --batch-size if given, else 1)")
+    est.add_argument("--fewest-gpus", action="store_true",
+                     help="with --parallel and --gpu or --gpu-memory: the fewest GPUs (1, 2, "
+                          "4, … 1024) over which the strategy fits each GPU")
     est.add_argument("--levers", action="store_true",
                      help="then estimate each lever this step does not use yet "
                           "(checkpointing, SDPA, AMP, fused or 8-bit AdamW, gradient "

@@ -244,9 +244,8 @@ def lora_problems(exp: Any) -> list[str]:
     return problems
 
 
-#: The strategies that shard with FSDP2, and which of them may offload to the CPU.
+#: The strategies that shard with FSDP2.
 FSDP_STRATEGIES = ("fsdp2", "hsdp", "fsdp2-tp")
-OFFLOADING = ("fsdp2", "hsdp")
 #: The most GPUs a job is modelled with (a fake process group holds no memory per rank).
 MOST_GPUS = 2**20
 
@@ -285,9 +284,6 @@ def parallel_problems(exp: Any) -> list[str]:
         elif exp.precision in ("fp16", "bf16"):
             problems.append(f"fsdp_mixed_precision casts fp32 parameters; precision "
                             f"{exp.precision!r} makes them 16-bit already")
-    if exp.cpu_offload is True and strategy not in OFFLOADING:
-        problems.append(f"cpu_offload is FSDP2's CPUOffloadPolicy: it needs parallel fsdp2 "
-                        f"or hsdp, not {strategy!r}")
     if strategy != "none":
         if exp.backend != "estimate":
             problems.append(f"parallel {strategy!r} is estimated, on a fake process group: "

@@ -117,3 +117,24 @@ def _along(room: int, span: int, rise: int) -> int:
     whole batches: in floating point, as docs/assets/planning.js computes it (every figure is
     a whole number of bytes below 2**53, which a double holds exactly)."""
     return math.floor(float(room) * float(span) / float(rise))
+
+
+#: The GPU counts --fewest-gpus tries: powers of two, as jobs are laid out, up to 1,024.
+GPU_COUNTS = tuple(2**i for i in range(11))
+
+
+def fewest_fitting(fits: Callable[[int], bool | None], counts: tuple[int, ...] = GPU_COUNTS
+                   ) -> int:
+    """The smallest count in `counts` (ascending) for which fits(count) is True, by halving:
+    a rank's memory does not grow with the GPUs for any strategy (FSDP2 and tensor
+    parallelism split more finely, DDP stays the same), so the counts that fit are a tail.
+    fits() is None where the model cannot be split so (tensor parallelism past its heads):
+    such a count and every larger one count as not fitting. 0: none fits."""
+    low, high = 0, len(counts)  # counts[high] fits (high == len: none known to)
+    while low < high:
+        middle = (low + high) // 2
+        if fits(counts[middle]):
+            high = middle
+        else:
+            low = middle + 1
+    return counts[high] if high < len(counts) else 0

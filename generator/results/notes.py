@@ -181,11 +181,6 @@ CATALOGUE: dict[str, Words] = {
         "counted with the CUDA context",
         "NCCL：{communicators} 个通信器在缓存分配器之外占 {low:size} – {high:size}"
         "（每个 544 MiB – 1.6 GB，见 NVIDIA/nccl#964、#864），与 CUDA 上下文一起计入"),
-    "parallel_offload": Words(
-        "CPU offload: sharded parameters, gradients and optimizer state in host memory, not "
-        "counted; each unit's shards are copied to the GPU to be gathered",
-        "CPU 卸载：分片后的参数、梯度和优化器状态在主机内存里，不计入；每个单元的分片在聚合前"
-        "复制到 GPU"),
     "parallel_tp_plan": Words(
         "tensor parallelism: {plan} over {size} GPUs; each rank computes on the whole batch "
         "of its group",

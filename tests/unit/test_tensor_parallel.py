@@ -92,8 +92,9 @@ def test_each_split_linear_keeps_a_half_and_a_step_runs(world, name: str) -> Non
     apply_tensor_parallel(model, tp_mesh(2))
     split = 0
     for module_name, module in model.named_modules():
-        if not isinstance(module, nn.Linear) or not isinstance(module.weight, DTensor):
-            continue
+        if not isinstance(module, nn.Linear) or not isinstance(module.weight, DTensor) \
+                or all(p.is_replicate() for p in module.weight.placements):
+            continue  # whole: a replicated DTensor (tensor_parallel._replicate_the_rest)
         split += 1
         rows, cols = full[module_name]
         local = tuple(module.weight.to_local().shape)
@@ -104,6 +105,9 @@ def test_each_split_linear_keeps_a_half_and_a_step_runs(world, name: str) -> Non
     assert not isinstance(logits, DTensor)  # the head's output is gathered (or whole)
     for param_name, param in model.named_parameters():
         assert param.grad is not None, param_name
+        # every parameter a DTensor, split or replicated: foreach optimizers refuse a mix
+        assert isinstance(param, DTensor), param_name
+    torch.optim.AdamW(model.parameters(), foreach=True).step()
 
 
 def test_a_tied_head_stays_tied_to_the_vocabulary_parallel_embeddings(world) -> None:

@@ -101,12 +101,21 @@ class Sharding:
         """Whose tensor-parallel plan split the model, in words ("" without TP)."""
 
     def __call__(self, workload):
+        # FSDP2 over TP joins the two meshes, which fake tensors cannot (tensor_parallel.py)
+        from generator.measure.training.tensor_parallel import meshes_outside_fake_mode
+
+        with meshes_outside_fake_mode() if self.exp.parallel == "fsdp2-tp" \
+                else contextlib.nullcontext():
+            return self._share_out(workload)
+
+    def _share_out(self, workload):
         from dataclasses import replace
 
         exp, mesh, model = self.exp, self.mesh, workload.model
         if exp.parallel in ("tp", "fsdp2-tp"):
             from generator.measure.training.tensor_parallel import (
                 apply_tensor_parallel,
+                plan_source,
                 tp_problems,
             )
 
@@ -115,7 +124,8 @@ class Sharding:
             if problems:
                 raise ConfigError(f"{exp.model} cannot take parallel {exp.parallel} over "
                                   f"{tp_mesh.size()} GPUs: {'; '.join(problems)}")
-            self.tp_plan = apply_tensor_parallel(model, tp_mesh) or "the model's plan"
+            apply_tensor_parallel(model, tp_mesh)
+            self.tp_plan = plan_source(model)
         if exp.parallel == "ddp":
             if self.fake:
                 self.persistent = DDPBuckets(model).buffers
@@ -124,12 +134,9 @@ class Sharding:
 
                 workload = replace(workload, model=DistributedDataParallel(model))
         elif exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
-            fsdp_mesh = {"fsdp2": mesh, "hsdp": mesh, "fsdp2-tp": mesh["dp"] if
-                         "dp" in (mesh.mesh_dim_names or ()) else mesh}[exp.parallel]
-            with _meshes_joined(self.fake and exp.parallel == "fsdp2-tp"):
-                self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
-                                          reshard_after_forward=exp.reshard_after_forward,
-                                          offload=exp.cpu_offload)
+            fsdp_mesh = mesh["dp"] if exp.parallel == "fsdp2-tp" else mesh
+            self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
+                                      reshard_after_forward=exp.reshard_after_forward)
         return workload
 
     def _policy(self):
@@ -139,16 +146,6 @@ class Sharding:
             return MixedPrecisionPolicy()
         param, reduce = self.exp.fsdp_mixed_precision.split("/")
         return MixedPrecisionPolicy(param_dtype=DTYPES[param], reduce_dtype=DTYPES[reduce])
-
-
-def _meshes_joined(fake_2d: bool):
-    """fully_shard over a TP mesh joins the two meshes, which fails on fake tensors
-    (tensor_parallel.meshes_outside_fake_mode)."""
-    if not fake_2d:
-        return contextlib.nullcontext()
-    from generator.measure.training.tensor_parallel import meshes_outside_fake_mode
-
-    return meshes_outside_fake_mode()
 
 
 def communicators(exp) -> int:
@@ -177,8 +174,6 @@ def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
         found.append(note("parallel_fsdp_units", count=len(sharding.blocks),
                           first=sharding.blocks[0], reshard=exp.reshard_after_forward)
                      if sharding.blocks else note("parallel_root_only"))
-    if exp.cpu_offload:
-        found.append(note("parallel_offload"))
     if sharding.tp_plan:
         found.append(note("parallel_tp_plan", plan=sharding.tp_plan,
                           size=mesh_shape(exp)["tp"]))
@@ -217,22 +212,19 @@ def fsdp_units(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 
 def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
-                reshard_after_forward: bool = True, offload: bool = False,
-                bf16_params: bool = False) -> list[str]:
+                reshard_after_forward: bool = True, bf16_params: bool = False) -> list[str]:
     """Full sharding (ZeRO-3), or HSDP on a 2-D mesh: each transformer block (fsdp_units) is
     one FSDP2 unit, the root holds the rest (embeddings, final norm, head), as torchtitan and
     the FSDP2 tutorial do; the root keeps its weights gathered after forward (backward
     starts with them), as fully_shard's own default for the root does. bf16_params: the
     sharding study's FSDP2 policy, bf16 weights gathered and gradients reduced in fp32.
     Returns the blocks' names."""
-    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     if policy is None:
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
             if bf16_params else MixedPrecisionPolicy()
     options: dict[str, Any] = {"mesh": mesh, "mp_policy": policy}
-    if offload:
-        options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
     units = fsdp_units(model)
     for _, block in units:
         fully_shard(block, reshard_after_forward=reshard_after_forward, **options)

@@ -96,6 +96,12 @@ def _hf_plan(model: nn.Module) -> dict[str, str]:
     return plan
 
 
+def plan_source(model: nn.Module) -> str:
+    """Whose plan splits `model`, in words, for a result's notes."""
+    return ("transformers' own plan (base_model_tp_plan)" if _is_hf(model) else
+            "a Megatron-style plan (attention and MLP column- then row-parallel)")
+
+
 def _plan(model: nn.Module) -> dict[str, str] | None:
     return (_hf_plan(model) or None) if _is_hf(model) else _builtin_plan(model)
 
@@ -275,6 +281,42 @@ def apply_tensor_parallel(model: nn.Module, mesh) -> None:
             raise ValueError(f"{owner} and {user} share a weight, but the plan splits them "
                              "differently")
         second.weight = first.weight
+    _replicate_the_rest(model, mesh)
+
+
+def _replicate_the_rest(model: nn.Module, mesh) -> None:
+    """The parameters the plan leaves whole (norms; the built-in models' embeddings, GPT-2's
+    tied head) become replicated DTensors, as transformers' own `replicate` style makes
+    them: a module holding one reads its tensor inputs as replicated DTensors and gives its
+    outputs back as plain tensors. Without this an optimizer's foreach kernels refuse the
+    mix of DTensor and plain parameters. No copy is made (DTensor.from_local)."""
+    from torch.distributed.tensor import DTensor, Replicate, distribute_module
+    from torch.utils._pytree import tree_map
+
+    replicated: dict[int, nn.Parameter] = {}  # a weight two modules share stays one
+
+    def as_replicated(value):
+        return DTensor.from_local(value, mesh, [Replicate()], run_check=False) \
+            if isinstance(value, torch.Tensor) and not isinstance(value, DTensor) else value
+
+    def partition(_name: str, module: nn.Module, _mesh) -> None:
+        for name, param in list(module.named_parameters(recurse=False)):
+            if isinstance(param, DTensor):
+                continue
+            if id(param) not in replicated:
+                replicated[id(param)] = nn.Parameter(as_replicated(param.data),
+                                                     requires_grad=param.requires_grad)
+            module.register_parameter(name, replicated[id(param)])
+
+    def inputs(_module, args, _mesh):
+        return tree_map(as_replicated, args)
+
+    def outputs(_module, result, _mesh):
+        return tree_map(lambda v: v.to_local() if isinstance(v, DTensor) else v, result)
+
+    for module in list(model.modules()):
+        if any(not isinstance(p, DTensor) for p in module.parameters(recurse=False)):
+            distribute_module(module, mesh, partition, inputs, outputs)
 
 
 @contextlib.contextmanager
