@@ -83,8 +83,11 @@ def gap(estimate: int, real: int) -> float:
     return (estimate - real) / real
 
 
+# PyTorch's note that FSDP2 over TP hands out a view (the logits): nothing of memory
+@pytest.mark.filterwarnings("ignore:FSDP2-wrapped module")
 @pytest.mark.parametrize(("model", "n", "strategy"), [
-    pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=OPEN[case]))
+    pytest.param(*case, marks=pytest.mark.xfail(strict=True, raises=AssertionError,
+                                                reason=OPEN[case]))
     if case in OPEN else case for case in CASES])
 def test_estimate_matches_every_rank(model: str, n: int, strategy: str,
                                      tmp_path: Path) -> None:
