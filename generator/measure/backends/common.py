@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any, Callable
 
 from generator.experiment import Experiment
-from generator.measure.emulation.cpu_kernels import tracker_class
+from generator.measure.emulation.cpu_kernels import KernelBufferTracker, tracker_class
 from generator.measure.emulation.fake_build import fake_build
 from generator.measure.tracking.build_trace import built_in
 from generator.measure.tracking.sharded_tracker import ShardedMemoryTracker
@@ -20,6 +20,12 @@ from generator.measure.training.parallel import Sharding
 from generator.measure.training.quantize_4bit import weights_in
 from generator.measure.training.step import Trainer
 from generator.measure.training.workload import Workload
+
+
+class ShardedKernelBufferTracker(ShardedMemoryTracker, KernelBufferTracker):
+    """One rank's storages (ShardedMemoryTracker) and the buffers the CPU's kernels and
+    gloo's collectives hold while they run (KernelBufferTracker): a rank of an estimate of
+    the CPU."""
 
 
 def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None,
@@ -34,7 +40,9 @@ def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None,
                    blocks=trainer.workload.blocks, in_place_sums=in_place_sums,
                    state_on_host=state_on_host)
     if sharding is not None:
-        return ShardedMemoryTracker(trainer.workload.model, trainer.optimizer,
+        sharded = ShardedMemoryTracker if tracker_class() is MemoryTracker else \
+            ShardedKernelBufferTracker
+        return sharded(trainer.workload.model, trainer.optimizer,
                                     persistent=sharding.persistent,
                                     cast_category=sharding.cast_category, **options)
     return tracker_class()(trainer.workload.model, trainer.optimizer, **options)

@@ -1,5 +1,6 @@
 """Show an estimate on fake tensors the memory of the CPU's fused LSTM kernel, of its
-oneDNN convolutions, and of the copies its elementwise kernels make of mixed-dtype inputs.
+oneDNN convolutions, of the copies its elementwise kernels make of mixed-dtype inputs, and of
+the flat copies gloo's collectives make (GLOO_COPIES; a rank of a sharded step).
 
 onednn_lstm.py gives the LSTM's bytes, onednn_conv_probes.py measures the convolutions',
 cpu_promotion.py names the copies; this module puts them where the estimate counts:
@@ -77,6 +78,8 @@ def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
     promoted = promotion_buffers(func, args, kwargs)
     if promoted:
         return promoted
+    if func in GLOO_COPIES:
+        return [args[GLOO_COPIES[func]].untyped_storage().nbytes()]
     if func in onednn_conv_probes.PROBED:
         hidden = onednn_conv_probes.hidden_bytes(func, args, kwargs)
         return [hidden] if hidden else []
@@ -93,6 +96,17 @@ def kernel_buffers(func, args: tuple, kwargs: dict | None) -> list[int]:
         "contiguous" if grad.is_contiguous() else "strided",
         grad_hy=a.get("grad_hy") is not None, grad_cy=a.get("grad_cy") is not None,
         shared_states=hx.untyped_storage()._cdata == cx.untyped_storage()._cdata)
+
+
+#: The collectives of a sharded step (FSDP2's) that gloo, the CPU's process group
+#: (ProcessGroupGloo.cpp), runs through a flat buffer of its own, which the fake process group
+#: of an estimate does not: op → the argument whose size it has. Seen in the profiler's memory
+#: events of two gloo processes (PyTorch 2.13): `reduce_scatter_tensor` clones its input and
+#: all-reduces the clone (an input-sized block, freed once the exchange is done);
+#: `all_gather_into_tensor` gathers into an output-sized block and copies it out (one at a
+#: time: the call makes one and frees it, gloo's worker another). all_reduce works in place.
+c10d = torch.ops.c10d
+GLOO_COPIES = {c10d._reduce_scatter_base_.default: 1, c10d._allgather_base_.default: 0}
 
 
 #: What an estimate modelling CUDA leaves out of a model with recurrent layers. The CLI
