@@ -89,8 +89,7 @@ def study_to_result(study: Study) -> StudyResult:
 
 
 def study_result(study: Study, data: dict, *, error: str | None = None) -> StudyResult:
-    """A study's data wrapped with what the results store keeps beside it (study_to_result
-    here, scripts/torchrun_sharding.py under torchrun)."""
+    """A study's data wrapped with what the results store keeps beside it (study_to_result)."""
     from generator.measure import studies
     from generator.measure.environment import describe
 

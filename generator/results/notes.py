@@ -141,7 +141,8 @@ CATALOGUE: dict[str, Words] = {
         "layers not quantized: {kept:list}",
         "QLoRA：bitsandbytes {bitsandbytes} 把 {layers} 个线性层的权重存成 {quant_type}（每 "
         "{block} 个一块，双重量化），bnb_4bit_compute_dtype={dtype}；没有量化的线性层：{kept:list}"),
-    # -- DDP's buckets on a multi-GPU estimate; scripts/torchrun_sharding.py's real runs
+    # -- DDP's buckets on a multi-GPU estimate; the real runs of the sharding study, which
+    #    results stored before it was replaced by multi-GPU estimates may carry (migrate.py)
     "sharding_ddp_buckets": Words(
         "ddp: PyTorch's DistributedDataParallel cannot run on fake tensors; its gradient "
         "buckets are reproduced (25 MiB each, gradient_as_bucket_view=False)",

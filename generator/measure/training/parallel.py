@@ -25,11 +25,6 @@ from torch import nn
 from generator.errors import ConfigError
 from generator.experiment.option import group_size
 
-#: The study's precisions. amp-bf16 keeps fp32 master weights, gradients and optimizer state
-#: and computes in bf16 under autocast, DDP and FSDP2 alike; FSDP2's MixedPrecisionPolicy
-#: (bf16 weights gathered, gradients reduced in fp32, no autocast) is a strategy of its own
-#: (studies/sharding.regime).
-PRECISIONS = ("fp32", "amp-bf16")
 #: DDP's defaults: 25 MiB buckets (`bucket_cap_mb`), the first one 1 MiB
 #: (`dist._DEFAULT_FIRST_BUCKET_BYTES`) so that the first all-reduce starts early.
 BUCKET_CAP_BYTES = 25 * 2**20
@@ -73,16 +68,6 @@ def world(exp, *, fake: bool = True) -> Iterator[Any]:
             raise ConfigError(f"this job has {dist.get_world_size()} ranks, the experiment "
                               f"{exp.gpus} GPUs")
         yield init_device_mesh("cpu", tuple(shape.values()), mesh_dim_names=tuple(shape))
-
-
-@contextlib.contextmanager
-def fake_world(world_size: int) -> Iterator[object]:
-    """Rank 0 of a `world_size`-rank job on the fake process group, with its 1-D mesh (the
-    sharding study's)."""
-    from torch.distributed.device_mesh import init_device_mesh
-
-    with fake_process_group(world_size):
-        yield init_device_mesh("cpu", (world_size,))
 
 
 class Sharding:
@@ -217,19 +202,16 @@ def fsdp_units(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 
 def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
-                reshard_after_forward: bool = True, bf16_params: bool = False) -> list[str]:
+                reshard_after_forward: bool = True) -> list[str]:
     """Full sharding (ZeRO-3), or HSDP on a 2-D mesh: each transformer block (fsdp_units) is
     one FSDP2 unit, the root holds the rest (embeddings, final norm, head), as torchtitan and
     the FSDP2 tutorial do; the root keeps its weights gathered after forward (backward
-    starts with them), as fully_shard's own default for the root does. bf16_params: the
-    sharding study's FSDP2 policy, bf16 weights gathered and gradients reduced in fp32.
-    Returns the blocks' names."""
+    starts with them), as fully_shard's own default for the root does. policy: FSDP2's
+    MixedPrecisionPolicy (None: its default, the parameters' own dtype). Returns the blocks'
+    names."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    if policy is None:
-        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
-            if bf16_params else MixedPrecisionPolicy()
-    options: dict[str, Any] = {"mesh": mesh, "mp_policy": policy}
+    options: dict[str, Any] = {"mesh": mesh, "mp_policy": policy or MixedPrecisionPolicy()}
     units = fsdp_units(model)
     for _, block in units:
         fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
