@@ -172,14 +172,20 @@ CATALOGUE: dict[str, Words] = {
         "FSDP2：没有找到重复的模块，根模块是唯一的单元，权重整体聚合"),
     "parallel_nccl": Words(
         "NCCL: {communicators} communicator(s) hold {low:size} – {high:size} outside the "
-        "caching allocator (per communicator 544 MiB – 1.6 GB, NVIDIA/nccl#964, #864), "
-        "counted with the CUDA context",
+        "caching allocator (per communicator 544 MiB – 1.49 GiB, NVIDIA/nccl#964, "
+        "#864), counted with the CUDA context",
         "NCCL：{communicators} 个通信器在缓存分配器之外占 {low:size} – {high:size}"
-        "（每个 544 MiB – 1.6 GB，见 NVIDIA/nccl#964、#864），与 CUDA 上下文一起计入"),
-    "parallel_tp_plan": Words(
-        "tensor parallelism: {plan} over {size} GPUs; each rank computes on the whole batch "
-        "of its group",
-        "张量并行：{plan}，{size} 块 GPU；同组的每张卡都处理整批数据"),
+        "（每个 544 MiB – 1.49 GiB，见 NVIDIA/nccl#964、#864），与 CUDA 上下文一起计入"),
+    "parallel_tp_plan_transformers": Words(
+        "tensor parallelism: transformers' own plan (the model's base_model_tp_plan) over "
+        "{size} GPUs; each rank computes on the whole batch of its group",
+        "张量并行：按 transformers 自带的切分方案（模型的 base_model_tp_plan），{size} 块 GPU；"
+        "同组的每张卡都处理整批数据"),
+    "parallel_tp_plan_megatron": Words(
+        "tensor parallelism: a Megatron-style plan (attention and MLP split by columns, then "
+        "by rows) over {size} GPUs; each rank computes on the whole batch of its group",
+        "张量并行：Megatron 式切分（注意力和 MLP 先按列切、再按行切），{size} 块 GPU；"
+        "同组的每张卡都处理整批数据"),
 }
 #: How a list of names is joined, by language.
 _LIST = {"en": ", ", "zh": "、"}

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from page_checks import prose, site_inputs, svg_texts
 
 from generator.plan.gpus import CATALOGUE
-from generator.results.reference_runs import held_out_sources
+from generator.results.reference_runs import held_out_sources, multi_gpu_held_out
 from generator.site import figures as figure_views
 from generator.site.figures import FigureView
 from generator.site.labels import BACKEND_LABELS
@@ -269,6 +269,7 @@ def test_decimal_units_only_quote_the_article_or_stand_beside_our_binary_figure(
         # is the start of "A100-SXM4-40GB")
         names = {n for g in CATALOGUE for n in (g.name, g.short_name)}
         names |= {n for s in held_out_sources() for n in (s.gpu, gpu_name(s))}  # theirs too
+        names |= {n for p in multi_gpu_held_out() for n in (p.gpu, p.gpu.removeprefix("NVIDIA "))}
         for name in sorted(names, key=len, reverse=True):
             text = text.replace(name, "")
         for found in DECIMAL.finditer(text):

@@ -88,7 +88,7 @@ def test_the_page_prints_each_point_and_each_row_not_estimated(lang: str) -> Non
         assert f"{point.published_gib:.1f}" in text and gib(row["estimated"]) in text
         assert f"{row['ratio']:.3f}" in text and row["commit"][:10] in text
     assert ctx["multi_gpu"]["said"][lang] in text
-    assert ("measured on H100 96GB HBM2e" if lang == "en" else "在 H100 96GB HBM2e 上实测") \
+    assert ("measured on a GPU: H100 96GB HBM2e" if lang == "en" else "GPU 实测：H100 96GB HBM2e") \
         in text
     assert ("Estimated for H100 80GB HBM3" if lang == "en" else "模拟 H100 80GB HBM3") in text
     for other in ctx["multi_gpu"]["others"]:

@@ -83,7 +83,7 @@ def test_the_page_prints_the_fixture_numbers(context):
             assert f"**{gib(row['reserved_bytes'])}**" in text
         assert "figures/scale-lines-gpt2-small" in text and "figures/scale-gpt2-small" in text
         assert {"en": "stops falling", "zh": "不再下降"}[lang] in text
-        assert {"en": "none was measured", "zh": "没有一个是实际运行得到的"}[lang] in text
+        assert {"en": "none comes from a run on a GPU", "zh": "没有一个是实际运行得到的"}[lang] in text
         assert {"en": "measured on", "zh": "实测"}[lang] not in text
         assert "NCCL" in text and "nccl/issues/864" in text
 

@@ -95,7 +95,7 @@ def test_ddp_keeps_a_replica_and_buckets_of_its_gradients() -> None:
 def test_tensor_parallelism_splits_the_blocks_and_refuses_what_does_not_divide() -> None:
     rank = on_cpu(gpus=2, parallel="tp")
     assert parameter_bytes(2) < rank.category_max["parameters"] < parameter_bytes()
-    assert any(n.id == "parallel_tp_plan" for n in rank.notes)
+    assert any(n.id == "parallel_tp_plan_megatron" for n in rank.notes)
     with pytest.raises(ConfigError, match="4 attention heads do not split evenly over 8 "
                                           "ranks"):
         on_cpu(gpus=8, parallel="tp")

@@ -88,7 +88,8 @@ class Sharding:
         self.blocks: list[str] = []
         """The modules FSDP2 made units of, by name (the root is one more)."""
         self.tp_plan = ""
-        """Whose tensor-parallel plan split the model, in words ("" without TP)."""
+        """Whose tensor-parallel plan split the model (tensor_parallel.plan_source; "" without
+        TP)."""
 
     def __call__(self, workload):
         # FSDP2 over TP joins the two meshes, which fake tensors cannot (tensor_parallel.py)
@@ -165,8 +166,7 @@ def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
                           first=sharding.blocks[0], reshard=exp.reshard_after_forward)
                      if sharding.blocks else note("parallel_root_only"))
     if sharding.tp_plan:
-        found.append(note("parallel_tp_plan", plan=sharding.tp_plan,
-                          size=mesh_shape(exp)["tp"]))
+        found.append(note(f"parallel_tp_plan_{sharding.tp_plan}", size=mesh_shape(exp)["tp"]))
     if cuda:
         low, high = communicator_bytes(communicators(exp))
         found.append(note("parallel_nccl", communicators=communicators(exp), low=low,

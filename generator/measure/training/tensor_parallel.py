@@ -97,9 +97,9 @@ def _hf_plan(model: nn.Module) -> dict[str, str]:
 
 
 def plan_source(model: nn.Module) -> str:
-    """Whose plan splits `model`, in words, for a result's notes."""
-    return ("transformers' own plan (base_model_tp_plan)" if _is_hf(model) else
-            "a Megatron-style plan (attention and MLP column- then row-parallel)")
+    """Whose plan splits `model`: "transformers" (the model's own) or "megatron" (this
+    module's, for the built-in transformers); a result's notes name it."""
+    return "transformers" if _is_hf(model) else "megatron"
 
 
 def _plan(model: nn.Module) -> dict[str, str] | None:

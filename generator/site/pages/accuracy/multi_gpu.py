@@ -20,7 +20,7 @@ from generator.words import Words
 
 _TEXT: dict[str, Words] = {
     "job": Words("Job (one GPU of it)", "任务（其中一块 GPU）"),
-    "published": Words("Published, measured on {gpu} (GiB)", "公开数字，在 {gpu} 上实测 (GiB)"),
+    "published": Words("Published, measured on a GPU: {gpu} (GiB)", "公开数字，GPU 实测：{gpu} (GiB)"),
     "estimated": Words("Estimated for {gpu}: reserved peak (GiB)",
                        "估算（模拟 {gpu}）：已预留峰值 (GiB)"),
     "ratio": Words("Estimate ÷ published", "估算 ÷ 公开数字"),
