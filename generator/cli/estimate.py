@@ -156,9 +156,8 @@ def print_allocator(estimate: Estimate, say: Say = print) -> None:
     if allocator.get("freed_while_building_bytes") is not None:  # --built-on-device
         say(f"  freed building  {mib(allocator['freed_while_building_bytes']):>14}   while the "
             "model was built on the GPU; cached for the steps")
-    nccl = " with NCCL's buffers" if allocator.get("communicator_bytes") else ""
     say(f"  nvidia-smi      {mib(shown_low)} – {mib(shown_high)}"
-        f"   reserved + a CUDA context{nccl} of {mib(low)} – {mib(high)}")
+        f"   reserved + a {estimate.context_name} of {mib(low)} – {mib(high)}")
 
 
 def fit_line(verdict: Verdict, *, each: bool = False) -> str:
@@ -214,9 +213,7 @@ def _largest_batch(model: str, seq_len: int, first: int | None, gpu: str | None,
 
 
 def search_heading(estimate: Estimate, verdict: Verdict) -> str:
-    nccl = " with NCCL's buffers" if (estimate.to_dict().get("allocator") or {}).get(
-        "communicator_bytes") else ""
-    rule = (f"the reserved peak plus a CUDA context{nccl} of up to "
+    rule = (f"the reserved peak plus a {estimate.context_name} of up to "
             f"{mib(verdict.needed_bytes - estimate.reserved_bytes)}"
             if estimate.reserved_bytes is not None else "the peak of the step's tensors")
     where = verdict.gpu or format_bytes(verdict.memory_bytes)

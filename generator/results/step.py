@@ -67,6 +67,13 @@ class StepMemory:
         """Estimated or measured, and for which device, as every number must say."""
         raise NotImplementedError
 
+    @property
+    def context_name(self) -> str:
+        """What the context's range holds, in words: a multi-GPU rank's holds NCCL's
+        communicators too (allocator_replay.predict_on)."""
+        nccl = (self._data.get("allocator") or {}).get("communicator_bytes")
+        return "CUDA context with NCCL's buffers" if nccl else "CUDA context"
+
     def to_dict(self) -> StepResult:
         """The result exactly as the results store keeps it (a copy)."""
         return copy.deepcopy(dict(self._data))
@@ -111,11 +118,9 @@ class StepMemory:
                               "memory size to judge it against")
         allocated, reserved, context = self._figures_on(target)
         named = target is not None and (gpu is not None or memory is None)
-        nccl = bool((self._data.get("allocator") or {}).get("communicator_bytes"))
         return fit.judge(budget_bytes(target, memory), allocated=allocated, reserved=reserved,
                          context=context, gpu=target.name if named else None,
-                         context_name="CUDA context with NCCL's buffers" if nccl
-                         else "CUDA context")
+                         context_name=self.context_name)
 
     def _own_gpu(self) -> gpus.GPU | None:
         try:
