@@ -257,6 +257,14 @@ class Experiment:
              "weights gathered in bf16, gradients reduced in fp32); none: the parameters' "
              "dtype (default)")
     """FSDP2's MixedPrecisionPolicy (param/reduce dtypes); none: its default."""
+    cpu_offload: bool = option(
+        False, step_option=True, tag=lambda v: "offload", label=lambda v: "CPU offload",
+        words=lambda v: Words("parameters, gradients and optimizer state offloaded to the CPU",
+                              "参数、梯度和优化器状态卸载到 CPU"),
+        help="fsdp2, hsdp, fsdp2-tp: FSDP2's CPUOffloadPolicy: the sharded parameters, "
+             "gradients and optimizer state live in host memory, the optimizer steps on the "
+             "CPU")
+    """FSDP2's CPUOffloadPolicy: shards in host memory, copied to the GPU to be gathered."""
     tracked: bool = option(
         False, cli=False,
         help="a user's own step, tracked by generator.track(): the tool did not build it, "

@@ -287,6 +287,13 @@ def parallel_problems(exp: Any) -> list[str]:
         elif exp.precision in ("fp16", "bf16"):
             problems.append(f"fsdp_mixed_precision casts fp32 parameters; precision "
                             f"{exp.precision!r} makes them 16-bit already")
+    if exp.cpu_offload is True:
+        if strategy not in FSDP_STRATEGIES:
+            problems.append(f"cpu_offload is FSDP2's CPUOffloadPolicy: it needs parallel "
+                            f"fsdp2, hsdp or fsdp2-tp, not {strategy!r}")
+        elif exp.device == "cpu":
+            problems.append("cpu_offload moves FSDP2's shards from the GPU to host memory; "
+                            "a step modelled on the CPU holds them there already")
     if strategy != "none":
         if exp.backend != "estimate":
             problems.append(f"parallel {strategy!r} is estimated, on a fake process group: "

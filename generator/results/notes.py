@@ -170,6 +170,17 @@ CATALOGUE: dict[str, Words] = {
         "FSDP2: no repeated blocks found, so the root is the only unit and its weights are "
         "gathered whole",
         "FSDP2：没有找到重复的模块，根模块是唯一的单元，权重整体聚合"),
+    "parallel_offload": Words(
+        "CPU offload (FSDP2's CPUOffloadPolicy): this rank's sharded parameters, gradients and "
+        "optimizer state are in host memory, not counted here; each unit's shards are copied "
+        "to the GPU to be gathered, each gradient shard back to the host, and the optimizer "
+        "steps on the CPU. Host memory per rank as the optimizer starts: {host:size}, of it "
+        "{pinned:size} pinned (PyTorch's pinned allocator rounds each tensor up to a power of "
+        "two), plus the optimizer's temporaries",
+        "CPU 卸载（FSDP2 的 CPUOffloadPolicy）：本 rank 分片后的参数、梯度和优化器状态在主机内存"
+        "里，这里不计入；每个单元的分片在聚合前复制到 GPU，梯度分片再复制回主机，优化器在 CPU 上"
+        "更新。优化器开始时每个 rank 占主机内存 {host:size}，其中锁页内存 {pinned:size}"
+        "（PyTorch 的锁页分配器把每个张量向上取整到 2 的幂），另加优化器的临时张量"),
     "parallel_nccl": Words(
         "NCCL: {communicators} communicator(s) hold {low:size} – {high:size} outside the "
         "caching allocator (per communicator 544 MiB – 1.49 GiB, NVIDIA/nccl#964, "

@@ -15,6 +15,8 @@ import generator as g
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.measure.models import resolve_model
+from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES, round_up
+from generator.measure.training.cpu_offload import pinned_bytes
 from generator.measure.training.parallel import mesh_shape
 from generator.plan.gpus import communicator_bytes
 from generator.plan.search import GPU_COUNTS, fewest_fitting
@@ -39,6 +41,9 @@ FLOAT = 4
     ({"gpus": 2, "parallel": "tp", "lora_rank": 4}, "LoRA is not modelled with tensor "
                                                    "parallelism"),
     ({"gpus": 2**21, "parallel": "fsdp2"}, "more than the 1,048,576 GPUs modelled"),
+    ({"gpus": 2, "parallel": "ddp", "cpu_offload": True}, "cpu_offload is FSDP2's"),
+    ({"gpus": 2, "parallel": "fsdp2", "cpu_offload": True, "device": "cpu"},
+     "a step modelled on the CPU holds them there already"),
 ])
 def test_each_wrong_combination_is_refused_in_one_line(options: dict, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
@@ -81,8 +86,29 @@ def test_fsdp2_leaves_a_rank_its_padded_shards_and_the_gathered_root() -> None:
     assert rank.peak_bytes < one.peak_bytes
     layout = rank.to_dict()["parallel"]
     assert layout == {"strategy": "fsdp2", "gpus": 4, "mesh": {"dp": 4}, "rank": 0,
-                      "fsdp_blocks": 2, "batch_per_rank": 2, "data_parallel_ranks": 4}
+                      "fsdp_blocks": 2, "host_bytes": None, "batch_per_rank": 2,
+                      "data_parallel_ranks": 4}
     assert not dist.is_initialized()  # the fake process group is gone with the estimate
+
+
+def test_cpu_offload_leaves_the_gpu_what_it_gathers_and_computes() -> None:
+    kept = g.estimate(**TINY, gpus=4, parallel="fsdp2")
+    offloaded = g.estimate(**TINY, gpus=4, parallel="fsdp2", cpu_offload=True)
+    buffers = sum(b.numel() * b.element_size()
+                  for b in resolve_model("llama-tiny").build().model.buffers())
+    assert offloaded.category_max["parameters"] == round_up(buffers, CUDA_BLOCK_BYTES)
+    assert offloaded.category_max["optimizer_state"] == 0
+    assert offloaded.category_max["activations"] == kept.category_max["activations"]
+    # the shards copied to the GPU to be gathered come on top of the gathered weights
+    assert offloaded.category_max["comm_buffers"] > kept.category_max["comm_buffers"]
+    assert offloaded.peak_bytes < kept.peak_bytes
+    # the host holds each parameter's and gradient's shard pinned (rounded up to a power of
+    # two), AdamW's two moments and its step count
+    shards = [math.ceil(p.shape[0] / 4) * (p.numel() // p.shape[0]) * FLOAT
+              for p in resolve_model("llama-tiny").build().model.parameters()]
+    assert offloaded.to_dict()["parallel"]["host_bytes"] == sum(
+        2 * pinned_bytes(shard) + 2 * shard + FLOAT for shard in shards)
+    assert any(n.id == "parallel_offload" for n in offloaded.notes)
 
 
 def test_ddp_keeps_a_replica_and_buckets_of_its_gradients() -> None:

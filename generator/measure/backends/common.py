@@ -43,8 +43,8 @@ def new_tracker(trainer: Trainer, *, round_bytes: int, device_type: str | None,
         sharded = ShardedMemoryTracker if tracker_class() is MemoryTracker else \
             ShardedKernelBufferTracker
         return sharded(trainer.workload.model, trainer.optimizer,
-                                    persistent=sharding.persistent,
-                                    cast_category=sharding.cast_category, **options)
+                       persistent=sharding.persistent, cast_category=sharding.cast_category,
+                       host=sharding.host, **options)
     return tracker_class()(trainer.workload.model, trainer.optimizer, **options)
 
 

@@ -60,6 +60,8 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
     with contextlib.ExitStack() as scoped:  # every patch of torch or transformers, undone
         mesh = scoped.enter_context(parallel.world(exp))  # None on one GPU
         sharding = parallel.Sharding(exp, mesh, fake=True) if mesh is not None else None
+        if sharding is not None:
+            scoped.enter_context(sharding.copies_modelled())
         scoped.enter_context(quiet(FAKE_TENSOR_LOG))
         scoped.enter_context(fake_kernel_gaps.installed())
         scoped.enter_context(FakeTensorMode())

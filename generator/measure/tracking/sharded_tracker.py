@@ -16,6 +16,9 @@ Three things differ from a single-device step, and each would miscount one rank'
    are labelled when the optimizer is about to read them (a step pre-hook); a label holds for
    a storage's whole life, so they count as gradients from the reduce-scatter on.
 
+With FSDP2's CPU offload, the storages a `host` (training/cpu_offload.HostMemory) holds are
+not this GPU's: the tracker leaves them out, and the optimizer's step (on the CPU) with them.
+
 `comm_buffers` is the category of FSDP2's gathered weights and DDP's gradient buckets
 (registered as persistent buffers); a single-device step has none. It ranks between autocast
 copies and gradients (tracker.PRECEDENCE): gathered weights stay communication buffers when
@@ -54,19 +57,24 @@ class ShardedMemoryTracker(MemoryTracker):
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *,
                  persistent: Iterable[torch.Tensor] = (),
-                 cast_category: str = "autocast_copies", **options: Any) -> None:
+                 cast_category: str = "autocast_copies", host: Any = None,
+                 **options: Any) -> None:
         """persistent: buffers that outlive the step (DDP's buckets), counted from its start.
         cast_category: the label of low-precision copies of parameters; FSDP2's mixed
         precision casts each shard before the all-gather, a communication buffer.
-        options: MemoryTracker's."""
+        host: FSDP2's CPU offload's HostMemory (None: no offload). options: MemoryTracker's."""
         super().__init__(model, optimizer, **options)
         self._persistent = list(persistent)
         self._cast_category = cast_category
+        self._host = host
 
     def __enter__(self) -> "ShardedMemoryTracker":
         for tensor in self._persistent:
             self.label(tensor, "comm_buffers", born=0)
         self.on_exit(self.optimizer.register_step_pre_hook(self._label_gradients).remove)
+        if self._host is not None:  # the optimizer steps on the CPU
+            self.on_exit(self.optimizer.register_step_pre_hook(self._host.begin_step).remove)
+            self.on_exit(self.optimizer.register_step_post_hook(self._host.end_step).remove)
         self.on_exit(_intercept_resize(self))
         return super().__enter__()
 
@@ -82,6 +90,12 @@ class ShardedMemoryTracker(MemoryTracker):
         if category == "autocast_copies":
             category = self._cast_category
         super().label(tensor, category, born=born, module=module)
+
+    def label_storage(self, storage: torch.UntypedStorage, category: str,
+                      **options: Any) -> None:
+        """As MemoryTracker.label_storage, for the GPU's storages only (see `host`)."""
+        if self._host is None or not self._host.holds(storage):
+            super().label_storage(storage, category, **options)
 
     def _is_parameter(self, tensor) -> bool:
         """A parameter's storage, or FSDP2's gathered weights (communication buffers): under

@@ -280,8 +280,21 @@ def label_saved(outputs: object) -> None:
     op's outputs kept for backward where no saved-tensor hook sees them (selective
     checkpointing caches them behind checkpointing's own hooks). Called from within a
     dispatch mode above the trackers, which are then on the mode stack."""
-    for mode in _get_current_dispatch_mode_stack():
-        if isinstance(mode, MemoryTracker):
-            for tensor in tree_flatten(outputs)[0]:
-                if isinstance(tensor, torch.Tensor):
-                    mode._on_saved(tensor)
+    for tracker in _watching():
+        for tensor in tree_flatten(outputs)[0]:
+            if isinstance(tensor, torch.Tensor):
+                tracker._on_saved(tensor)
+
+
+def label_for_trackers(outputs: object, category: str) -> None:
+    """Label the tensors in `outputs` `category` for every tracker watching the step: a
+    tensor whose role the ops that made it do not tell (e.g. a modelled copy to the GPU)."""
+    for tracker in _watching():
+        for tensor in tree_flatten(outputs)[0]:
+            if isinstance(tensor, torch.Tensor):
+                tracker.label(tensor, category)
+
+
+def _watching() -> list[MemoryTracker]:
+    return [mode for mode in _get_current_dispatch_mode_stack()
+            if isinstance(mode, MemoryTracker)]

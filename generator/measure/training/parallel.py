@@ -76,7 +76,8 @@ class Sharding:
     tensor parallelism first, then FSDP2 or DDP. Afterwards `persistent` holds the buffers
     that outlive the step (DDP's buckets) and `cast_category` the label of low-precision
     copies of parameters (FSDP2's policy casts shards before the all-gather: communication
-    buffers). fake: on fake tensors DDP's C++ reducer cannot run (it reads parameter data),
+    buffers), and `host` what FSDP2's CPU offload keeps in host memory (cpu_offload.py; None
+    without it). fake: on fake tensors DDP's C++ reducer cannot run (it reads parameter data),
     so its buckets are reproduced (DDPBuckets); a real run wraps the model in
     DistributedDataParallel."""
 
@@ -88,6 +89,13 @@ class Sharding:
         self.blocks: list[str] = []
         """The modules FSDP2 made units of, by name (the root is one more)."""
         self.tp_plan = ""
+        self.host = None
+        if exp.cpu_offload:
+            from generator.measure.training.cpu_offload import HostMemory
+
+            # CUDA pins the host copies (the policy's default); fake tensors cannot be
+            # pinned, and the pinned allocator's rounding is HostMemory's to add
+            self.host = HostMemory(pinned=True)
         """Whose tensor-parallel plan split the model (tensor_parallel.plan_source; "" without
         TP)."""
 
@@ -127,8 +135,22 @@ class Sharding:
         elif exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
             fsdp_mesh = mesh["dp"] if exp.parallel == "fsdp2-tp" else mesh
             self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
-                                      reshard_after_forward=exp.reshard_after_forward)
+                                      reshard_after_forward=exp.reshard_after_forward,
+                                      offload=self.host is not None)
+            if self.host is not None:
+                from generator.measure.training.cpu_offload import offload_parameters
+
+                offload_parameters(model, self.host)
         return workload
+
+    def copies_modelled(self) -> contextlib.AbstractContextManager:
+        """On fake tensors, the copies FSDP2's CPU offload makes between host and GPU
+        (cpu_offload.copies_modelled); nothing to do without offload."""
+        if self.host is None or not self.fake:
+            return contextlib.nullcontext()
+        from generator.measure.training.cpu_offload import copies_modelled
+
+        return copies_modelled(self.host)
 
     def _policy(self):
         from torch.distributed.fsdp import MixedPrecisionPolicy
@@ -149,6 +171,7 @@ def layout(exp, sharding: Sharding) -> dict[str, Any]:
     """What a result keeps of how the step was shared out."""
     return {"strategy": exp.parallel, "gpus": exp.gpus, "mesh": mesh_shape(exp),
             "rank": 0, "fsdp_blocks": len(sharding.blocks),
+            "host_bytes": None if sharding.host is None else sharding.host.held_at_optimizer[0],
             "batch_per_rank": exp.batch_size,
             "data_parallel_ranks": exp.gpus // mesh_shape(exp).get("tp", 1)}
 
@@ -165,6 +188,9 @@ def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
         found.append(note("parallel_fsdp_units", count=len(sharding.blocks),
                           first=sharding.blocks[0], reshard=exp.reshard_after_forward)
                      if sharding.blocks else note("parallel_root_only"))
+    if sharding.host is not None:
+        host, pinned = sharding.host.held_at_optimizer
+        found.append(note("parallel_offload", host=host, pinned=pinned))
     if sharding.tp_plan:
         found.append(note(f"parallel_tp_plan_{sharding.tp_plan}", size=mesh_shape(exp)["tp"]))
     if cuda:
@@ -202,16 +228,19 @@ def fsdp_units(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 
 def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
-                reshard_after_forward: bool = True) -> list[str]:
+                reshard_after_forward: bool = True, offload: bool = False) -> list[str]:
     """Full sharding (ZeRO-3), or HSDP on a 2-D mesh: each transformer block (fsdp_units) is
     one FSDP2 unit, the root holds the rest (embeddings, final norm, head), as torchtitan and
     the FSDP2 tutorial do; the root keeps its weights gathered after forward (backward
     starts with them), as fully_shard's own default for the root does. policy: FSDP2's
-    MixedPrecisionPolicy (None: its default, the parameters' own dtype). Returns the blocks'
+    MixedPrecisionPolicy (None: its default, the parameters' own dtype). offload: FSDP2's
+    CPUOffloadPolicy (unpinned: these are a fake run's CPU tensors). Returns the blocks'
     names."""
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
 
     options: dict[str, Any] = {"mesh": mesh, "mp_policy": policy or MixedPrecisionPolicy()}
+    if offload:
+        options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
     units = fsdp_units(model)
     for _, block in units:
         fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
