@@ -1,12 +1,23 @@
-"""A GPT-2-style model small enough for several CPU processes at once (tests/slow/
+"""Factory models of the multi-GPU tests, named `torchrun_models:FUNCTION` with tests/ on the
+path: a GPT-2-style model small enough for several CPU processes at once (tests/slow/
 test_torchrun_cpu.py): the built-in GPT-2 (fused qkv, tied head, GELU MLP, dropout), 2 blocks
-of width 64 with 4 heads and a 1000-token vocabulary; named `torchrun_models:gpt2_tiny` with
-tests/ on the path."""
+of width 64 with 4 heads and a 1000-token vocabulary; and the model of PyTorch's FSDP2 memory
+test (tests/unit/test_fsdp2_memory_bounds.py)."""
 
 from generator.measure.models.gpt2 import GPT2Config, build_gpt2
+from generator.measure.models.llama import LlamaConfig, build_llama
 from generator.measure.training.workload import Workload
 
 
 def gpt2_tiny() -> Workload:
     return build_gpt2(GPT2Config(vocab_size=1000, hidden_size=64, num_layers=2, num_heads=4,
                                  intermediate_size=256, max_position_embeddings=128))
+
+
+def fsdp2_memory_test_model() -> Workload:
+    """The shape of the Transformer in PyTorch's own FSDP2 memory test
+    (test/distributed/_composable/fsdp/test_fully_shard_memory.py): 3 blocks of width 768,
+    12 heads, a 32-token vocabulary, untied head; as the built-in LLaMA (its SwiGLU of 2048
+    holds as many weights as that test's GELU MLP of 3072)."""
+    return build_llama(LlamaConfig(vocab_size=32, hidden_size=768, num_layers=3, num_heads=12,
+                                   intermediate_size=2048, max_position_embeddings=16))
