@@ -167,17 +167,17 @@ def fit_line(verdict: Verdict, *, each: bool = False) -> str:
 
 
 def per_gpu(estimate: Estimate) -> dict[str, Any] | None:
-    """--json: one GPU's figures, which every rank of the job shares (parallel.py says
-    why), by rank; None on one GPU."""
+    """--json: one GPU's figures, which each of the job's `gpus` ranks shares (parallel.py
+    says why), and the host memory a rank holds under CPU offload; None on one GPU."""
     layout = estimate.to_dict().get("parallel")
     if not layout:
         return None
-    return {"ranks": list(range(layout["gpus"])) if layout["gpus"] <= 64 else
-            f"0-{layout['gpus'] - 1}", "estimated_rank": layout["rank"],
+    return {"gpus": layout["gpus"], "estimated_rank": layout["rank"],
             "peak_bytes": estimate.peak_bytes, "allocated_bytes": estimate.allocated_bytes,
             "reserved_bytes": estimate.reserved_bytes,
             "nvidia_smi_bytes": (None if estimate.nvidia_smi_bytes is None
-                                 else list(estimate.nvidia_smi_bytes))}
+                                 else list(estimate.nvidia_smi_bytes)),
+            "host_bytes": layout["host_bytes"]}
 
 
 # -- the largest batch ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 import torch.distributed as dist
 
 import generator as g
+from generator.cli.estimate import per_gpu
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.measure.models import resolve_model
@@ -106,8 +107,13 @@ def test_cpu_offload_leaves_the_gpu_what_it_gathers_and_computes() -> None:
     # two), AdamW's two moments and its step count
     shards = [math.ceil(p.shape[0] / 4) * (p.numel() // p.shape[0]) * FLOAT
               for p in resolve_model("llama-tiny").build().model.parameters()]
-    assert offloaded.to_dict()["parallel"]["host_bytes"] == sum(
-        2 * pinned_bytes(shard) + 2 * shard + FLOAT for shard in shards)
+    host = sum(2 * pinned_bytes(shard) + 2 * shard + FLOAT for shard in shards)
+    assert offloaded.to_dict()["parallel"]["host_bytes"] == host
+    assert per_gpu(offloaded) == {  # the command's JSON
+        "gpus": 4, "estimated_rank": 0, "peak_bytes": offloaded.peak_bytes,
+        "allocated_bytes": offloaded.allocated_bytes,
+        "reserved_bytes": offloaded.reserved_bytes,
+        "nvidia_smi_bytes": list(offloaded.nvidia_smi_bytes), "host_bytes": host}
     assert any(n.id == "parallel_offload" for n in offloaded.notes)
 
 
