@@ -1,5 +1,6 @@
-"""fake_kernel_gaps: where a meta kernel refuses what the real kernels run, fake tensors get a
-rule that makes the output the real kernel would, checked here against the real CPU kernel."""
+"""fake_kernel_gaps: where a meta kernel refuses what the real kernels run, or allocates what
+they do not, fake tensors get a rule that makes the output the real kernel would, checked here
+against the real CPU kernel."""
 
 from __future__ import annotations
 
@@ -62,13 +63,37 @@ def test_the_gap_is_still_there() -> None:
         torch.nn.functional.grouped_mm(a, b, offs=OFFS.to("meta"))
 
 
-def test_the_rule_lasts_as_long_as_the_outermost_installed() -> None:
+needs_functional_collectives = pytest.mark.skipif(
+    not hasattr(torch.ops._c10d_functional, "wait_tensor"),
+    reason="this PyTorch has no functional collectives (torch.distributed)")
+
+
+@needs_functional_collectives
+def test_wait_tensor_returns_its_input_as_the_real_op_does() -> None:
+    # The real op returns its input itself (c10d's Functional.cpp); so must the fake one,
+    # else a gathered tensor is counted twice while both live.
+    wait = torch.ops._c10d_functional.wait_tensor.default
+    with fake_kernel_gaps.installed(), FakeTensorMode() as fake:
+        gathered = fake.from_tensor(torch.zeros(4, 16, 500))
+        waited = wait(gathered)
+    assert waited is gathered
+
+
+@needs_functional_collectives
+def test_the_wait_tensor_gap_is_still_there() -> None:
+    """PyTorch's meta kernel makes a new tensor: when this fails, the rule can go."""
+    gathered = torch.empty(4, 16, 500, device="meta")
+    waited = torch.ops._c10d_functional.wait_tensor(gathered)
+    assert waited.untyped_storage() is not gathered.untyped_storage()
+
+
+def test_the_rules_last_as_long_as_the_outermost_installed() -> None:
     rules = fake_kernel_gaps.fake_impls.op_implementations_dict
-    op = torch.ops.aten._grouped_mm.default
-    assert op not in rules  # PyTorch's own fake tensors have no rule for it
+    ops = list(fake_kernel_gaps._rules())
+    assert not any(op in rules for op in ops)  # PyTorch's own fake tensors have none
     with fake_kernel_gaps.installed():
-        rule = rules[op]
+        mine = {op: rules[op] for op in ops}
         with fake_kernel_gaps.installed():
-            assert rules[op] is rule
-        assert rules[op] is rule
-    assert op not in rules
+            assert all(rules[op] is mine[op] for op in ops)
+        assert all(rules[op] is mine[op] for op in ops)
+    assert not any(op in rules for op in ops)
