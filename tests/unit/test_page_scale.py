@@ -73,6 +73,9 @@ def test_fewest_gpus_read_from_the_estimated_points(context):
             assert cell["fewest"] is (fits[0] if fits else None)
             if cell["fewest"] is not None and cell["too_few"] is not None:
                 assert not scale.verdict(cell["too_few"], plan["gpu"]).fits
+                # the fewest for sure only where half as many were estimated too few
+                assert cell["exact"] == (2 * cell["too_few"]["world_size"]
+                                         == cell["fewest"]["world_size"])
 
 
 def test_the_page_prints_the_fixture_numbers(context):

@@ -388,7 +388,9 @@ def _fewest(rows: list[dict[str, Any]], gpu: gpus.GPU) -> dict[str, Any]:
             "needed": verdict(fits[0], gpu).needed_bytes if fits else None,
             # the most GPUs estimated that are still too few: the answer lies above it
             "too_few": below[-1] if below else None,
-            # the fewest that fit, or an upper bound when no smaller count was estimated
-            "exact": bool(fits) and (bool(below) or fits[0]["world_size"] == 1),
+            # the fewest powers of two that fit, or an upper bound when the count below it
+            # (half as many) was not estimated
+            "exact": bool(fits) and (fits[0]["world_size"] == 1 or bool(below) and
+                                     2 * below[-1]["world_size"] == fits[0]["world_size"]),
             "most": rows[-1]["world_size"],
             "most_needed": verdict(rows[-1], gpu).needed_bytes}

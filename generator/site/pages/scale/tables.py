@@ -53,6 +53,7 @@ TEXT: dict[str, Words] = {
     "too_few": Words("; {} are too few", "，{} 卡不够"),
     "too_few1": Words("; {} is too few", "，{} 卡不够"),
     "perhaps": Words("; fewer not estimated", "，更少的卡数没有估算"),
+    "gap": Words("; {} to {} not estimated", "，{}–{} 卡没有估算"),
     "paren": Words(" ({})", "（{}）"),
 }
 
@@ -179,6 +180,8 @@ def _fewest_cell(cell: dict[str, Any], lang: str) -> str:
     if cell["too_few"]:
         n = cell["too_few"]["world_size"]
         inner += _t("too_few1" if n == 1 else "too_few", lang).format(n)
+        if not cell["exact"]:  # e.g. 1 is too few, 16 fits, and 2 to 8 were not estimated
+            inner += _t("gap", lang).format(2 * n, fewest["world_size"] // 2)
     elif not cell["exact"]:
         inner += _t("perhaps", lang)
     return f"**{fewest['world_size']}**" + _t("paren", lang).format(inner)
