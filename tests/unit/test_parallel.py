@@ -181,6 +181,7 @@ def test_fewest_gpus_names_a_count_that_fits_beside_half_that_does_not() -> None
      "give no --gpus"),
     (["--fewest-gpus", "--largest-batch", "--gpu", "H100"], "are 2 questions"),
     (["--gpus", "0", "--parallel", "ddp"], "gpus must be a positive integer"),
+    (["--gpus", "2", "--parallel", "ddp", "--cpu-offload"], "cpu_offload is FSDP2's"),
 ])
 def test_the_command_refuses_in_one_line(cli, tmp_path, args: list, words: str) -> None:
     run = cli(["estimate", "llama-tiny", "-b", "2", "-s", "16", *args], tmp_path)
