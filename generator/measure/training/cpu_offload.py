@@ -89,7 +89,7 @@ class HostMemory:
     def begin_step(self, *_) -> None:
         """An optimizer step pre-hook: the step runs on the CPU."""
         with self._lock:
-            held = self._live.values()
+            held = list(self._live.values())
             self.held_at_optimizer = (sum(nbytes for _, nbytes, _ in held),
                                       sum(nbytes for _, nbytes, pinned in held if pinned))
             self._allocating += 1
