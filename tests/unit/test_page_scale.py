@@ -120,3 +120,24 @@ def test_charts_are_accessible_deterministic_and_prefixed(context):
         assert first == second and len(first) == 2
         for name, svg in first.items():
             check_svg(svg, f"chart-{name}-{lang}")
+
+
+def test_the_offload_sentence_reads_its_rows():
+    from generator.site.pages.scale import sentences
+
+    gib_ = 2**30
+    state = {"parameters": 2 * gib_, "gradients": gib_, "optimizer_state": 4 * gib_}
+
+    def row(n: int, reserved: int, live: dict, host: int | None = None) -> dict:
+        return {"world_size": n, "reserved_bytes": reserved, "live_at_peak_bytes": live,
+                "result": {"parallel": {"host_bytes": host}}}
+
+    fsdp = [row(2, 10 * gib_, state), row(8, 5 * gib_, state)]
+    offload = [row(2, 4 * gib_, {}, host=9 * gib_), row(8, 4 * gib_, {}, host=3 * gib_)]
+    words = sentences.cpu_offload(fsdp, offload)
+    # on the fewest GPUs both have: where offload takes the most off each GPU
+    assert words.en.startswith("On 2 GPUs, FSDP2 with CPU offload reserves 4.00 GiB a GPU, "
+                               "6.00 GiB less than without it (10.00 GiB)")
+    assert "held 7.00 GiB" in words.en and "9.00 GiB a rank" in words.en
+    assert "少 6.00 GiB" in words.zh and "每个 rank 占 9.00 GiB" in words.zh
+    assert sentences.cpu_offload(fsdp, [row(4, gib_, {}, host=gib_)]) is None

@@ -80,17 +80,18 @@ def test_the_sweeps() -> None:
 
 def test_the_scale_suite_is_plain_estimates_and_cheap() -> None:
     """The scale page's points are [[experiment]]s on the one engine (gpus, parallel), no
-    study: a few GPT-2 small ranks and about eighteen of Llama 3.1 8B (about 25 s each
-    here), DDP, FSDP2 and tensor parallelism in one regime and FSDP2's policy as its own
-    row."""
+    study: a few GPT-2 small ranks and about twenty of Llama 3.1 8B (about 25 s each
+    here), DDP, FSDP2 (with and without CPU offload) and tensor parallelism in one regime and
+    FSDP2's policy as its own row."""
     import tomllib
 
     tables = tomllib.loads((DEFAULT_SUITE / "scale.toml").read_text())
     assert "study" not in tables
     exps = [Experiment.from_dict(f) for t in tables["experiment"] for f in expand(t)]
-    assert len(exps) <= 32 and {e.backend for e in exps} == {"estimate"}
+    assert len(exps) <= 36 and {e.backend for e in exps} == {"estimate"}
     big = [e for e in exps if "8B" in e.model]
-    assert len(big) <= 18 and ("ddp", 8) in {(e.parallel, e.gpus) for e in big}
+    assert len(big) <= 21 and ("ddp", 8) in {(e.parallel, e.gpus) for e in big}
+    assert {e.gpus for e in big if e.cpu_offload} >= {2, 8}
     assert {e.parallel for e in big} >= {"tp", "fsdp2-tp"}
     assert {e.gpus for e in big if e.parallel == "fsdp2"} >= {2, 8, 64}
     # DDP and FSDP2 in the same precision; the policy in fp32 with bf16 gathered

@@ -51,7 +51,7 @@ STATE = ("parameters", "gradients", "optimizer_state")
 #: The experiment's fields that say how the step is shared out, and its precision regime:
 #: results that differ in these alone are one group's points.
 LINE_FIELDS = ("gpus", "parallel", "precision", "fsdp_mixed_precision", "shard_size", "tp_size",
-               "reshard_after_forward")
+               "reshard_after_forward", "cpu_offload")
 #: The order of the lines: one GPU, then the strategies in one regime, then FSDP2's policy.
 ORDER = ("single", "ddp", "fsdp2", "hsdp", "tp", "fsdp2-tp")
 PHASES = ("forward", "backward", "optimizer")
@@ -160,6 +160,8 @@ def line_of(exp: dict[str, Any], precision: str) -> str:
         name += "-" + exp["precision"]
     if exp.get("reshard_after_forward") is False:
         name += "-no-reshard"
+    if exp.get("cpu_offload"):
+        name += "-offload"
     for field in ("shard_size", "tp_size"):
         if exp.get(field):
             name += f"-{field.split('_')[0]}{exp[field]}"
@@ -292,6 +294,8 @@ def _words(group: dict[str, Any]) -> dict[str, Any]:
     found["tp"] = [w for line in ("tp", "fsdp2-tp") if line in by and fsdp
                    for w in [sentences.tensor_parallel(fsdp, by[line]["rows"],
                                                        by[line]["words"])] if w]
+    found["offload"] = sentences.cpu_offload(fsdp, by["fsdp2-offload"]["rows"]) \
+        if fsdp and "fsdp2-offload" in by else None
     return found
 
 

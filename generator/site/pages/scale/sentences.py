@@ -347,3 +347,34 @@ def tensor_parallel(fsdp: list[Row], tp: list[Row], name: Words) -> Words | None
                  f"step: {compared.en} under FSDP2.",
                  _spaced(f"{head.zh}；计算时要用的东西，各自在一步中的最大值："
                          f"{compared.zh}（后者为 FSDP2）。"))
+
+
+def cpu_offload(fsdp: list[Row], offload: list[Row]) -> Words | None:
+    """FSDP2 with CPU offload against FSDP2 on the fewest GPUs both were estimated on, where
+    each GPU's share of the model state is the largest: each one's reserved peak, the model
+    state FSDP2 held on the GPU at its tensors' peak (what offload moves to the host) and the
+    host memory a rank then needs. None where no count has both, or a row lacks the
+    allocator's figures."""
+    shared = sorted({r["world_size"] for r in fsdp} & {r["world_size"] for r in offload})
+    if not shared:
+        return None
+    n = shared[0]
+    a = next(r for r in fsdp if r["world_size"] == n)
+    b = next(r for r in offload if r["world_size"] == n)
+    host = (b["result"].get("parallel") or {}).get("host_bytes")
+    if a["reserved_bytes"] is None or b["reserved_bytes"] is None or host is None:
+        return None
+    state = sum(a["live_at_peak_bytes"].get(c, 0) for c in STATE)
+    word = Words("less", "少") if b["reserved_bytes"] < a["reserved_bytes"] else \
+        Words("more", "多")
+    gap = gib(abs(a["reserved_bytes"] - b["reserved_bytes"]))
+    return Words(
+        f"On {_gpus(n).en}, FSDP2 with CPU offload reserves {gib(b['reserved_bytes'])} GiB a "
+        f"GPU, {gap} GiB {word.en} than without it ({gib(a['reserved_bytes'])} GiB): without "
+        f"offload, the shards of parameters, gradients and optimizer state held "
+        f"{gib(state)} GiB of the GPU's tensors at their peak; with it they are in host "
+        f"memory, {gib(host)} GiB a rank as the optimizer starts.",
+        _spaced(f"{n} 卡时，FSDP2 开 CPU 卸载后每张卡预留 {gib(b['reserved_bytes'])} GiB，比不卸载"
+                f"（{gib(a['reserved_bytes'])} GiB）{word.zh} {gap} GiB：不卸载时，参数、梯度和优化器"
+                f"状态的分片在张量峰值处占 {gib(state)} GiB 显存；卸载后它们在主机内存里，优化器开始"
+                f"时每个 rank 占 {gib(host)} GiB。"))

@@ -72,6 +72,8 @@ def strategy_words(line: str, result: dict[str, Any]) -> Words:
         en, zh = f"{en}, {exp['precision']}", f"{zh}，{exp['precision']}"
     if exp.get("reshard_after_forward") is False:
         en, zh = f"{en}, kept gathered", f"{zh}，前向后不释放"
+    if exp.get("cpu_offload"):
+        en, zh = f"{en}, CPU offload", f"{zh}，CPU 卸载"
     for field, label in (("shard_size", Words("shard groups of {}", "每 {} 卡一个分片组")),
                          ("tp_size", Words("TP groups of {}", "每 {} 卡一个 TP 组"))):
         if exp.get(field):
