@@ -377,4 +377,4 @@ def cpu_offload(fsdp: list[Row], offload: list[Row]) -> Words | None:
         _spaced(f"{n} 卡时，FSDP2 开 CPU 卸载后每张卡预留 {gib(b['reserved_bytes'])} GiB，比不卸载"
                 f"（{gib(a['reserved_bytes'])} GiB）{word.zh} {gap} GiB：不卸载时，参数、梯度和优化器"
                 f"状态的分片在张量峰值处占 {gib(state)} GiB 显存；卸载后它们在主机内存里，优化器开始"
-                f"时每个 rank 占 {gib(host)} GiB。"))
+                f"时每个 rank 占 {gib(host)} GiB 主机内存。"))
