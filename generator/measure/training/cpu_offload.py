@@ -35,12 +35,12 @@ def pinned_bytes(nbytes: int) -> int:
 
 class HostMemory:
     """The storages of one rank that live in host memory, by id while they live (as
-    storage_lives.StorageLives knows storages), and how many bytes they hold."""
+    storage_lives.StorageLives knows storages), and how many bytes they hold. The parameters'
+    and gradients' host copies are pinned, as CPUOffloadPolicy's default pin_memory has them
+    on CUDA (a fake run's own tensors cannot be pinned: the pinned allocator's rounding is
+    added here)."""
 
-    def __init__(self, *, pinned: bool) -> None:
-        """pinned: CPUOffloadPolicy's pin_memory (the parameters' and gradients' host copies
-        are pinned)."""
-        self.pinned = pinned
+    def __init__(self) -> None:
         # id -> (weak reference, bytes it holds, pinned?)
         self._live: dict[int, tuple[weakref.ref, int, bool]] = {}
         self._lock = threading.RLock()
@@ -66,8 +66,9 @@ class HostMemory:
         from generator.measure.tracking.sharded_tracker import local_storages
 
         with self._lock:
-            for storage in local_storages(tensor):  # (again: now known to be pinned)
-                self._add(storage, pinned=pinned and self.pinned)
+            # a storage already counted (made while `allocating`) is counted anew, as pinned
+            for storage in local_storages(tensor):
+                self._add(storage, pinned=pinned)
 
     def _add(self, storage: torch.UntypedStorage, *, pinned: bool) -> None:
         key = id(storage)

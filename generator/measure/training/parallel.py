@@ -89,15 +89,13 @@ class Sharding:
         self.blocks: list[str] = []
         """The modules FSDP2 made units of, by name (the root is one more)."""
         self.tp_plan = ""
+        """Whose tensor-parallel plan split the model (tensor_parallel.plan_source; "" without
+        TP)."""
         self.host = None
         if exp.cpu_offload:
             from generator.measure.training.cpu_offload import HostMemory
 
-            # CUDA pins the host copies (the policy's default); fake tensors cannot be
-            # pinned, and the pinned allocator's rounding is HostMemory's to add
-            self.host = HostMemory(pinned=True)
-        """Whose tensor-parallel plan split the model (tensor_parallel.plan_source; "" without
-        TP)."""
+            self.host = HostMemory()
 
     def __call__(self, workload):
         # FSDP2 over TP joins the two meshes, which fake tensors cannot (tensor_parallel.py)
