@@ -40,7 +40,8 @@ def committed() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     results = [r for _, r in found]
     ctx = calculator.context(results, studies)
     assert ctx is not None, "no calculator results: measure fine_tune.toml and calculator.toml"
-    return ctx, {r["key"]: r for r in results if r["key"] in grid.grid_keys()}
+    keys = grid.grid_keys()  # expands two suite files: once, not once a result
+    return ctx, {r["key"]: r for r in results if r["key"] in keys}
 
 
 def cases() -> list[dict[str, Any]]:
