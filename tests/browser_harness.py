@@ -4,11 +4,15 @@ that records console errors and failed or foreign requests (test_browser.py says
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import http.server
+import os
 import re
+import shutil
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -87,15 +91,37 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def shared_site(tmp_path_factory: pytest.TempPathFactory, name: str,
+                results: Callable[[Path], Path]) -> Path:
+    """A project whose results (`results(root)` puts them in place and returns their folder)
+    are rendered and built as `render` and `site` do, once per test session: the workers of
+    `pytest -n` share it through a folder of the session's and a lock, so that the browser
+    and accessibility tests do not each build the same site."""
+    session = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session = session.parent  # the workers' folders are siblings in the session's
+    folder = session / f"shared-site-{name}"
+    folder.mkdir(exist_ok=True)
+    root, done = folder / "project", folder / "built"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            make_project(root)
+            found = results(root)
+            for args in (["render", "--results", found, "--docs", root / "docs"],
+                         ["site", "--site", root / "site"]):
+                proc = run_cli(args, root)
+                assert proc.returncode == 0, \
+                    f"python -m generator {args[0]} failed:\n{proc.stderr}"
+            done.touch()
+    return root
+
+
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture results rendered and built into a temporary project, as `site` does."""
-    root = make_project(tmp_path_factory.mktemp("browser-site") / "project")
-    for args in (["render", "--results", FIXTURE_RESULTS, "--docs", root / "docs"],
-                 ["site", "--site", root / "site"]):
-        proc = run_cli(args, root)
-        assert proc.returncode == 0, f"python -m generator {args[0]} failed:\n{proc.stderr}"
-    return root
+    return shared_site(tmp_path_factory, "fixture-results", lambda root: FIXTURE_RESULTS)
 
 
 @pytest.fixture(scope="module")

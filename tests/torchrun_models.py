@@ -1,17 +1,9 @@
 """Factory models of the multi-GPU tests, named `torchrun_models:FUNCTION` with tests/ on the
-path: a GPT-2-style model small enough for several CPU processes at once (tests/slow/
-test_torchrun_cpu.py): the built-in GPT-2 (fused qkv, tied head, GELU MLP, dropout), 2 blocks
-of width 64 with 4 heads and a 1000-token vocabulary; and the model of PyTorch's FSDP2 memory
-test (tests/unit/test_fsdp2_memory_bounds.py)."""
+path: the model of PyTorch's FSDP2 memory test (tests/unit/test_fsdp2_memory_bounds.py). The
+torchrun cases' GPT-2 is generator.validate.torchrun:gpt2_tiny."""
 
-from generator.measure.models.gpt2 import GPT2Config, build_gpt2
 from generator.measure.models.llama import LlamaConfig, build_llama
 from generator.measure.training.workload import Workload
-
-
-def gpt2_tiny() -> Workload:
-    return build_gpt2(GPT2Config(vocab_size=1000, hidden_size=64, num_layers=2, num_heads=4,
-                                 intermediate_size=256, max_position_embeddings=128))
 
 
 def fsdp2_memory_test_model() -> Workload:

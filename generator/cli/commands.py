@@ -57,6 +57,15 @@ def render(args: argparse.Namespace) -> int:
     return 0
 
 
+def validate(args: argparse.Namespace) -> int:
+    _require_torch()
+    from generator import validate as checks
+
+    path = checks.validate(args.results, args.only or checks.CHECKS)
+    print(f"validation stored in {path}", file=sys.stderr)
+    return 0
+
+
 def migrate(args: argparse.Namespace) -> int:
     from generator.results.migrate import rewrite
 

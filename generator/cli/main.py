@@ -15,7 +15,7 @@ from generator.experiment import BACKENDS, Experiment, options
 from generator.experiment.option import Option, choice_problem
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line, like every other user error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -30,6 +30,17 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
     return value
+
+
+def _checks(text: str) -> tuple[str, ...]:
+    from generator.validate import CHECKS
+
+    chosen = tuple(dict.fromkeys(part.strip() for part in text.split(",")))
+    unknown = [c for c in chosen if c not in CHECKS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"unknown check(s) {', '.join(unknown) or repr(text)}; "
+                                         f"choose from {', '.join(CHECKS)}")
+    return chosen
 
 
 def _parsed(parse):
@@ -54,7 +65,7 @@ def _choice(name: str, choices: tuple):
     return read
 
 
-def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option,
+def add_option(parser: argparse.ArgumentParser, name: str, opt: Option,
                 required: bool = True) -> None:
     flag = "--" + name.replace("_", "-")
     flags = (opt.short, flag) if opt.short else (flag,)
@@ -74,8 +85,8 @@ def _add_option(parser: argparse.ArgumentParser, name: str, opt: Option,
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m generator", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="python -m generator", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def paths(sub: argparse.ArgumentParser, *, docs: bool = False, site: bool = False) -> None:
         sub.add_argument("--results", type=Path, default=Path("results"),
@@ -112,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     est.add_argument("--model", dest="model_option", metavar="MODEL", help="the same, as an option")
     for name, opt in options().items():  # every flag from the option's declaration
         if opt.cli:  # the batch is searched for with --largest-batch
-            _add_option(est, name, opt, required=name != "batch_size")
+            add_option(est, name, opt, required=name != "batch_size")
     est.add_argument("--largest-batch", action="store_true",
                      help="with --gpu or --gpu-memory: estimate batch after batch to find the largest "
                           "that fits (from --batch-size if given, else 1)")
@@ -127,6 +138,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="print one JSON object instead: the estimate as the results store "
                           "keeps it, the budget's verdict, the search or the levers")
     est.set_defaults(usage_error=est.error)
+    check = commands.add_parser(
+        "validate", help="hold the estimate against its truths over whole grids (the "
+                         "calculator's held-out sizes, torchrun on this CPU, the published "
+                         "runs) and store the dated result the accuracy page shows")
+    paths(check)
+    check.add_argument("--only", type=_checks, default=None, metavar="CHECK[,CHECK]",
+                       help="run only these checks: calculator, torchrun, published "
+                            "(default: all)")
     commands.add_parser("models", help="list the model zoo")
     commands.add_parser("gpus", help="list the GPUs --gpu knows, with the memory a process "
                                      "gets of each")

@@ -11,9 +11,9 @@ import shutil
 from urllib.parse import urlencode
 
 import pytest
-from browser_harness import FIXTURE_RESULTS, open_page
+from browser_harness import FIXTURE_RESULTS, open_page, shared_site
 from calculator_cases import cases, fresh
-from conftest import REPO_ROOT, make_project, run_cli
+from conftest import REPO_ROOT
 
 from generator.site.pages.calculator import grid, verdicts
 
@@ -31,16 +31,14 @@ BAD = {"batch": ["", "0", "-3", "2.5", "abc", "1e3", "99999999999"],
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory):
     """Overrides browser_harness's fixture: the fixture results and the calculator's grid."""
-    root = make_project(tmp_path_factory.mktemp("calc-site") / "project")
-    results = root / "results"
-    shutil.copytree(FIXTURE_RESULTS, results)
-    for key in grid.grid_keys():
-        shutil.copy(REPO_ROOT / "results" / "estimate" / f"{key}.json", results / "estimate")
-    for args in (["render", "--results", results, "--docs", root / "docs"],
-                 ["site", "--site", root / "site"]):
-        proc = run_cli(args, root)
-        assert proc.returncode == 0, f"python -m generator {args[0]} failed:\n{proc.stderr}"
-    return root
+    def results(root):
+        folder = root / "results"
+        shutil.copytree(FIXTURE_RESULTS, folder)
+        for key in grid.grid_keys():
+            shutil.copy(REPO_ROOT / "results" / "estimate" / f"{key}.json", folder / "estimate")
+        return folder
+
+    return shared_site(tmp_path_factory, "calculator", results)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +128,8 @@ CASES = cases()
 
 
 def test_held_out_sizes_against_fresh_estimates(site, session):
-    """Every held-out case, typed into the widget through its address."""
+    """Each sampled held-out case (one per family and method), typed into the widget through
+    its address."""
     estimates = fresh()
     misses = []
     for case in CASES:

@@ -21,7 +21,7 @@ from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
-from generator.site.pages.accuracy import held_out, multi_gpu, own_gpu, relations
+from generator.site.pages.accuracy import held_out, multi_gpu, own_gpu, relations, validation
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.pages.accuracy.stats import errors as stats
 
@@ -88,6 +88,8 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "multi_gpu": multi_gpu.context(reference_runs.multi_gpu_held_out(),
                                            reference_runs.multi_gpu_not_estimated()),
             "multi_gpu_data": MULTI_GPU_DATA,
+            # the newest `python -m generator validate`: whole grids the tests only sample
+            "validation": validation.context(studies),
             # The results behind the numbers, for the page's list of data files
             # (site/sources.py): the estimates, and this project's own GPU runs.
             "sources": estimates + [r["result"] for r in own_rows]}

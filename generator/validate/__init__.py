@@ -1,0 +1,120 @@
+"""Validation: the estimate held against its truths over whole grids, too long for the tests.
+
+    python -m generator validate [--only calculator,torchrun,published] [--results results]
+
+- calculator: the calculator's replay of each fitted setting, at sizes its fits never saw,
+  against fresh estimates (calculator.py);
+- torchrun: one rank's estimate modelling the CPU against every rank of real torchrun jobs on
+  gloo, for each strategy (torchrun.py);
+- published: the accuracy page's published real-GPU runs estimated afresh (published.py).
+
+Estimates run in the measure command's parallel workers; torchrun jobs one after another
+(each is several processes). The run is one dated study result,
+`<results>/studies/<machine-id>/validation-<YYYY-MM-DD>.json` (kind "validation"), which
+the accuracy page shows. The test suite keeps a sample of each check (one case per
+architecture family and method, every strategy once), so a regression still fails CI.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from generator.measure.environment import describe, machine_id
+from generator.measure.run import stamp
+from generator.results import store
+
+KIND = "validation"
+#: Raise when what a check computes changes: the page then says the stored run is older.
+VERSION = 1
+CHECKS = ("calculator", "torchrun", "published")
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _estimate(experiments: list, folder: Path) -> list[dict[str, Any]]:
+    """Fresh estimates of `experiments` in the measure command's parallel workers."""
+    from generator.jobs.runner import run_all
+
+    outcomes = run_all(experiments, folder)
+    failed = [o for o in outcomes if o.status == "failed"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} estimate(s) failed, the first: {failed[0].detail}")
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.rglob("*.json"))
+            if p.parent.parent == folder]
+
+
+def check_calculator(results_dir: Path, work: Path) -> list[dict[str, Any]]:
+    from generator.experiment import Experiment
+    from generator.validate import calculator
+
+    ctx, by_key = calculator.committed(results_dir)
+    found = calculator.cases(ctx, by_key)
+    fresh = calculator.by_case(found, _estimate(
+        [Experiment.from_dict(case["experiment"]) for case in found], work))
+    return [calculator.compare(case, fresh[case["id"]], ctx) for case in found]
+
+
+def check_torchrun(results_dir: Path, work: Path) -> list[dict[str, Any]]:
+    from generator.validate import torchrun
+
+    rows = []
+    for model, n, strategy in torchrun.CASES:
+        rows.append(torchrun.compare(model, n, strategy, work / "run"))
+        _say(f"torchrun {rows[-1]['id']}: gap {100 * rows[-1]['gap_to_largest']:+.3f} %")
+    return rows
+
+
+def check_published(results_dir: Path, work: Path) -> list[dict[str, Any]]:
+    from generator.validate import published
+
+    found = published.cases()
+    fresh = {r["key"]: r for r in _estimate(published.jobs(found), work)}
+    stored = {r["key"]: r for r in store.load_all(results_dir)}
+    keys = [e.key for e in published.jobs(found)]
+    return [published.compare(case, fresh[key], stored.get(key))
+            for case, key in zip(found, keys)]
+
+
+RUNNERS: dict[str, Callable[[Path, Path], list[dict[str, Any]]]] = {
+    "calculator": check_calculator, "torchrun": check_torchrun, "published": check_published}
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many cases, how many within their bound (where a check has one)."""
+    judged = [r for r in rows if "within" in r]
+    return {"cases": len(rows), "judged": len(judged),
+            "within": sum(1 for r in judged if r["within"])}
+
+
+def validate(results_dir: Path, only: tuple[str, ...] = CHECKS) -> Path:
+    """Run the checks, write the dated result beside the other studies, return its path."""
+    store.ensure_writable(results_dir)
+    today = stamp()[:10]
+    checks: dict[str, Any] = {}
+    for name in only:
+        _say(f"validate: {name} …")
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix=f"validate-{name}-") as folder:
+            rows = RUNNERS[name](Path(results_dir), Path(folder))
+        checks[name] = {"rows": rows, "summary": summary(rows),
+                        "seconds": round(time.perf_counter() - start, 1)}
+        s = checks[name]["summary"]
+        _say(f"validate: {name}: {s['cases']} cases, {s['within']} of {s['judged']} within "
+             f"their bound, {checks[name]['seconds']:.0f} s")
+    result = {"schema_version": store.SCHEMA_VERSION,
+              "study": {"kind": KIND, "name": f"{KIND}-{today}", "backend": "estimate",
+                        "params": {"checks": list(only)}},
+              "method_version": VERSION, "environment": describe("estimate"),
+              "measured_at": stamp(),
+              "error": None, "data": {"checks": checks}}
+    path = store.study_path(results_dir, machine_id("estimate"), f"{KIND}-{today}")
+    store.save(path, result)
+    return path
