@@ -325,7 +325,7 @@ def _result(exp: Experiment) -> dict[str, Any]:
 
 
 def _budget(gpu: str | None, memory: int | str | None) -> int:
-    from generator.plan import gpus
+    from generator import gpus
 
     return budget_bytes(gpus.find(gpu) if gpu is not None else None, memory)
 

@@ -67,9 +67,9 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def migrate(args: argparse.Namespace) -> int:
-    from generator.results.migrate import rewrite
+    from generator.results.store import rewrite_older
 
-    done = rewrite(args.results)
+    done = rewrite_older(args.results)
     print(f"{len(done)} results of an older schema written again in {args.results}/",
           file=sys.stderr)
     return 0
@@ -139,7 +139,7 @@ def _print_hf_models() -> None:
 
 def gpus(args: argparse.Namespace) -> int:
     """The catalogue that --gpu, the API's gpu= and the pages' verdicts judge against."""
-    from generator.plan import gpus
+    from generator import gpus
     from generator.units import gib, mib
 
     print("GPUs for --gpu (matched loosely: 4090, 'a100 80gb', h100);\n"
@@ -157,7 +157,7 @@ def gpus(args: argparse.Namespace) -> int:
         print("  ".join(f"{cell:<{w}}" if i == 0 else f"{cell:>{w}}"
                         for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
     print(f"\nAn estimate of CUDA with no GPU named models the {gpus.assumed().short_name}. "
-          "Sources: generator/plan/gpus.py.")
+          "Sources: generator/gpus.py.")
     return 0
 
 

@@ -202,7 +202,7 @@ class Experiment:
         help="the GPU to model and to judge the step against, from the catalogue (e.g. 'RTX "
              "4090', 'A100 80GB', H100; loosely matched): its cuBLAS workspace, CUDA context "
              "and memory (default: an H100, which the output names)")
-    """The CUDA GPU an estimate models (plan/gpus.py), by its catalogue name; empty: the
+    """The CUDA GPU an estimate models (generator/gpus.py), by its catalogue name; empty: the
     catalogue's assumed one (an H100), unnamed in the key."""
     gpu_memory: int | None = option(
         None, step_option=True, metavar="SIZE", parse=parse_size,

@@ -100,14 +100,14 @@ def size_tag(nbytes: int) -> str:
 
 def gpu_name(text: str) -> str:
     """A GPU's catalogue name from a loose one ("3090" → "NVIDIA GeForce RTX 3090")."""
-    from generator.plan.gpus import find
+    from generator.gpus import find
 
     return find(text).name
 
 
 def gpu_tag(name: str) -> str:
     """A GPU in a key: "NVIDIA GeForce RTX 3090" → "rtx-3090"."""
-    from generator.plan.gpus import find
+    from generator.gpus import find
 
     return re.sub(r"[^a-z0-9]+", "-", find(name).short_name.lower()).strip("-")
 
@@ -298,7 +298,7 @@ def parallel_problems(exp: Any) -> list[str]:
         if exp.backend != "estimate":
             problems.append(f"parallel {strategy!r} is estimated, on a fake process group: "
                             "it needs the estimate backend (a real multi-GPU run goes under "
-                            "torchrun, scripts/torchrun_step.py)")
+                            "torchrun, generator/cli/torchrun_step.py)")
         if exp.quantization != "none":
             problems.append("4-bit base weights (QLoRA) are not modelled with a multi-GPU "
                             "strategy")

@@ -5,7 +5,7 @@ against each other).
 A step fits a GPU when the memory the process asks of it stays within what the GPU lets a
 process have (`torch.cuda.get_device_properties().total_memory`; nvidia-smi's total is larger
 by what the driver keeps). What it asks is the caching allocator's reserved peak plus the CUDA
-context, whose size is a range (plan/gpus.py), and the words follow from where the memory
+context, whose size is a range (generator/gpus.py), and the words follow from where the memory
 falls among those figures:
 
     yes        reserved peak + the context at the high end of its range fits

@@ -5,19 +5,17 @@ Schema 1 kept each note as an English sentence. Schema 2 keeps an identifier wit
 sentence the measuring code of schema 1 wrote back into its identifier and values, once, as
 a result is loaded; a sentence it does not know stays as written (notes.text shows it so).
 `python -m generator migrate` writes a results folder's old files again as the current schema,
-once. These patterns read old files only: no page translates prose.
+once (store.rewrite_older). These patterns read old files only: no page translates prose.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from generator.plan.gpus import ASSUMED
+from generator.gpus import ASSUMED
 from generator.results.notes import note
 
 #: The schema this module reads results of: every older one.
@@ -131,19 +129,3 @@ def upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
             study["notes"] = [read_note(n, data) for n in study["notes"]]
     data["schema_version"] = 2
     return data
-
-
-def rewrite(folder: Path) -> list[Path]:
-    """Every result and study result under `folder` of an older schema, written again as the
-    current schema keeps it (atomically); the files rewritten."""
-    from generator.results.store import SCHEMA_VERSION, save
-
-    done = []
-    for path in sorted(Path(folder).rglob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        version = data.get("schema_version") if isinstance(data, dict) else None
-        if isinstance(version, int) and OLDEST <= version < SCHEMA_VERSION:
-            save(path, upgrade(data, version))
-            done.append(path)
-    return done
-

@@ -104,7 +104,7 @@ class AllocatorPrediction(TypedDict):
     out_of_memory: Optional[str]
     """Where the allocator ran out within the budget (gpu_memory less the CUDA context)."""
     context_bytes: list[int]
-    """The CUDA context's size on the modelled GPU, low and high (plan/gpus.py): what
+    """The CUDA context's size on the modelled GPU, low and high (generator/gpus.py): what
     nvidia-smi shows on top of reserved memory."""
     # With allocation_trace, also "trace": the events replayed (generator/allocator/trace.py).
 

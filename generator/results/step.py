@@ -24,7 +24,8 @@ from typing import Any, Mapping
 from generator.errors import ConfigError, ResultsError
 from generator.experiment import Experiment
 from generator.experiment.option import parse_size
-from generator.plan import fit, gpus
+from generator import gpus
+from generator.plan import fit
 from generator.results.notes import Note
 from generator.results.shapes import CATEGORIES, StepResult
 

@@ -266,3 +266,16 @@ def load_all(results_dir: Path) -> list[StepResult]:
 
 def experiment_of(result: StepResult) -> Experiment:
     return Experiment.from_dict(result["experiment"])
+
+
+def rewrite_older(folder: Path) -> list[Path]:
+    """Every result and study result under `folder` of an older schema, written again as the
+    current schema keeps it (atomically; migrate.upgrade); the files rewritten."""
+    done = []
+    for path in sorted(Path(folder).rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if isinstance(version, int) and migrate.OLDEST <= version < SCHEMA_VERSION:
+            save(path, migrate.upgrade(data, version))
+            done.append(path)
+    return done

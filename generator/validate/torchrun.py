@@ -1,6 +1,6 @@
 """One rank's estimate against real multi-process runs on this CPU.
 
-`torchrun` starts 2 or 4 CPU processes on gloo (torchrun_step.py beside this module) that run
+`torchrun` starts 2 or 4 CPU processes on gloo (generator/cli/torchrun_step.py) that run
 the step the estimate models, with DDP, FSDP2 (with and without its mixed-precision policy),
 tensor parallelism and FSDP2 × TP, and each rank's CPU allocator peak (the profiler's memory
 events, with the frees gloo's worker threads make put back) is compared with `estimate …
@@ -57,7 +57,7 @@ def real_peaks(model: str, n: int, strategy: str, out: Path) -> list[int]:
     env = {**os.environ, "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                "--nproc-per-node", str(n), "-m", "generator.validate.torchrun_step"]
+                "--nproc-per-node", str(n), "-m", "generator.cli.torchrun_step"]
     done = subprocess.run([*torchrun, model, *_flags(SIZES), *_flags(STRATEGIES[strategy]),
                            "--out", str(out)], env=env, capture_output=True, text=True,
                           timeout=CEILING_S, stdin=subprocess.DEVNULL)

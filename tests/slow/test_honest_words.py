@@ -15,7 +15,7 @@ from conftest import LANGS, REPO_ROOT
 from markupsafe import Markup
 from page_checks import prose, site_inputs, svg_texts
 
-from generator.plan.gpus import CATALOGUE
+from generator.gpus import CATALOGUE
 from generator.results.reference_runs import held_out_sources, multi_gpu_held_out
 from generator.site import figures as figure_views
 from generator.site.figures import FigureView

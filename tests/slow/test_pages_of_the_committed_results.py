@@ -78,7 +78,7 @@ def test_the_sweeps_largest_batch_is_the_calculators_and_the_estimates() -> None
     and an estimate for the smallest GPU at that batch and the next needs what the replay
     says, and fits there and not beyond."""
     import generator
-    from generator.plan import gpus
+    from generator import gpus
     from generator.site.pages import calculator, sweeps
     from generator.site.pages.calculator import verdicts
 

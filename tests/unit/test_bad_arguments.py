@@ -238,7 +238,7 @@ def test_models_lists_the_zoo(cli, project: Path) -> None:
 
 
 def test_gpus_lists_the_catalogue_with_the_memory_a_process_gets(cli, project: Path) -> None:
-    from generator.plan import gpus
+    from generator import gpus
 
     proc = cli(["gpus"], project)
     assert proc.returncode == 0, proc.stderr

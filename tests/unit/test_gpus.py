@@ -1,4 +1,4 @@
-"""The GPUs (plan/gpus.py): the overhead assumptions per generation (lookup by device name and
+"""The GPUs (gpus.py): the overhead assumptions per generation (lookup by device name and
 compute capability, consistent ranges, PyTorch's workspace defaults, a source for every
 entry), and the catalogue of GPUs, found by loose names."""
 
@@ -9,7 +9,7 @@ import re
 import pytest
 
 from generator.errors import ConfigError
-from generator.plan import gpus
+from generator import gpus
 
 MIB = 2**20
 

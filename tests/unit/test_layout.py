@@ -29,10 +29,15 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(name: str, path: Path, *, top_level_only: bool) -> list[tuple[str, list[str]]]:
-    """(module, names) for each `import`/`from … import` in the file; with top_level_only,
-    only those that run when the module is imported (not inside functions)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _imports(name: str, path: Path, *, top_level_only: bool,
+             source: str | None = None) -> list[tuple[str, list[str]]]:
+    """(module, names) for each `import`/`from … import` in the file (or `source`); with
+    top_level_only, only those that run when the module is imported (not inside functions).
+    Imports under `if TYPE_CHECKING:` never run, and are left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = []
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     found = []
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
@@ -75,11 +80,64 @@ def test_no_private_name_is_imported_from_another_module() -> None:
     assert not borrowed
 
 
+def _graph() -> dict[str, list[str]]:
+    """Each module's project imports, at any level: an import inside a function is as much a
+    dependency as one at the top, only later."""
+    return {name: sorted({t for module, names in _imports(name, path, top_level_only=False)
+                          for t in _target(module, names) if t != name})
+            for name, path in MODULES.items()}
+
+
+#: The package's floors, from the ground up: a module imports its own floor and the ones
+#: below, never one above, at any level. The ground holds what everything shares (errors,
+#: units, words, files, the GPU catalogue); then the allocator's rules without PyTorch; what
+#: an experiment is; the planning answers; the results store; measuring; the jobs that run
+#: measurements and the site that reads results; the API and the validation of whole grids;
+#: and on top the command line.
+FLOORS = {"errors": 0, "units": 0, "words": 0, "files": 0, "gpus": 0,
+          "allocator": 1, "experiment": 2, "plan": 3, "results": 4, "measure": 5,
+          "jobs": 6, "site": 6, "api": 7, "validate": 7,
+          "cli": 8, "__main__": 8, "": 8}
+
+
+def _floor(module: str) -> int:
+    part = module.split(".")[1] if "." in module else ""
+    assert part in FLOORS, f"{module}: which floor is {part!r} on? (FLOORS in test_layout.py)"
+    return FLOORS[part]
+
+
+def _upward(name: str, path: Path, source: str | None = None) -> list[str]:
+    """Each import of `name` (any level) of a module on a floor above its own."""
+    return [f"{name} (floor {_floor(name)}) imports {t} (floor {_floor(t)})"
+            for module, names in _imports(name, path, top_level_only=False, source=source)
+            if module.startswith("generator")
+            for t in _target(module, names) if _floor(t) > _floor(name)]
+
+
+def test_every_module_is_on_a_floor() -> None:
+    for name in MODULES:
+        _floor(name)
+
+
+def test_no_module_imports_a_floor_above_its_own() -> None:
+    assert not [line for name, path in MODULES.items() for line in _upward(name, path)]
+
+
+def test_an_import_inside_a_function_counts() -> None:
+    """The check sees an upward import however deep it hides: here a planning module that
+    reaches into the site from inside a function."""
+    source = "def late():\n    from generator.site import render\n    return render\n"
+    name = "generator.plan.fit"
+    assert _upward(name, MODULES[name], source) == \
+        [f"{name} (floor 3) imports generator.site.render (floor 6)"]
+    guarded = ("from typing import TYPE_CHECKING\n"
+               "if TYPE_CHECKING:\n    from generator.site import render\n")
+    assert _upward(name, MODULES[name], guarded) == []
+
+
 def test_no_import_cycles() -> None:
-    """Module-level imports between the project's modules form no cycle."""
-    graph = {name: sorted({t for module, names in _imports(name, path, top_level_only=True)
-                           for t in _target(module, names) if t != name})
-             for name, path in MODULES.items()}
+    """Imports between the project's modules, at any level, form no cycle."""
+    graph = _graph()
     done: set[str] = set()
     cycles: list[list[str]] = []
 

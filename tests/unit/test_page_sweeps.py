@@ -16,7 +16,7 @@ from conftest import FIXTURES as ALL_FIXTURES
 from conftest import LANGS
 from page_checks import SVG, check_svg, page_markdown, site_inputs
 
-from generator.plan import gpus
+from generator import gpus
 from generator.results.step import StepMemory
 from generator.site import analysis
 from generator.site.pages import sweeps

@@ -19,7 +19,7 @@ from generator.measure.models import resolve_model
 from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES, round_up
 from generator.measure.training.cpu_offload import pinned_bytes
 from generator.measure.training.parallel import mesh_shape
-from generator.plan.gpus import communicator_bytes
+from generator.gpus import communicator_bytes
 from generator.plan.search import GPU_COUNTS, fewest_fitting
 
 TINY = {"model": "llama-tiny", "batch_size": 2, "seq_len": 16}

@@ -18,7 +18,7 @@ from generator.measure.models import MODELS, check_model, options_unavailable, r
 #: Raise when a change to the measuring code changes what it reports: stored results of an
 #: older method are measured again instead of being reused. 13: an estimate of CUDA names the
 #: GPU it models and keeps the allocator's peaks with the cuBLAS workspaces of the
-#: catalogue's other GPUs (plan/gpus.py).
+#: catalogue's other GPUs (generator/gpus.py).
 METHOD_VERSION = 13
 
 

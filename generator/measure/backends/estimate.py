@@ -11,7 +11,7 @@ A step over several GPUs (exp.parallel) is rank 0 of its job on a fake process g
 real torch.distributed code (FSDP2, DTensor) shares the model out and runs the collectives,
 which move nothing; the tracker counts this rank's storages (sharded_tracker.py), and the
 allocator replays them as a single GPU's. NCCL's communicators hold memory outside the
-caching allocator: a stated range beside the CUDA context's (plan/gpus.py).
+caching allocator: a stated range beside the CUDA context's (gpus.py).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES
 from generator.measure.training import parallel, step
 from generator.measure.training.precision import AUTOCAST_DTYPE
 from generator.measure.training.step import Trainer
-from generator.plan import gpus
+from generator import gpus
 from generator.results.notes import note
 
 #: FakeTensorMode logs a model's own error with its traceback before re-raising it; the

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from generator.allocator import trace
 from generator.allocator.caching import CachingAllocator, replay
 from generator.measure.tracking.timeline import StorageLife
-from generator.plan.gpus import GPU, communicator_bytes, workspace_sizes
+from generator.gpus import GPU, communicator_bytes, workspace_sizes
 
 #: Steps replayed after the measured one: warm-up + measured + 3 = five steps.
 REPLAYED_STEPS = 3
@@ -26,7 +26,7 @@ SOURCE = "simulated CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp ru
 #: The phases whose thread first runs a matmul: the step's own thread in forward, autograd's
 #: device thread in backward. Each gets a cuBLAS handle with its own workspace, which PyTorch
 #: takes from the caching allocator and keeps (aten/src/ATen/cuda/CublasHandlePool.cpp;
-#: plan/gpus.py has the sizes and sources).
+#: gpus.py has the sizes and sources).
 WORKSPACE_PHASES = ("forward", "backward")
 #: How the cuBLAS workspaces' allocations are keyed among the storages' (with their phase).
 WORKSPACE = "cublas workspace"

@@ -5,7 +5,7 @@ FSDP2 × TP on a 2-D mesh.
 
 An estimate runs rank 0 of the job alone in this process, on PyTorch's fake process group
 (collectives accepted, nothing moved) and fake tensors. The same code shards a real job's
-model under torchrun (scripts/torchrun_step.py), so that the estimate and the real run
+model under torchrun (generator/cli/torchrun_step.py), so that the estimate and the real run
 share a model the same way. Every rank of these layouts holds storages of the same sizes
 (FSDP2 pads each shard to one size; tensor parallelism needs the heads and widths divided
 evenly), so rank 0's figures are each rank's.
@@ -175,7 +175,7 @@ def layout(exp, sharding: Sharding) -> dict[str, Any]:
 
 
 def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
-    from generator.plan.gpus import communicator_bytes
+    from generator.gpus import communicator_bytes
     from generator.results.notes import note
 
     mesh = " × ".join(f"{name} {size}" for name, size in mesh_shape(exp).items())

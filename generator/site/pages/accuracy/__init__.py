@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.allocator.blocks import ROUND_LARGE
-from generator.plan import gpus
+from generator import gpus
 from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page

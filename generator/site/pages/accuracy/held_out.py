@@ -15,7 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.plan import gpus
+from generator import gpus
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
 from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.tables import markdown_table

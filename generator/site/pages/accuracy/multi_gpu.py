@@ -12,7 +12,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.plan import gpus
+from generator import gpus
 from generator.results.reference_runs import MultiGpuPoint, NotEstimated
 from generator.site.tables import markdown_table
 from generator.units import gib, mib, pct

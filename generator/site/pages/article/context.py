@@ -11,7 +11,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import is_plain_step
-from generator.plan.gpus import ASSUMED, CATALOGUE, nvidia_smi_bytes
+from generator.gpus import ASSUMED, CATALOGUE, nvidia_smi_bytes
 from generator.results.shapes import StepResult
 from generator.site import analysis
 from generator.site.analysis import ARTICLE

@@ -3,7 +3,7 @@ page and the model reports, and the data its widget reads. For the models people
 (suite fine_tune.toml) and the article's two (calculator.toml), each in the ways they are
 trained (settings.py: method, precision, levers), it predicts a step's allocated and reserved
 peaks, the tensors' peak and what nvidia-smi would show, on any GPU of the catalogue
-(plan/gpus.py), and for each of them whether the step fits (plan/fit.py) and the largest
+(gpus.py), and for each of them whether the step fits (plan/fit.py) and the largest
 batch that does (plan/search.py).
 
 Each setting's estimates keep their allocation traces; replay.py fits every allocation's
@@ -28,7 +28,7 @@ from collections import defaultdict
 from typing import Any
 
 from generator.experiment import step_options_of
-from generator.plan import gpus
+from generator import gpus
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.shapes import StepResult
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS

@@ -13,7 +13,7 @@ estimate itself would give, not a fit to it.
 A template is {"monomials", "sizes": [coefficients per size], "steps", "times"}: the trace
 format of generator/allocator/trace.py, except that an allocation is the index of its size.
 The cuBLAS workspaces' allocations have a size of their own, "workspace" (its index), which a
-replay for another GPU sets to that GPU's workspace (plan/gpus.py).
+replay for another GPU sets to that GPU's workspace (generator/gpus.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.plan import fit as fit_rule
-from generator.plan.gpus import GPU
+from generator.gpus import GPU
 from generator.plan.search import largest_fitting
 from generator.site.pages.calculator import replay
 from generator.site.pages.calculator.planes import FitRange, predict

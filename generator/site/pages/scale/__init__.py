@@ -18,7 +18,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment.suite import DEFAULT_SUITE
-from generator.plan import gpus
+from generator import gpus
 from generator.plan.fit import Verdict
 from generator.results.shapes import StepResult
 from generator.results.step import StepMemory
@@ -41,7 +41,7 @@ Result = StepResult
 PAGES = (Page("scale.md", "scale/scale", nav=60),)
 SUITE = DEFAULT_SUITE / "scale.toml"
 GIB = 2**30
-#: The GPUs each rank is judged on (plan/gpus.py): one of each common size.
+#: The GPUs each rank is judged on (gpus.py): one of each common size.
 PLAN_GPUS = ("RTX 4090", "A100-SXM4-40GB", "H100 80GB HBM3")
 #: The categories whose own maximum the shrink table follows: model state, then what each GPU
 #: computes with (autocast's weight copies only where the step ran under autocast).
@@ -58,7 +58,7 @@ PHASES = ("forward", "backward", "optimizer")
 #: The GPU count strategies are compared at where both have it: one node of 8 GPUs.
 COMPARE_AT = 8
 #: Where GPUs are counted: NCCL's communicators, outside the caching allocator, are a stated
-#: range in nvidia-smi's figure and in the fit rule (plan/gpus.py NCCL_COMMUNICATOR_BYTES).
+#: range in nvidia-smi's figure and in the fit rule (gpus.py NCCL_COMMUNICATOR_BYTES).
 NCCL_LOW, NCCL_HIGH = gpus.NCCL_COMMUNICATOR_BYTES
 NCCL_LINKS = ", ".join(f"[NVIDIA/nccl#{url.rsplit('/', 1)[1]}]({url})" for url in gpus.NCCL_SOURCES)
 

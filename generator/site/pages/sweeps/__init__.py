@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment import step_options_of
-from generator.plan import gpus
+from generator import gpus
 from generator.results.shapes import StepResult, trust
 from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.site.labels import PRECISION_LABELS as PRECISIONS
@@ -29,7 +29,7 @@ from generator.words import LANGS, Words
 Result = StepResult
 #: Fewest distinct values of the swept field that make a sweep.
 MIN_POINTS = 3
-#: The GPU the page's advice quotes: a common card for one person (plan/gpus.py).
+#: The GPU the page's advice quotes: a common card for one person (gpus.py).
 PLANNING_GPU = "RTX 4090"
 PAGES = (Page("sweeps.md", "sweeps/sweeps", nav=40),)
 #: The calculator's grid stays out of the sweeps, but answers what a step needs between and

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.errors import ResultsError
-from generator.plan import gpus
+from generator import gpus
 from generator.plan.search import largest_fitting
 from generator.results.shapes import CATEGORIES, StepResult
 from generator.results.step import StepMemory
@@ -119,7 +119,7 @@ def fit_batch_sweep(results: list[Result]) -> BatchFit:
                     tuple(batches), tuple(r["experiment"]["batch_size"] for r in on_floor))
 
 
-#: The GPUs the largest-batch table is read for (plan/gpus.py): one of each common size.
+#: The GPUs the largest-batch table is read for (gpus.py): one of each common size.
 TABLE_GPUS = ("RTX 3060", "RTX 4090", "A100-SXM4-40GB", "H100 80GB HBM3")
 
 
@@ -131,7 +131,7 @@ class LargestBatch:
     else a line through what the sweep's points need ("line")."""
 
     gpu: str
-    """The GPU's short name (plan/gpus.py)."""
+    """The GPU's short name (gpus.py)."""
     memory_bytes: int
     batch: int
     """0: not even batch 1 fits."""

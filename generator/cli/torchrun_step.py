@@ -1,7 +1,7 @@
 """One multi-process training step for real on CPU processes (gloo), each rank measured by
 the CPU allocator's events: the ground truth for `estimate … --device cpu --gpus N`.
 
-    torchrun --standalone --nproc-per-node N -m generator.validate.torchrun_step MODEL -b B -s S \\
+    torchrun --standalone --nproc-per-node N -m generator.cli.torchrun_step MODEL -b B -s S \\
         --parallel {ddp,fsdp2,hsdp,tp,fsdp2-tp} [--fsdp-mixed-precision bf16/fp32] \\
         [--tp-size T] [--precision …] [any other estimate option] --out DIR
 
@@ -34,7 +34,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     from generator.cli.main import Parser, add_option
     from generator.experiment import options
 
-    parser = Parser(prog="python -m generator.validate.torchrun_step", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m generator.cli.torchrun_step",
+                    description=__doc__.splitlines()[0])
     parser.add_argument("model", help="a model from `python -m generator models`, or "
                                       "package.module:function")
     parser.add_argument("--out", type=Path, required=True, help="where rank-<r>.json go")
@@ -118,7 +119,7 @@ def main(argv: list[str]) -> int:
     missing = [v for v in ("RANK", "WORLD_SIZE") if v not in os.environ]
     if missing:
         print(f"error: run under torchrun, e.g. `torchrun --standalone --nproc-per-node 2 "
-              f"-m generator.validate.torchrun_step …` ({', '.join(missing)} not set)", file=sys.stderr)
+              f"-m generator.cli.torchrun_step …` ({', '.join(missing)} not set)", file=sys.stderr)
         return 2
     import torch
     import torch.distributed as dist
