@@ -127,6 +127,7 @@ def guarded(tmp_path: Path):
     env.update(GUARD_RECORD=str(record), HF_HOME=str(tmp_path / "hf-home"))
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # the guard is the test's offline
         env.pop(name, None)
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)  # this process's torch set it; the run's would
 
     def run(code: str, *args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
         record.unlink(missing_ok=True)
