@@ -26,10 +26,12 @@ it runs.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, Union
 
+from generator.arguments import checked
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
 from generator.experiment.option import parse_size
@@ -43,6 +45,28 @@ from generator.results.step import Estimate, Measurement, StepMemory, budget_byt
 Model = Union[str, Callable[[], Any]]
 #: What a caller may not set: the function says which backend it is.
 _SET_BY_THE_CALL = ("model", "backend", "batch_size", "seq_len")
+#: The step's options a function's **options may hold, by their names in suites.
+_OPTIONS = tuple(sorted({f.name for f in fields(Experiment)} - set(_SET_BY_THE_CALL)))
+#: Why a name a caller may reach for is not an option.
+_HINTS = {"backend": "each function says its backend: estimate() and the searches estimate, "
+                     "measure_step(backend='cpu' | 'cuda') runs a real step",
+          "batch_size": "largest_batch() searches for it"}
+
+
+def _public(function: Callable) -> Callable:
+    """A function of the API: its arguments checked (a ConfigError, as the command line's
+    flags are), and os.environ and the warnings filters as the caller had them afterwards
+    (generator/measure/__init__.py says what else each call restores)."""
+    from generator.measure import environment_kept
+
+    checked_function = checked(options=_OPTIONS, hints=_HINTS)(function)
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with environment_kept():
+            return checked_function(*args, **kwargs)
+
+    return call
 
 
 class OutOfMemory(GeneratorError):
@@ -54,6 +78,7 @@ class OutOfMemory(GeneratorError):
         self.result = result
 
 
+@_public
 def estimate(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = None,
              **options: Any) -> Estimate:
     """One training step estimated with fake tensors, nothing allocated: modelling a CUDA
@@ -63,6 +88,7 @@ def estimate(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = N
         return Estimate.from_dict(_result(exp))
 
 
+@_public
 def measure_step(model: Model, *, batch_size: int, seq_len: int, backend: str = "cpu",
                  **options: Any) -> Measurement:
     """One training step run for real in this process, on the CPU or on this machine's CUDA
@@ -96,6 +122,7 @@ class LargestBatch:
         return self.tried[self.estimate.experiment.batch_size]
 
 
+@_public
 def largest_batch(model: Model, *, seq_len: int, gpu: str | None = None,
                   memory: int | str | None = None, first: int | None = None,
                   progress: Callable[[int, Estimate, Verdict], None] | None = None,
@@ -143,6 +170,7 @@ class FewestGpus:
     count could be estimated)."""
 
 
+@_public
 def fewest_gpus(model: Model, *, batch_size: int, seq_len: int, parallel: str,
                 gpu: str | None = None, memory: int | str | None = None,
                 progress: Callable[[int, Estimate | None, Verdict | str], None] | None = None,
@@ -231,6 +259,7 @@ class LeverReport:
     two did)."""
 
 
+@_public
 def levers(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = None,
            progress: Callable[[LeverRow], None] | None = None,
            **options: Any) -> LeverReport:
@@ -272,6 +301,7 @@ def _lever_row(model: Model, base: Estimate, chosen: tuple[Lever, ...],
     return row
 
 
+@_public
 def track(model: Any, optimizer: Any, *, name: str | None = None, batch_size: int = 1,
           seq_len: int = 1, precision: str = "fp32"):
     """A context manager around the user's own training-step code (their loop, their loss,
@@ -303,12 +333,8 @@ def _model_name(model: Model) -> Iterator[str]:
 
 @contextlib.contextmanager
 def _experiment(model: Model, **values: Any) -> Iterator[Experiment]:
-    """The experiment of a call, every option checked at once (one ConfigError)."""
-    known = {f.name for f in fields(Experiment)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; the options are: "
-                          f"{', '.join(sorted(known - set(_SET_BY_THE_CALL)))}")
+    """The experiment of a call, every option's value checked at once (one ConfigError;
+    their names were checked as the call began: _public)."""
     if isinstance(values.get("gpu_memory"), str):
         values["gpu_memory"] = parse_size(values["gpu_memory"])
     with _model_name(model) as name:

@@ -281,6 +281,10 @@ def find(name: str) -> GPU:
     """The catalogue's GPU of that name, matched loosely ("3090", "RTX 4090", "a100-80gb",
     "h100"): an exact loose match, else the one GPU whose names begin with it. A name that
     matches none or several is a ConfigError naming the close ones."""
+    if not isinstance(name, str):
+        raise ConfigError(f"a GPU is named by a string such as 'RTX 4090', got "
+                          f"{type(name).__name__} {name!r} (a memory size goes in memory=, "
+                          "--gpu-memory)")
     key = _loose(name)
     exact = [gpu for gpu in CATALOGUE if key and key in _names(gpu)]
     if exact:

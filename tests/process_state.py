@@ -1,6 +1,7 @@
 """What a library call must leave as it found it in the caller's process: the garbage
 collector, torch's dispatch tables and fake-tensor rules, autocast, the default dtype, the
-threads, sys.path, the environment, the loggers the tool quiets, and transformers' functions it wraps."""
+threads, sys.path, the environment, the warnings filters, the `kernels` module (blocked while
+bitsandbytes is imported), the loggers the tool quiets, and transformers' functions it wraps."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import gc
 import logging
 import os
 import sys
+import warnings
 from typing import Any
 
 import torch
@@ -33,6 +35,8 @@ def snapshot() -> dict[str, Any]:
         "grad": torch.is_grad_enabled(),
         "sys.path": list(sys.path),
         "environment": dict(os.environ),
+        "warnings filters": list(warnings.filters),
+        "kernels module": sys.modules.get("kernels", "never imported"),
         "loggers": {name: logging.getLogger(name).level for name in LOGGERS},
     }
     masking = sys.modules.get("transformers.masking_utils")

@@ -82,6 +82,16 @@ def parse_size(text: str) -> int:
     return size
 
 
+def memory_bytes(size: int | str) -> int:
+    """A memory size as the API takes one: bytes (a positive int) or a size such as '24GiB'."""
+    if isinstance(size, str):
+        return parse_size(size)
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise ConfigError(f"memory must be a positive number of bytes or a size such as "
+                          f"'24GiB', got {size!r}")
+    return size
+
+
 def size_text(nbytes: int) -> str:
     """1048576 → '1 MiB': a budget in a progress line, readable beside two like it."""
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

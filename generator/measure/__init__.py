@@ -10,15 +10,18 @@ measured. Everything below this package may import PyTorch; nothing downstream o
 does. This module itself imports nothing heavy: the API imports it inside a user's process.
 
 Whatever a measurement changes in the process it restores (the garbage collector, torch's
-dispatch tables and fake-tensor rules, autocast, default dtype, threads, loggers, sys.path);
-only the command line and the worker, whose processes are this tool's own, keep the imports'
-objects frozen out of the garbage collector's way (`own_process`).
+dispatch tables and fake-tensor rules, autocast, default dtype, threads, loggers, sys.path,
+os.environ and the warnings filters: `environment_kept`); only the command line and the
+worker, whose processes are this tool's own, keep the imports' objects frozen out of the
+garbage collector's way (`own_process`).
 """
 
 import contextlib
 import gc
 import logging
 import os
+import sys
+import warnings
 from collections.abc import Iterator
 
 #: Set in a process of this tool's own (the command line, the worker): see imports_frozen.
@@ -73,11 +76,51 @@ def quiet(logger: logging.Logger, level: int = logging.CRITICAL) -> Iterator[Non
         logger.setLevel(before)
 
 
-def quiet_bitsandbytes() -> contextlib.AbstractContextManager:
-    """Import bitsandbytes (or PEFT, which imports it where it is installed) inside this: its
-    CPU backend logs a warning about an optional 4-bit kernel package on import, noise on
-    every run."""
-    return quiet(logging.getLogger("bitsandbytes.backends.cpu.ops"), logging.ERROR)
+@contextlib.contextmanager
+def environment_kept() -> Iterator[None]:
+    """os.environ and the warnings filters as they were, afterwards, whatever ran meanwhile:
+    PyTorch's compiler, which fake tensors import at their first use, sets
+    TORCHINDUCTOR_CACHE_DIR (torch/_inductor/runtime/cache_dir_utils.py), and importing
+    torch, numpy or sympy adds warnings filters of their own; a caller asked for neither."""
+    before = dict(os.environ)
+    with warnings.catch_warnings():  # the filters list itself, put back on the way out
+        try:
+            yield
+        finally:
+            for name in set(os.environ) - set(before):
+                del os.environ[name]
+            for name, value in before.items():
+                if os.environ.get(name) != value:
+                    os.environ[name] = value
+
+
+#: What `sys.modules` holds for a module that was never imported.
+_NEVER = object()
+
+
+@contextlib.contextmanager
+def importing_bitsandbytes() -> Iterator[None]:
+    """Import bitsandbytes (or PEFT, which imports it where it is installed) inside this.
+
+    On a CPU with AVX512-BF16, bitsandbytes' CPU backend asks the `kernels` package, as it is
+    imported, for a compiled 4-bit kernel from the Hugging Face Hub
+    (`get_kernel("kernels-community/quantization-bitsandbytes")` in
+    bitsandbytes/backends/cpu/ops.py): where `kernels` is installed and the machine online,
+    that downloads native code and loads it. An estimate touches no network and loads no code
+    it did not ship with, so meanwhile `kernels` cannot be imported (None in sys.modules is
+    Python's mark for that) and bitsandbytes keeps its own library, as where `kernels` is not
+    installed; a caller's own `kernels` module is back in place afterwards. The warning
+    bitsandbytes logs about the missing kernel is noise on every run, and is quieted."""
+    before = sys.modules.get("kernels", _NEVER)
+    sys.modules["kernels"] = None  # type: ignore[assignment]
+    try:
+        with quiet(logging.getLogger("bitsandbytes.backends.cpu.ops"), logging.ERROR):
+            yield
+    finally:
+        if before is _NEVER:
+            sys.modules.pop("kernels", None)
+        else:
+            sys.modules["kernels"] = before  # type: ignore[assignment]
 
 
 #: Kineto's log levels run VERBOSE=0 … USDT=5; above them it writes nothing.

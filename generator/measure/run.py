@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from generator.errors import BackendUnavailable, ConfigError, GeneratorError
+from generator.errors import BackendUnavailable, ConfigError, GeneratorError, ModelError
 from generator.experiment import Experiment
 from generator.measure.studies import Study
 from generator.results import SCHEMA_VERSION
@@ -30,6 +30,11 @@ def measure_to_result(exp: Experiment) -> StepResult:
         figures = measure(exp)
     except GeneratorError:
         raise
+    except SystemExit as exit:  # the model's own code (its make_batch, loss or forward)
+        from generator.measure.models.user import ended
+
+        raise ModelError(f"{exp.model}: the model's code raised SystemExit: {ended(exit)}") \
+            from None
     except Exception as error:  # an out-of-memory step is a result, not a crash
         if _is_size_overflow(error):
             raise ConfigError(f"batch_size {exp.batch_size} × seq_len {exp.seq_len} is more "

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from generator import gpus
+from generator.arguments import checked
 from generator.errors import ConfigError, ResultsError
 from generator.experiment import Experiment
-from generator.experiment.option import parse_size
-from generator import gpus
+from generator.experiment.option import memory_bytes
 from generator.plan import fit
 from generator.results.notes import Note
 from generator.results.shapes import CATEGORIES, StepResult
@@ -108,6 +109,7 @@ class StepMemory:
         raise NotImplementedError
 
     # -- does it fit ------------------------------------------------------------------------
+    @checked()
     def fits(self, gpu: str | None = None, *, memory: int | str | None = None) -> fit.Verdict:
         """Whether the step fits `gpu` (a name from the catalogue, loosely matched: "RTX
         4090", "a100-80gb"), or `memory` (bytes, or a size such as "24GiB"); both: that
@@ -214,7 +216,7 @@ def budget_bytes(gpu: gpus.GPU | None, memory: int | str | None) -> int:
     """The memory a step is judged against: `memory` where given (bytes, or a size such as
     "24GiB"), else what `gpu` lets a process have."""
     if memory is not None:
-        return parse_size(memory) if isinstance(memory, str) else memory
+        return memory_bytes(memory)
     if gpu is None:
         raise ConfigError("give a GPU of the catalogue or a memory size to fit in")
     return gpu.memory_bytes

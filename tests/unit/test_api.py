@@ -5,8 +5,12 @@ left as it was found. Estimates of the tiny model: fake tensors, a second each."
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
+import warnings
 
 import pytest
+from conftest import assert_refused
 from process_state import snapshot
 
 import generator as g
@@ -58,7 +62,7 @@ def test_wrong_names_and_values_are_the_projects_errors_in_the_cli_words(cli, pr
     proc = cli(["estimate", "tiny", "-b", "2", "-s", "16", "--precision", "fp8"], project)
     assert proc.returncode == 2
     assert "unknown precision 'fp8'; choose one of: fp32, amp-fp16" in proc.stderr
-    with pytest.raises(g.ConfigError, match=r"^unknown option\(s\) precison; the options are"):
+    with pytest.raises(g.ConfigError, match=r"^unknown argument\(s\) precison to estimate\(\)"):
         g.estimate("tiny", **TINY, precison="fp8")
     with pytest.raises(g.ModelError, match="unknown model 'tinyy'"):
         g.estimate("tinyy", **TINY)
@@ -122,3 +126,124 @@ def test_the_snapshot_sees_what_an_estimate_changes_while_it_runs() -> None:
         during = snapshot()
     assert during["dispatch"] != before["dispatch"]
     assert during["fake rules"] != before["fake rules"]
+
+
+# --------------------------------------------------------------------------- bad calls
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda e: g.estimate("tiny", **TINY, backend="cpu"),
+     r"^unknown argument\(s\) backend to estimate\(\) \(each function says its backend: "
+     r".*measure_step\(backend='cpu' \| 'cuda'\)"),
+    (lambda e: e.fits(4090), r"^a GPU is named by a string such as 'RTX 4090', got int 4090"),
+    (lambda e: e.fits(memory=0), r"^memory must be a positive number of bytes"),
+    (lambda e: e.fits(memory=True), r"^memory must be a positive number of bytes"),
+    (lambda e: e.fits("H100", memry="24GiB"),
+     r"^unknown argument\(s\) memry to fits\(\); it takes gpu, memory$"),
+    (lambda e: g.estimate("tiny", **TINY, precison="fp8"),
+     r"^unknown argument\(s\) precison to estimate\(\); it takes model, batch_size, seq_len, "
+     r"gpu, and the step's options: allocation_trace, .*precision"),
+    (lambda e: g.estimate("tiny", **TINY, model="gpt2"),
+     r"^estimate\(\): multiple values for argument 'model'; it takes \(model, \*, "
+     r"batch_size, seq_len, gpu=None, \*\*options\)$"),
+    (lambda e: g.estimate("tiny", seq_len=16), r"missing a required argument: 'batch_size'"),
+    (lambda e: g.estimate("tiny", 2, 16), r"^estimate\(\): too many positional arguments"),
+    (lambda e: g.measure_step("tiny", **TINY, bogus=1),
+     r"^unknown argument\(s\) bogus to measure_step\(\); it takes model, batch_size, seq_len, "
+     r"backend, and the step's options"),
+    (lambda e: g.largest_batch("tiny", seq_len=16, memory="1GiB", batch_size=4),
+     r"^unknown argument\(s\) batch_size to largest_batch\(\) \(largest_batch\(\) searches "
+     r"for it\); it takes model, seq_len, gpu, memory, first, progress, and"),
+    (lambda e: g.fewest_gpus("tiny", **TINY, parallel="ddp", memory="1GiB", bogus=1),
+     r"^unknown argument\(s\) bogus to fewest_gpus\(\)"),
+    (lambda e: g.levers("tiny", **TINY, backend="cuda"),
+     r"^unknown argument\(s\) backend to levers\(\)"),
+    (lambda e: g.track(None, None, bogus=1),
+     r"^unknown argument\(s\) bogus to track\(\); it takes model, optimizer, name, "
+     r"batch_size, seq_len, precision$"),
+], ids=["backend", "gpu-int", "memory-0", "memory-bool", "fits-kw", "option", "model-twice",
+        "missing", "positional", "measure-kw", "largest-batch-size", "fewest-kw",
+        "levers-backend", "track-kw"])
+def test_a_bad_call_is_a_config_error_that_names_the_argument(tiny: g.Estimate, call,
+                                                              words: str) -> None:
+    with pytest.raises(g.ConfigError, match=words):
+        call(tiny)
+
+
+@pytest.mark.parametrize("search", [
+    lambda seen: g.largest_batch("tiny", seq_len=16, memory=-1, progress=seen.append),
+    lambda seen: g.fewest_gpus("tiny", **TINY, parallel="ddp", memory=-1,
+                               progress=lambda *row: seen.append(row)),
+], ids=["largest_batch", "fewest_gpus"])
+def test_a_search_refuses_a_budget_below_one_byte_before_it_estimates(search) -> None:
+    seen: list = []
+    with pytest.raises(g.ConfigError, match="^memory must be a positive number of bytes"):
+        search(seen)
+    assert seen == []
+
+
+def exits() -> None:
+    sys.exit(3)
+
+
+def exits_in_make_batch():
+    model, _, loss_fn = build_tiny()
+
+    def make_batch(batch_size, seq_len, device):
+        sys.exit("no batches today")
+
+    return model, make_batch, loss_fn
+
+
+def test_user_code_that_calls_sys_exit_is_a_model_error_not_the_end_of_the_caller() -> None:
+    with pytest.raises(g.ModelError, match=r"^model factory '.*:exits' raised SystemExit: "
+                                           r"sys\.exit\(3\) would end this process$"):
+        g.estimate(exits, **TINY)
+    with pytest.raises(g.ModelError, match=r"^model factory 'sys:exit' raised SystemExit: "
+                                           r"sys\.exit\(\) would end this process$"):
+        g.estimate("sys:exit", **TINY)
+    with pytest.raises(g.ModelError, match=r":exits_in_make_batch: the model's code raised "
+                                           r"SystemExit: sys\.exit\('no batches today'\)"):
+        g.estimate(exits_in_make_batch, **TINY)
+
+
+def test_the_command_line_says_so_in_one_line(cli, seeded, user_package) -> None:
+    """`python -m generator estimate sys:exit` used to exit 0 and print nothing."""
+    assert_refused(cli, seeded, ["estimate", "sys:exit", "-b", "2", "-s", "4"],
+                   "model factory 'sys:exit' raised SystemExit: sys.exit() would end")
+    user_package(seeded, "import sys\nsys.exit(1)\n", name="exitpkg")
+    assert_refused(cli, seeded, ["estimate", "exitpkg.mod:build", "-b", "2", "-s", "4"],
+                   "cannot import module 'exitpkg.mod'", "SystemExit: sys.exit(1) would end")
+
+
+# --------------------------------------------------------------------------- the caller's process
+
+
+def changes_the_process():
+    """A factory that sets, changes and removes variables and adds a warnings filter."""
+    os.environ["GENERATOR_TEST_SET"] = "by the factory"
+    os.environ["GENERATOR_TEST_CHANGED"] = "by the factory"
+    del os.environ["GENERATOR_TEST_REMOVED"]
+    warnings.filterwarnings("ignore", message="added by the factory")
+    return build_tiny()
+
+
+def changes_the_process_and_fails():
+    changes_the_process()
+    raise ValueError("after the changes")
+
+
+def test_a_call_puts_back_the_environment_and_the_warnings_filters(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a call does to os.environ and warnings.filters (PyTorch's first import of its
+    compiler sets TORCHINDUCTOR_CACHE_DIR; numpy and sympy add filters) is undone: here by a
+    factory, since in this process torch was imported before (slow/test_no_network.py checks
+    the first estimate of a fresh process)."""
+    monkeypatch.setenv("GENERATOR_TEST_CHANGED", "by the caller")
+    monkeypatch.setenv("GENERATOR_TEST_REMOVED", "by the caller")
+    before = snapshot()
+    g.estimate(changes_the_process, **TINY)
+    assert snapshot() == before
+    with pytest.raises(g.ModelError, match="after the changes"):  # after a mistake too
+        g.estimate(changes_the_process_and_fails, **TINY)
+    assert snapshot() == before

@@ -1,11 +1,18 @@
 """Nothing read can run code or inject markup: results are JSON (no pickle, eval or exec in
-the package) and templates are autoescaped. Hostile text on built pages:
-slow/test_build_pages.py; names that would become paths: test_results_store.py.
+the package), templates are autoescaped, and bitsandbytes is imported with the Hub's kernels
+off. Hostile text on built pages: slow/test_build_pages.py; names that would become paths:
+test_results_store.py; estimates with the network refused: slow/test_no_network.py.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import logging
+import sys
+import types
+
+import pytest
 
 from conftest import HOSTILE, REPO_ROOT
 
@@ -58,3 +65,29 @@ def test_templates_are_autoescaped() -> None:
     assert shown.startswith("&lt;script&gt;alert(")
     for name in env.list_templates(extensions=["j2"]):
         assert env.get_template(name)  # every template compiles under the same environment
+
+
+@pytest.mark.parametrize("theirs", [types.ModuleType("kernels"), None],
+                         ids=["imported-by-the-caller", "never-imported"])
+def test_bitsandbytes_is_imported_with_the_hubs_kernels_out_of_reach(
+        monkeypatch: pytest.MonkeyPatch, tmp_path, theirs: types.ModuleType | None) -> None:
+    """bitsandbytes asks `kernels` for a compiled kernel from the Hub as it is imported (on a
+    CPU with AVX512-BF16): meanwhile `kernels` cannot be imported, though installed (here a
+    package of the test's own), and afterwards the caller's own module is back, or none."""
+    from generator.measure import importing_bitsandbytes
+
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    if theirs is None:
+        monkeypatch.delitem(sys.modules, "kernels", raising=False)
+    else:
+        monkeypatch.setitem(sys.modules, "kernels", theirs)
+    with importing_bitsandbytes():
+        with pytest.raises(ImportError, match="import of kernels halted"):
+            importlib.import_module("kernels")
+        assert logging.getLogger("bitsandbytes.backends.cpu.ops").level == logging.ERROR
+    if theirs is None:
+        assert "kernels" not in sys.modules
+    else:
+        assert sys.modules["kernels"] is theirs

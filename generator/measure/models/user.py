@@ -30,10 +30,20 @@ def is_factory_name(name: str) -> bool:
 
 
 def _first_line(exc: BaseException) -> str:
-    """`Type: first line of message`, or just `Type` when the message is empty."""
+    """`Type: first line of message`, or just `Type` when the message is empty; a
+    SystemExit says what it would have done."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: {ended(exc)}"
     lines = str(exc).strip().splitlines()
     kind = type(exc).__name__
     return f"{kind}: {lines[0]}" if lines else kind
+
+
+def ended(exit: SystemExit) -> str:
+    """What a user's `sys.exit(code)` would have done had it not been caught: it would end the
+    caller's process (and `python -m generator`, silently, with its code as the status)."""
+    code = "" if exit.code is None else repr(exit.code).splitlines()[0][:80]
+    return f"sys.exit({code}) would end this process"
 
 
 @contextlib.contextmanager
@@ -87,7 +97,7 @@ def import_factory(name: str) -> Callable[[], Any]:
     try:
         with _cwd_on_path():
             target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # any import-time failure of user code is the user's to fix
+    except (Exception, SystemExit) as exc:  # any failure of user code is the user's to fix
         raise ModelError(
             f"cannot import module {module_name!r} for model {name!r}: {_first_line(exc)}"
         ) from exc
@@ -154,7 +164,7 @@ def factory_build(name: str, factory: Callable[[], Any]) -> Callable[[], Workloa
     def build() -> Workload:
         try:
             result = factory()
-        except Exception as exc:  # the factory is user code: report it, do not crash
+        except (Exception, SystemExit) as exc:  # the factory is user code: report it
             raise ModelError(f"model factory {name!r} raised {_first_line(exc)}") from exc
         return _to_workload(name, result)
 

@@ -18,7 +18,7 @@ import warnings
 from dataclasses import replace
 
 from generator.errors import ConfigError
-from generator.measure import quiet_bitsandbytes
+from generator.measure import importing_bitsandbytes
 from generator.measure.training.workload import Workload
 from generator.results.notes import note
 
@@ -39,7 +39,7 @@ def with_lora(workload: Workload, *, rank: int, targets: tuple[str, ...],
     modules, now holding adapters. Its notes say where PEFT put the adapters."""
     from generator.measure.emulation.fake_build import fake_build
 
-    with quiet_bitsandbytes():
+    with importing_bitsandbytes():
         import peft
 
     model = workload.model

@@ -14,7 +14,7 @@ from typing import Iterable
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from generator.measure import quiet_bitsandbytes
+from generator.measure import importing_bitsandbytes
 
 INSTALL = "pip install bitsandbytes"
 
@@ -28,7 +28,7 @@ def unavailable(optimizer: str) -> str | None:
 
 def adamw_8bit(params: Iterable[torch.nn.Parameter], *, lr: float,
                weight_decay: float | None) -> torch.optim.Optimizer:
-    with quiet_bitsandbytes():
+    with importing_bitsandbytes():
         import bitsandbytes as bnb
 
     params = list(params)

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Iterator
 
 from generator.errors import ConfigError
-from generator.measure import quiet_bitsandbytes
+from generator.measure import importing_bitsandbytes
 from generator.measure.training.optimizer_8bit import INSTALL
 from generator.measure.training.workload import Workload
 from generator.results.notes import note
@@ -46,7 +46,7 @@ def unavailable(quantization: str) -> str | None:
 def quantized(workload: Workload, *, quant_type: str, compute_dtype) -> Workload:
     """The workload with its model's linear layers in 4 bits (bitsandbytes' Linear4bit), as
     transformers chooses them; the note says how many and what stayed as it was."""
-    with quiet_bitsandbytes():
+    with importing_bitsandbytes():
         import bitsandbytes
     from torch import nn
 
