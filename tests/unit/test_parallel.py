@@ -187,3 +187,62 @@ def test_the_command_refuses_in_one_line(cli, tmp_path, args: list, words: str) 
     run = cli(["estimate", "llama-tiny", "-b", "2", "-s", "16", *args], tmp_path)
     assert run.returncode == 2
     assert words in run.stderr and run.stdout == ""
+
+
+@pytest.mark.parametrize("shape, count, dim", [
+    ((5, 3), 4, 0), ((3, 2), 8, 0), ((10,), 3, 0), ((7, 7), 7, 0), ((0, 4), 4, 0),
+    ((4, 6), 3, 1), ((1,), 1, 0), ((2, 5), 2**20, 0)])
+def test_chunks_made_on_demand_are_fsdp2s_own(shape: tuple, count: int, dim: int) -> None:
+    """FSDP2's chunks of a parameter, each made when read (parallel._Chunks), are the very
+    views its `_chunk_with_empty` makes all of: the same sizes, strides and offsets."""
+    import torch
+    from torch.distributed.fsdp._fully_shard._fsdp_common import _chunk_with_empty
+
+    from generator.measure.training.parallel import _Chunks
+
+    tensor = torch.arange(math.prod(shape), dtype=torch.float32).reshape(shape)
+    lazy = _Chunks(tensor, count, dim)
+    assert len(lazy) == count
+    some = sorted({0, 1 % count, count // 2, count - 1})
+    whole = _chunk_with_empty(tensor, count, dim) if count < 64 else None
+    for index in (range(count) if whole else some):
+        chunk = lazy[index]
+        if whole:
+            assert (chunk.shape, chunk.stride(), chunk.storage_offset()) == (
+                whole[index].shape, whole[index].stride(), whole[index].storage_offset())
+    if count > shape[dim]:  # more ranks than rows: the last ranks' shards are empty
+        assert lazy[count - 1].numel() == 0
+    with pytest.raises(IndexError):
+        lazy[count]
+
+
+def test_sharding_over_a_million_gpus_costs_a_rank_what_eight_do() -> None:
+    """fully_shard over 2²⁰ ranks makes as many tensors as over 8 (it made one view per rank
+    and parameter, minutes for 16,384 GPUs), and FSDP2's own chunking is back afterwards."""
+    import torch
+    from torch import nn
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp._fully_shard import _fsdp_param
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from generator.measure.training.parallel import apply_fsdp2, fake_process_group
+
+    class Count(TorchDispatchMode):
+        ops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.ops += 1
+            return func(*args, **(kwargs or {}))
+
+    def ops(gpus: int) -> int:
+        model = nn.Sequential(nn.ModuleList([nn.Linear(16, 16) for _ in range(3)]))
+        Count.ops = 0
+        with fake_process_group(gpus):
+            mesh = init_device_mesh("cpu", (gpus,))
+            with Count():
+                apply_fsdp2(model, mesh)
+        return Count.ops
+
+    before = _fsdp_param._chunk_with_empty
+    assert ops(2**20) == ops(8)
+    assert _fsdp_param._chunk_with_empty is before

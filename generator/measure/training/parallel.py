@@ -240,10 +240,51 @@ def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
     if offload:
         options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
     units = fsdp_units(model)
-    for _, block in units:
-        fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
-    fully_shard(model, **options)
+    with _chunks_on_demand():
+        for _, block in units:
+            fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
+        fully_shard(model, **options)
     return [name for name, _ in units]
+
+
+class _Chunks:
+    """torch.chunk(tensor, count, dim) padded with empty tensors to `count`, as FSDP2's
+    `_chunk_with_empty` returns it, but each chunk made only when it is read. FSDP2 reads two
+    of them (its own rank's and the 0th, the padded size), yet builds all `count`: one view
+    per rank and parameter, so that sharding over 16,384 GPUs took minutes before the step
+    began. Made on demand, a rank's cost no longer grows with the number of GPUs."""
+
+    def __init__(self, tensor: torch.Tensor, count: int, dim: int) -> None:
+        self.tensor, self.count, self.dim = tensor, count, dim
+        length = tensor.size(dim)
+        self.step = -(-length // count)  # torch.chunk's chunk length: ceil(length / count)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        length = self.tensor.size(self.dim)
+        if length == 0:  # torch.chunk of an empty dimension: `count` empty chunks
+            return self.tensor.narrow(self.dim, 0, 0)
+        start = index * self.step
+        if start >= length:  # past torch.chunk's last chunk: FSDP2's empty padding
+            return self[0].new_empty(0)
+        return self.tensor.narrow(self.dim, start, min(self.step, length - start))
+
+
+@contextlib.contextmanager
+def _chunks_on_demand() -> Iterator[None]:
+    """FSDP2's `_chunk_with_empty` replaced by _Chunks while fully_shard runs, restored after."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_param
+
+    before = _fsdp_param._chunk_with_empty
+    _fsdp_param._chunk_with_empty = _Chunks
+    try:
+        yield
+    finally:
+        _fsdp_param._chunk_with_empty = before
 
 
 @contextlib.contextmanager
