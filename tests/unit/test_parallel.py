@@ -218,8 +218,8 @@ def test_chunks_made_on_demand_are_fsdp2s_own(shape: tuple, count: int, dim: int
 
 def test_sharding_over_a_million_gpus_costs_a_rank_what_eight_do() -> None:
     """fully_shard over 2²⁰ ranks makes as many tensors as over 8 (it made one view per rank
-    and parameter, minutes for 16,384 GPUs), and FSDP2's own chunking is back afterwards."""
-    import torch
+    and parameter: minutes for 16,384 GPUs); on HSDP's 2-D mesh the shard dimension is sliced
+    once, not once a parameter (each slice lays out every rank); FSDP2 is as it was after."""
     from torch import nn
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp._fully_shard import _fsdp_param
@@ -234,15 +234,21 @@ def test_sharding_over_a_million_gpus_costs_a_rank_what_eight_do() -> None:
             Count.ops += 1
             return func(*args, **(kwargs or {}))
 
-    def ops(gpus: int) -> int:
+    def shard(gpus: int, shape: tuple[int, ...]) -> tuple[int, int]:
+        """Tensor ops fully_shard made, and the shard meshes its parameters hold."""
         model = nn.Sequential(nn.ModuleList([nn.Linear(16, 16) for _ in range(3)]))
         Count.ops = 0
         with fake_process_group(gpus):
-            mesh = init_device_mesh("cpu", (gpus,))
+            mesh = init_device_mesh("cpu", shape, mesh_dim_names=("replicate", "shard")[
+                -len(shape):])
             with Count():
                 apply_fsdp2(model, mesh)
-        return Count.ops
+        params = [p for m in model.modules() if hasattr(m, "_get_fsdp_state")
+                  for group in [m._get_fsdp_state()._fsdp_param_group] if group
+                  for p in group.fsdp_params]
+        return Count.ops, len({id(p._shard_mesh) for p in params})
 
-    before = _fsdp_param._chunk_with_empty
-    assert ops(2**20) == ops(8)
-    assert _fsdp_param._chunk_with_empty is before
+    before = (_fsdp_param._chunk_with_empty, _fsdp_param.FSDPParam._init_shard_mesh)
+    assert shard(2**20, (2**20,)) == shard(8, (8,))
+    assert shard(2**20, (2**17, 8))[1] == 1
+    assert (_fsdp_param._chunk_with_empty, _fsdp_param.FSDPParam._init_shard_mesh) == before

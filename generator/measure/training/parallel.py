@@ -240,7 +240,7 @@ def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
     if offload:
         options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
     units = fsdp_units(model)
-    with _chunks_on_demand():
+    with _one_rank_at_a_time(mesh):
         for _, block in units:
             fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
         fully_shard(model, **options)
@@ -275,16 +275,31 @@ class _Chunks:
 
 
 @contextlib.contextmanager
-def _chunks_on_demand() -> Iterator[None]:
-    """FSDP2's `_chunk_with_empty` replaced by _Chunks while fully_shard runs, restored after."""
+def _one_rank_at_a_time(mesh: Any) -> Iterator[None]:
+    """While fully_shard runs, FSDP2's two steps whose cost grows with the number of GPUs
+    made once or on demand, restored afterwards: a parameter's chunks (_Chunks), and, on
+    HSDP's 2-D mesh, the shard dimension's sub-mesh, which FSDP2 slices again for every
+    parameter (each slice lays out all N ranks: 40 s for the tiny model over 2²⁰ GPUs)."""
     from torch.distributed.fsdp._fully_shard import _fsdp_param
 
-    before = _fsdp_param._chunk_with_empty
+    chunk_with_empty = _fsdp_param._chunk_with_empty
+    init_shard_mesh = _fsdp_param.FSDPParam._init_shard_mesh
+    sliced: dict[int, Any] = {}
+
+    def shard_mesh(param: Any) -> Any:
+        if param.mesh_info.mesh is not mesh:
+            return init_shard_mesh(param)
+        if id(mesh) not in sliced:
+            sliced[id(mesh)] = init_shard_mesh(param)
+        return sliced[id(mesh)]
+
     _fsdp_param._chunk_with_empty = _Chunks
+    _fsdp_param.FSDPParam._init_shard_mesh = shard_mesh
     try:
         yield
     finally:
-        _fsdp_param._chunk_with_empty = before
+        _fsdp_param._chunk_with_empty = chunk_with_empty
+        _fsdp_param.FSDPParam._init_shard_mesh = init_shard_mesh
 
 
 @contextlib.contextmanager
