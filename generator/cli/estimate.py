@@ -19,6 +19,7 @@ from typing import Any
 from generator import api, units
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
+from generator.jobs.progress import ticking
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.results.step import Estimate
@@ -64,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
         answer = _fewest_gpus(model, args.batch_size, args.seq_len, gpu, memory,
                               {k: v for k, v in chosen.items() if k != "gpus"}, say)
     else:
-        estimate = api.estimate(model, batch_size=args.batch_size, seq_len=args.seq_len,
-                                gpu=gpu, **chosen)
+        # a large model, or many GPUs, takes a minute: said on stderr while it runs
+        with ticking(f"estimating {model} · batch {args.batch_size} · seq {args.seq_len}"
+                     + (f" · {args.gpus:,} GPUs" if args.gpus > 1 else "")):
+            estimate = api.estimate(model, batch_size=args.batch_size,
+                                    seq_len=args.seq_len, gpu=gpu, **chosen)
         verdict = _verdict(estimate, gpu, memory)
         print_estimate(estimate, verdict, say)
         answer = {"result": estimate.to_dict(), "fits": _json(verdict),

@@ -146,3 +146,19 @@ def test_json_of_one_estimate_is_the_stored_result(cli, project: Path) -> None:
     assert (answer["fits"]["memory_bytes"], answer["fits"]["word"]) == (1024, "no")
     assert answer["fits"]["needed_bytes"] == \
         same["allocator"]["peak_reserved_bytes"] + same["allocator"]["context_bytes"][1]
+
+
+@pytest.mark.parametrize("command, said", [
+    (["estimate", "tiny", "-b", "2", "--seq-len", "16"], "interrupted"),
+    (["measure"], "interrupted: results measured so far are kept; run again to finish")])
+def test_ctrl_c_says_what_is_kept(cli, tmp_path, monkeypatch, command: list, said: str) -> None:
+    """An estimate stores nothing, so Ctrl-C there claims nothing kept; measure keeps what it
+    stored."""
+    from generator.cli import commands
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, command[0], interrupted)
+    run = cli(command, tmp_path)
+    assert (run.returncode, run.stderr.strip()) == (130, said)
