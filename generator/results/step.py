@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from generator.errors import ConfigError, ResultsError
 from generator.experiment import Experiment
-from generator.experiment.option import parse_size
+from generator.experiment.option import memory_bytes
 from generator.plan import fit, gpus
 from generator.results.notes import Note
 from generator.results.shapes import CATEGORIES, StepResult
@@ -213,7 +213,7 @@ def budget_bytes(gpu: gpus.GPU | None, memory: int | str | None) -> int:
     """The memory a step is judged against: `memory` where given (bytes, or a size such as
     "24GiB"), else what `gpu` lets a process have."""
     if memory is not None:
-        return parse_size(memory) if isinstance(memory, str) else memory
+        return memory_bytes(memory)
     if gpu is None:
         raise ConfigError("give a GPU of the catalogue or a memory size to fit in")
     return gpu.memory_bytes
