@@ -252,3 +252,30 @@ def test_sharding_over_a_million_gpus_costs_a_rank_what_eight_do() -> None:
     assert shard(2**20, (2**20,)) == shard(8, (8,))
     assert shard(2**20, (2**17, 8))[1] == 1
     assert (_fsdp_param._chunk_with_empty, _fsdp_param.FSDPParam._init_shard_mesh) == before
+
+
+def test_a_fake_2d_mesh_makes_only_rank_zeros_groups(monkeypatch) -> None:
+    """On the fake process group a 2-D mesh (HSDP, FSDP2 × TP) is rank 0's: the same ranks
+    and the same groups of rank 0 as init_device_mesh gives, made with two new_group calls
+    however many GPUs (init_device_mesh made one per row and column: 40 s over 2²⁰)."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    from generator.measure.training.parallel import _rank_zero_mesh, fake_process_group
+
+    def seen(mesh) -> tuple:
+        return (mesh.mesh.tolist(), mesh.mesh_dim_names,
+                [dist.get_process_group_ranks(mesh.get_group(d)) for d in range(2)],
+                [dist.get_process_group_ranks(mesh[name].get_group()) for name in ("dp", "tp")])
+
+    shape = {"dp": 4, "tp": 2}
+    with fake_process_group(8):
+        assert seen(_rank_zero_mesh(shape)) == seen(
+            init_device_mesh("cpu", (4, 2), mesh_dim_names=("dp", "tp")))
+    made = []
+    new_group = dist.new_group
+    monkeypatch.setattr(dist, "new_group", lambda ranks: made.append(len(ranks))
+                        or new_group(ranks))
+    with fake_process_group(2**20):
+        mesh = _rank_zero_mesh({"replicate": 2**17, "shard": 8})
+        assert mesh["shard"].size() == 8 and mesh["replicate"].size() == 2**17
+    assert made == [2**17, 8]
