@@ -1,4 +1,4 @@
-"""How sizes and shares are printed everywhere (pages, charts, the command line): binary
+"""How sizes, shares and durations are printed everywhere (pages, charts, the command line): binary
 units (1 MiB = 2²⁰ bytes, as PyTorch and nvidia-smi count), thousands separators, and '–'
 for a missing value."""
 
@@ -72,3 +72,14 @@ def format_bytes(nbytes: float) -> str:
         if abs(nbytes) >= size:
             return f"{nbytes / size:.2f} {unit}"
     return f"{int(nbytes)} B"
+
+
+def duration(seconds: float) -> str:
+    """A rough length of time, for saying how long something would take: '40 seconds',
+    '3 hours', '16 years' (whole units, the largest that fits)."""
+    for unit, length in (("year", 365 * 86400), ("day", 86400), ("hour", 3600),
+                         ("minute", 60)):
+        if seconds >= length:
+            count = round(seconds / length)
+            return f"{count:,} {unit}{'s' if count != 1 else ''}"
+    return f"{round(seconds)} second{'s' if round(seconds) != 1 else ''}"

@@ -253,6 +253,9 @@
     if (!/^[0-9]*\.?[0-9]+$/.test(t)) return {problem: /^-/.test(t) ? "negative" : "memory"};
     var n = Number(t);
     if (!(n > 0)) return {problem: "zero"};
+    // The page prints a GPU's memory to 0.01 GiB: a smaller one would be "a GPU of 0.00 GiB"
+    // (and below half a byte, a GPU of 0 bytes), so it is refused as zero is.
+    if (Math.round(n * 100) < 1) return {problem: "small"};
     if (n > LIMITS.gpu_memory) return {problem: "large"};
     return {value: Math.round(n * GIB)};
   }

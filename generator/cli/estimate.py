@@ -19,6 +19,7 @@ from typing import Any
 from generator import api, units
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
+from generator.jobs.progress import ticking
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.results.step import Estimate
@@ -64,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
         answer = _fewest_gpus(model, args.batch_size, args.seq_len, gpu, memory,
                               {k: v for k, v in chosen.items() if k != "gpus"}, say)
     else:
-        estimate = api.estimate(model, batch_size=args.batch_size, seq_len=args.seq_len,
-                                gpu=gpu, **chosen)
+        # a large model, or many GPUs, takes a minute: said on stderr while it runs
+        with ticking(f"estimating {model} · batch {args.batch_size} · seq {args.seq_len}"
+                     + (f" · {args.gpus:,} GPUs" if args.gpus > 1 else "")):
+            estimate = api.estimate(model, batch_size=args.batch_size,
+                                    seq_len=args.seq_len, gpu=gpu, **chosen)
         verdict = _verdict(estimate, gpu, memory)
         print_estimate(estimate, verdict, say)
         answer = {"result": estimate.to_dict(), "fits": _json(verdict),
@@ -122,12 +126,13 @@ def print_estimate(estimate: Estimate, verdict: Verdict | None, say: Say = print
         if note.id and note.id.startswith(("lora", "qlora", "parallel", "sharding")):
             say(str(note))  # adapters, 4-bit layers, how the GPUs share the step
     say("")
-    say(f"{'category':<18}{'live at peak':>14}{'own maximum':>14}")
-    for cat in CATEGORIES:
-        if cat in ONLY_WHEN_SEEN and not estimate.category_max[cat]:
-            continue  # real runs' category: an estimate has none
-        say(f"{cat:<18}{mib(estimate.live_at_peak[cat]):>14}"
-            f"{mib(estimate.category_max[cat]):>14}")
+    rows = [("category", "live at peak", "own maximum")] + [
+        (cat, mib(estimate.live_at_peak[cat]), mib(estimate.category_max[cat]))
+        for cat in CATEGORIES
+        # real runs' category: an estimate has none
+        if not (cat in ONLY_WHEN_SEEN and not estimate.category_max[cat])]
+    for line in columns(rows):
+        say(line)
     peak = estimate.peak_bytes
     say(f"\npeak of the step's tensors: {mib(peak)} ({units.gib(peak)} GiB)")
     if estimate.reserved_bytes is not None:
@@ -149,13 +154,14 @@ def print_allocator(estimate: Estimate, say: Say = print) -> None:
     say(f"CUDA caching allocator, simulated over {allocator['steps']} steps on "
         f"{estimate.gpu}{'' if named else ' (assumed: --gpu NAME for yours)'}, its cuBLAS "
         f"workspaces ({mib(allocator['workspace_bytes'])}) included:")
-    say(f"  allocated peak  {mib(estimate.allocated_bytes):>14}"
-        "   torch.cuda.max_memory_allocated()")
-    say(f"  reserved peak   {mib(estimate.reserved_bytes):>14}   "
-        "torch.cuda.max_memory_reserved()")
+    rows = [("allocated peak", mib(estimate.allocated_bytes),
+             "torch.cuda.max_memory_allocated()"),
+            ("reserved peak", mib(estimate.reserved_bytes), "torch.cuda.max_memory_reserved()")]
     if allocator.get("freed_while_building_bytes") is not None:  # --built-on-device
-        say(f"  freed building  {mib(allocator['freed_while_building_bytes']):>14}   while the "
-            "model was built on the GPU; cached for the steps")
+        rows.append(("freed building", mib(allocator["freed_while_building_bytes"]),
+                     "while the model was built on the GPU; cached for the steps"))
+    for line in columns(rows, indent=2, words_last=True):
+        say(line)
     say(f"  nvidia-smi      {mib(shown_low)} – {mib(shown_high)}"
         f"   reserved + a {estimate.context_name} of {mib(low)} – {mib(high)}")
 
@@ -325,6 +331,23 @@ def _lever_line(row: api.LeverRow, gpu: str | None, memory: int | None,
 
 def _change(what: str, now: int, before: int) -> str:
     return f"{what} {mib(now)} ({(now - before) / 2**20:+,.1f} MiB, {(now - before) / before:+.1%})"
+
+
+def columns(rows: list[tuple[str, ...]], *, indent: int = 0, words_last: bool = False,
+            least: int = 14) -> list[str]:
+    """Rows of cells as lines: the first column's words left-aligned, the figures after them
+    right-aligned, each column as wide as its widest cell (at least `least`), so that a huge
+    size widens its column instead of running into the next. words_last: the last column
+    is words (the allocator's PyTorch calls), set after the figures as they come."""
+    figures = len(rows[0]) - (2 if words_last else 1)
+    widths = [max(len(row[i]) for row in rows) for i in range(1 + figures)]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [row[i].rjust(max(widths[i], least))
+                                             for i in range(1, 1 + figures)]
+        line = "  ".join(cells) + (f"   {row[-1]}" if words_last else "")
+        lines.append((" " * indent + line).rstrip())
+    return lines
 
 
 def mib(nbytes: int) -> str:

@@ -175,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: results measured so far are kept; run again to finish", file=sys.stderr)
+        # Only measure and build store results as they go; an estimate keeps nothing.
+        kept = ": results measured so far are kept; run again to finish" \
+            if args.command in ("build", "measure") else ""
+        print(f"interrupted{kept}", file=sys.stderr)
         return 130
 

@@ -12,6 +12,7 @@ declarations they check; `experiment_problems` gathers what they find.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Callable
 
@@ -68,28 +69,45 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_size(text: str) -> int:
-    """'24GiB' → bytes. Decimal (GB) and binary (GiB) units; a bare number means GiB."""
+    """'24GiB' → bytes. Decimal (GB) and binary (GiB) units; a bare number means GiB. Held to
+    the one rule of a memory size (memory_problem)."""
     match = _SIZE.match(text)
     if not match:
         raise ConfigError(f"cannot read memory size {text!r}; write e.g. 24GiB or 80GB")
-    number, unit = float(match.group(1)), match.group(2).lower() or "gib"
+    unit = match.group(2).lower() or "gib"
     if unit not in _UNITS:
         raise ConfigError(f"unknown memory unit {match.group(2)!r} in {text!r}; "
                           "use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB")
-    size = int(number * _UNITS[unit])
-    if size <= 0:
-        raise ConfigError(f"memory size must be positive, got {text!r}")
+    # exact, as a fraction: a float would round 0.1 GiB, and overflow on a long number
+    size = int(Fraction(match.group(1)) * _UNITS[unit])
+    problem = memory_problem(size, text)
+    if problem:
+        raise ConfigError(problem)
     return size
 
 
-def memory_bytes(size: int | str) -> int:
-    """A memory size as the API takes one: bytes (a positive int) or a size such as '24GiB'."""
-    if isinstance(size, str):
-        return parse_size(size)
-    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-        raise ConfigError(f"memory must be a positive number of bytes or a size such as "
-                          f"'24GiB', got {size!r}")
-    return size
+def memory_bytes(value: int | str) -> int:
+    """A memory size given in bytes or in words ("24GiB"), as bytes, by the one rule."""
+    if isinstance(value, str):
+        return parse_size(value)
+    problem = memory_problem(value)
+    if problem:
+        raise ConfigError(problem)
+    return value
+
+
+def memory_problem(nbytes: Any, given: Any = None) -> str | None:
+    """Why `nbytes` is no memory size, or None: the one rule for a memory the user gives
+    (--gpu-memory, gpu_memory, memory=), in words or in bytes: a whole number of bytes, at
+    least 1, and at most 2⁶³ − 1, the largest size PyTorch counts (int64). `given`: what the
+    user wrote, when it was words."""
+    given = nbytes if given is None else given
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
+        return f"memory size must be a positive number of bytes, got {given!r}"
+    if nbytes > INT64_MAX:
+        return (f"memory size {given!r} is more than PyTorch counts (at most 2⁶³ − 1 bytes, "
+                f"8 EiB)")
+    return None
 
 
 def size_text(nbytes: int) -> str:
@@ -173,8 +191,8 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
             problems.append(f"{field.name} must be true or false, "
                             f"got {getattr(exp, field.name)!r}")
     problems += step_option_problems(exp) + lora_problems(exp) + parallel_problems(exp)
-    if exp.gpu_memory is not None and positive_int_problem("gpu_memory", exp.gpu_memory):
-        problems.append(f"gpu_memory must be a positive number of bytes, got {exp.gpu_memory!r}")
+    if exp.gpu_memory is not None and memory_problem(exp.gpu_memory):
+        problems.append(f"gpu_memory: {memory_problem(exp.gpu_memory)}")
     if not isinstance(exp.model, str) or not exp.model.strip():
         problems.append(f"model must be a non-empty name, got {exp.model!r}")
     if exp.allocation_trace is True and (exp.backend, exp.device) != ("estimate", "cuda"):

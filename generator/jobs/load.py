@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
-from generator.experiment.suite import DEFAULT_SUITE, expand
+from generator.experiment.suite import DEFAULT_SUITE, count, expand, refuse_too_many
 from generator.measure.models import check_model, experiment_unavailable
 from generator.measure.studies import Study
 
@@ -61,6 +61,10 @@ def _load_file(path: Path) -> list[Job]:
         raise ConfigError(f"{path}: {error}") from None
     if not isinstance(tables, list) or not isinstance(studies, list) or not (tables or studies):
         raise ConfigError(f"{path}: no [[experiment]] or [[study]] tables")
+    try:  # the whole file's count, before any table is expanded
+        refuse_too_many(sum(count(table) for table in tables), "its tables expand")
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
     jobs: list[Job] = []
     problems = []
     for number, table in enumerate(tables, start=1):

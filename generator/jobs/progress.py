@@ -1,14 +1,19 @@
 """Progress while measuring: a live line on a terminal, one line per experiment elsewhere.
 
 Several jobs may run at once (estimates in parallel workers): the live line shows each, and
-the lines they leave are numbered in the order they finish, so the count only goes up.
+the lines they leave are numbered in the order they finish, so the count only goes up. One
+long job that says nothing until it ends (a single estimate of a large model) shows the same
+live line while it runs (`ticking`), erased when it ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from generator.units import format_bytes
@@ -60,3 +65,32 @@ class Progress:
     def _write(self, text: str) -> None:
         self.stream.write(text)
         self.stream.flush()
+
+
+@contextlib.contextmanager
+def ticking(label: str, stream: TextIO | None = None, *, every: float = 1.0) -> Iterator[None]:
+    """While the block runs, on a terminal: `label … N s`, redrawn every `every` seconds from
+    a thread of its own, and erased at the end, so the block's own output starts on a clean
+    line. Off a terminal nothing (a log would keep every redraw)."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        yield
+        return
+    since, stop = time.perf_counter(), threading.Event()
+
+    def draw() -> None:
+        while True:
+            stream.write(f"\r\033[K{label} … {time.perf_counter() - since:.0f} s")
+            stream.flush()
+            if stop.wait(every):
+                return
+
+    thread = threading.Thread(target=draw, name="ticking", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        stream.write("\r\033[K")
+        stream.flush()

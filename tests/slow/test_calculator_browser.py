@@ -22,10 +22,11 @@ OUTSIDE = {"en": "Outside the fitted range", "zh": "超出拟合范围"}
 FITS_WORD = {"en": "fits", "zh": "放得下"}
 PAGE = {"en": "en/calculator/", "zh": "calculator/"}
 WITHIN = 0.005
-#: What a reader may type: nothing, zero, negative, fractional, words, and absurd sizes.
+#: What a reader may type: nothing, zero, negative, fractional, words, and absurd sizes (a GPU
+#: memory too small to print as more than 0.00 GiB among them).
 BAD = {"batch": ["", "0", "-3", "2.5", "abc", "1e3", "99999999999"],
        "seq": [" ", "0", "-1", "0.5", "many", "123456789012"],
-       "gpu_memory": ["-8", "0", "lots", "1e9", "99999999"]}
+       "gpu_memory": ["-8", "0", "lots", "1e9", "99999999", "0.004", "0.0000000001"]}
 
 
 @pytest.fixture(scope="module")

@@ -79,8 +79,10 @@ def test_sequence_longer_than_the_model_allows(cli, seeded: Path) -> None:
                    "4096", "128")
 
 
-@pytest.mark.parametrize(("size", "needles"), [("24XB", ("XB",)), ("-1GiB", ("-1GiB",)),
-                                               ("lots", ("lots",))])
+@pytest.mark.parametrize(("size", "needles"), [
+    ("24XB", ("XB",)), ("-1GiB", ("-1GiB",)), ("lots", ("lots",)), ("0", ("positive",)),
+    ("8388608TiB", ("8388608TiB", "at most 2⁶³ − 1 bytes")),
+    ("9" * 400 + "TiB", ("at most 2⁶³ − 1 bytes",))])
 def test_unreadable_memory_size(cli, seeded: Path, size: str, needles: tuple[str, ...]) -> None:
     assert_refused(cli, seeded, [*ESTIMATE, f"--gpu-memory={size}"], "--gpu-memory", *needles)
 
@@ -297,3 +299,22 @@ def test_a_reader_gone_away_ends_quietly(cli, project: Path, monkeypatch) -> Non
     monkeypatch.setattr(commands, "models", reader_gone)
     proc = cli(["models"], project)
     assert (proc.returncode, proc.stderr) == (141, "")
+
+
+@pytest.mark.parametrize("size", [2**63, "8388608TiB", 0, -1, "0.0000000001"])
+def test_a_memory_size_is_one_rule_wherever_it_is_given(size) -> None:
+    """The API's memory= and gpu_memory=, a suite's gpu_memory and --gpu-memory hold a size to
+    one rule (option.memory_problem): the CLI took sizes past 2⁶³ that the API refused."""
+    from generator.errors import ConfigError
+    from generator.experiment import Experiment
+    from generator.experiment.option import memory_bytes
+    from generator.results.step import budget_bytes
+
+    for refuse in (lambda: memory_bytes(size), lambda: budget_bytes(None, size),
+                   lambda: Experiment.from_dict({"model": "tiny", "batch_size": 1,
+                                                 "seq_len": 8, "gpu_memory": size})):
+        with pytest.raises(ConfigError, match="memory size"):
+            refuse()
+    assert memory_bytes(2**63 - 1) == 2**63 - 1
+    assert memory_bytes("8388607TiB") == 8388607 * 2**40
+    assert memory_bytes("0.1GiB") == 2**30 // 10  # exact, not a float's rounding

@@ -135,3 +135,39 @@ def test_an_unknown_backend_to_measure_on(cli, seeded: Path) -> None:
 def test_bad_reference_tables(cli, seeded: Path, fields: str, needle: str) -> None:
     name = suite(seeded, "[[reference]]\n" + fields + "\n")
     assert_refused(cli, seeded, ["measure", "--config", name], name, needle)
+
+
+def test_a_suite_that_would_run_for_days_is_refused_with_its_count(cli, seeded: Path) -> None:
+    """Lists that multiply past MOST_EXPERIMENTS are refused with their count before a single
+    combination is made (2,560,000 took a minute to load, with nothing said): in one table,
+    and over the tables of one file."""
+    from generator.experiment.suite import MOST_EXPERIMENTS, count
+
+    values = "[" + ", ".join(str(n) for n in range(1, 41)) + "]"
+    wide = table(f"batch_size = {values}\nseq_len = {values}\n"
+                 f'precision = ["fp32", "amp-bf16", "amp-fp16", "fp16", "bf16"]\n'
+                 f'optimizer = ["adamw", "adamw-fused", "sgd", "sgd-momentum"]\n'
+                 f"micro_batches = {values}")
+    name = suite(seeded, wide)
+    assert_refused(cli, seeded, ["measure", "--config", name], name,
+                   "its tables expand to 1,280,000 experiments, more than the 10,000")
+    many = "".join(table(f"batch_size = {values}\nseq_len = {values}") for _ in range(7))
+    assert count({"batch_size": list(range(40)), "seq_len": list(range(40))}) * 7 \
+        > MOST_EXPERIMENTS
+    name = suite(seeded, many, "many.toml")
+    assert_refused(cli, seeded, ["measure", "--config", name], name,
+                   "its tables expand to 11,200 experiments")
+
+
+def test_one_table_past_the_bound_is_refused_wherever_it_is_expanded() -> None:
+    from generator.errors import ConfigError
+    from generator.experiment.suite import count, expand
+
+    table = {"model": "tiny", "sizes": [[b, 16] for b in range(1, 201)],
+             "precision": ["fp32", "amp-bf16"], "gpus": list(range(1, 31)),
+             "optimizer": "adamw"}
+    assert count(table) == 12_000
+    with pytest.raises(ConfigError, match="its lists expand to 12,000 experiments, more than "
+                                          "the 10,000 a suite may hold .*about 17 hours"):
+        expand(table)
+    assert count({"model": "tiny", "checkpoint_classes": ["A", "B"], "batch_size": [1, 2]}) == 2

@@ -146,3 +146,38 @@ def test_json_of_one_estimate_is_the_stored_result(cli, project: Path) -> None:
     assert (answer["fits"]["memory_bytes"], answer["fits"]["word"]) == (1024, "no")
     assert answer["fits"]["needed_bytes"] == \
         same["allocator"]["peak_reserved_bytes"] + same["allocator"]["context_bytes"][1]
+
+
+@pytest.mark.parametrize("command, said", [
+    (["estimate", "tiny", "-b", "2", "--seq-len", "16"], "interrupted"),
+    (["measure"], "interrupted: results measured so far are kept; run again to finish")])
+def test_ctrl_c_says_what_is_kept(cli, tmp_path, monkeypatch, command: list, said: str) -> None:
+    """An estimate stores nothing, so Ctrl-C there claims nothing kept; measure keeps what it
+    stored."""
+    from generator.cli import commands
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, command[0], interrupted)
+    run = cli(command, tmp_path)
+    assert (run.returncode, run.stderr.strip()) == (130, said)
+
+
+def test_the_tables_columns_widen_for_huge_sizes_instead_of_running_together() -> None:
+    """A size of 2⁶³ bytes is wider than the usual column: its column widens and the next
+    stays apart (they ran together: '…0 MiB8,796,…'), the figures right-aligned."""
+    from generator.cli.estimate import columns, mib
+
+    huge, small = mib(2**63 - 1), mib(3 * 2**20)
+    lines = columns([("category", "live at peak", "own maximum"),
+                     ("activations", huge, huge), ("parameters", small, small)])
+    assert len({len(line) for line in lines}) == 1  # right-aligned to one edge
+    assert lines[1].split() == ["activations", *huge.split(), *huge.split()]
+    assert f"{huge}  {huge}" in lines[1]
+    assert lines[2].endswith(f"  {small}") and lines[2].startswith("parameters ")
+    calls = columns([("allocated peak", huge, "torch.cuda.max_memory_allocated()"),
+                     ("reserved peak", small, "torch.cuda.max_memory_reserved()")],
+                    indent=2, words_last=True)
+    assert calls[0].index("torch") == calls[1].index("torch")
+    assert f"{huge}   torch" in calls[0]

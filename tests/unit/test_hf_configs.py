@@ -69,3 +69,29 @@ def test_transformers_reads_each_config(path) -> None:
     config = transformers.CONFIG_MAPPING[data["model_type"]].from_dict(data)
     assert type(config).__module__.startswith("transformers.models.")
     task_of(config, _hub_id(path))  # its architectures name a head the tool builds
+
+
+@pytest.mark.parametrize("deeper, words", [
+    ({"num_hidden_layers": 10**9}, "num_hidden_layers 1,000,000,000 is more layers than the "
+                                   "1,000 an estimate builds .* about 16 years"),
+    ({"text_config": {"num_hidden_layers": 1001}}, r"text_config\.num_hidden_layers 1,001 .*"
+                                                   "about 8 minutes"),
+])
+def test_a_config_too_deep_to_build_is_refused_before_it_is_read(tmp_path, deeper: dict,
+                                                                 words: str) -> None:
+    """A config.json whose depth no estimate could build in time is refused in one line that
+    says what it would take, before transformers reads it (Qwen2's config makes a list per
+    layer); the deepest shipped config is well inside the bound."""
+    pytest.importorskip("transformers")
+    from generator.errors import ModelError
+    from generator.measure.models.hf import MOST_LAYERS, _layer_counts, load_config
+
+    data = json.loads(shipped_path("Qwen/Qwen2.5-0.5B").read_text(encoding="utf-8"))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, **deeper}), encoding="utf-8")
+    with pytest.raises(ModelError, match=words):
+        load_config(f"hf:{path}")
+    deepest = max(max(_layer_counts(json.loads(p.read_text(encoding="utf-8"))).values())
+                  for p in CONFIGS)
+    assert deepest < MOST_LAYERS
+

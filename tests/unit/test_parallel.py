@@ -187,3 +187,95 @@ def test_the_command_refuses_in_one_line(cli, tmp_path, args: list, words: str) 
     run = cli(["estimate", "llama-tiny", "-b", "2", "-s", "16", *args], tmp_path)
     assert run.returncode == 2
     assert words in run.stderr and run.stdout == ""
+
+
+@pytest.mark.parametrize("shape, count, dim", [
+    ((5, 3), 4, 0), ((3, 2), 8, 0), ((10,), 3, 0), ((7, 7), 7, 0), ((0, 4), 4, 0),
+    ((4, 6), 3, 1), ((1,), 1, 0), ((2, 5), 2**20, 0)])
+def test_chunks_made_on_demand_are_fsdp2s_own(shape: tuple, count: int, dim: int) -> None:
+    """FSDP2's chunks of a parameter, each made when read (parallel._Chunks), are the very
+    views its `_chunk_with_empty` makes all of: the same sizes, strides and offsets."""
+    import torch
+    from torch.distributed.fsdp._fully_shard._fsdp_common import _chunk_with_empty
+
+    from generator.measure.training.parallel import _Chunks
+
+    tensor = torch.arange(math.prod(shape), dtype=torch.float32).reshape(shape)
+    lazy = _Chunks(tensor, count, dim)
+    assert len(lazy) == count
+    some = sorted({0, 1 % count, count // 2, count - 1})
+    whole = _chunk_with_empty(tensor, count, dim) if count < 64 else None
+    for index in (range(count) if whole else some):
+        chunk = lazy[index]
+        if whole:
+            assert (chunk.shape, chunk.stride(), chunk.storage_offset()) == (
+                whole[index].shape, whole[index].stride(), whole[index].storage_offset())
+    if count > shape[dim]:  # more ranks than rows: the last ranks' shards are empty
+        assert lazy[count - 1].numel() == 0
+    with pytest.raises(IndexError):
+        lazy[count]
+
+
+def test_sharding_over_a_million_gpus_costs_a_rank_what_eight_do() -> None:
+    """fully_shard over 2²⁰ ranks makes as many tensors as over 8 (it made one view per rank
+    and parameter: minutes for 16,384 GPUs); on HSDP's 2-D mesh the shard dimension is sliced
+    once, not once a parameter (each slice lays out every rank); FSDP2 is as it was after."""
+    from torch import nn
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp._fully_shard import _fsdp_param
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from generator.measure.training.parallel import apply_fsdp2, fake_process_group
+
+    class Count(TorchDispatchMode):
+        ops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.ops += 1
+            return func(*args, **(kwargs or {}))
+
+    def shard(gpus: int, shape: tuple[int, ...]) -> tuple[int, int]:
+        """Tensor ops fully_shard made, and the shard meshes its parameters hold."""
+        model = nn.Sequential(nn.ModuleList([nn.Linear(16, 16) for _ in range(3)]))
+        Count.ops = 0
+        with fake_process_group(gpus):
+            mesh = init_device_mesh("cpu", shape, mesh_dim_names=("replicate", "shard")[
+                -len(shape):])
+            with Count():
+                apply_fsdp2(model, mesh)
+        params = [p for m in model.modules() if hasattr(m, "_get_fsdp_state")
+                  for group in [m._get_fsdp_state()._fsdp_param_group] if group
+                  for p in group.fsdp_params]
+        return Count.ops, len({id(p._shard_mesh) for p in params})
+
+    before = (_fsdp_param._chunk_with_empty, _fsdp_param.FSDPParam._init_shard_mesh)
+    assert shard(2**20, (2**20,)) == shard(8, (8,))
+    assert shard(2**20, (2**17, 8))[1] == 1
+    assert (_fsdp_param._chunk_with_empty, _fsdp_param.FSDPParam._init_shard_mesh) == before
+
+
+def test_a_fake_2d_mesh_makes_only_rank_zeros_groups(monkeypatch) -> None:
+    """On the fake process group a 2-D mesh (HSDP, FSDP2 × TP) is rank 0's: the same ranks
+    and the same groups of rank 0 as init_device_mesh gives, made with two new_group calls
+    however many GPUs (init_device_mesh made one per row and column: 40 s over 2²⁰)."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    from generator.measure.training.parallel import _rank_zero_mesh, fake_process_group
+
+    def seen(mesh) -> tuple:
+        return (mesh.mesh.tolist(), mesh.mesh_dim_names,
+                [dist.get_process_group_ranks(mesh.get_group(d)) for d in range(2)],
+                [dist.get_process_group_ranks(mesh[name].get_group()) for name in ("dp", "tp")])
+
+    shape = {"dp": 4, "tp": 2}
+    with fake_process_group(8):
+        assert seen(_rank_zero_mesh(shape)) == seen(
+            init_device_mesh("cpu", (4, 2), mesh_dim_names=("dp", "tp")))
+    made = []
+    new_group = dist.new_group
+    monkeypatch.setattr(dist, "new_group", lambda ranks: made.append(len(ranks))
+                        or new_group(ranks))
+    with fake_process_group(2**20):
+        mesh = _rank_zero_mesh({"replicate": 2**17, "shard": 8})
+        assert mesh["shard"].size() == 8 and mesh["replicate"].size() == 2**17
+    assert made == [2**17, 8]

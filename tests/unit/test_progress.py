@@ -50,3 +50,17 @@ def test_the_live_line_shows_every_running_job() -> None:
     assert "\r\033[K[1/4] measured in 1.2 s: first job: peak 1.00 MiB\n" in text
     live = text.rsplit("\r\033[K", 1)[-1]
     assert live.startswith("[2/4] second job … ") and "first job" not in live
+
+
+def test_one_long_job_ticks_on_a_terminal_and_leaves_a_clean_line() -> None:
+    from generator.jobs.progress import ticking
+
+    terminal, log = Terminal(), io.StringIO()
+    with ticking("estimating llama-7b", terminal, every=0.01):
+        pass
+    with ticking("estimating llama-7b", log):
+        pass
+    drawn = terminal.getvalue()
+    assert drawn.startswith("\r\033[Kestimating llama-7b … ")
+    assert drawn.endswith(" s\r\033[K")  # erased: what the command prints next starts clean
+    assert log.getvalue() == ""  # a log would keep every redraw

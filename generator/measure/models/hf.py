@@ -18,6 +18,7 @@ from typing import Any
 from generator.errors import ConfigError, ModelError
 from generator.experiment import HF_PREFIX
 from generator.measure.models.hf_config import find_config, transformers_module
+from generator.units import duration
 
 #: task → (the auto class that builds it, the architecture suffixes that name it).
 TASKS = {
@@ -31,12 +32,20 @@ TASKS = {
     "contrastive": ("AutoModel", ("CLIPModel",)),
 }
 PREFIX = HF_PREFIX
+#: The most layers a config's deepest stack may have: every layer is built and run
+#: on fake tensors, about half a second each on a laptop's CPU, so 1,000 take minutes; the
+#: deepest published models have about 130. A config past it is refused before transformers
+#: reads it (some configs make a list per layer as they are read).
+MOST_LAYERS = 1_000
+#: About how long one layer takes to build and estimate, to say what a refused depth would cost.
+SECONDS_A_LAYER = 0.5
 
 
 def load_config(name: str):
     """The model's `PretrainedConfig` and where it was found."""
     transformers = transformers_module()
     data, where = find_config(name[len(PREFIX):])
+    _refuse_too_deep(data, name)
     try:
         config_class = transformers.CONFIG_MAPPING[data["model_type"]]
     except KeyError:
@@ -47,6 +56,36 @@ def load_config(name: str):
     except Exception as error:  # a config the class refuses
         raise ModelError(f"{name}: transformers cannot read this config "
                          f"({type(error).__name__}: {str(error).splitlines()[0][:120]})") from None
+
+
+def _layer_counts(data: Any, path: str = "") -> dict[str, int]:
+    """Every depth a config.json states, nested configs included (text_config, encoder…):
+    the whole numbers of fields named like num_hidden_layers, n_layer, decoder_layers."""
+    found: dict[str, int] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            where = f"{path}{key}"
+            if isinstance(value, dict):
+                found.update(_layer_counts(value, where + "."))
+            elif (isinstance(value, int) and not isinstance(value, bool)
+                  and (key.endswith("layers") or key == "n_layer")):
+                found[where] = value
+    return found
+
+
+def _refuse_too_deep(data: dict[str, Any], name: str) -> None:
+    """A stack deeper than MOST_LAYERS, refused in one line with what it would take. The
+    deepest field counts (T5's encoder and decoder are built one after the other; Qwen's
+    max_window_layers repeats its depth)."""
+    counts = _layer_counts(data)
+    if not counts:
+        return
+    field, deepest = max(counts.items(), key=lambda item: item[1])
+    if deepest > MOST_LAYERS:
+        raise ModelError(f"{name}: {field} {deepest:,} is more layers than the "
+                         f"{MOST_LAYERS:,} an estimate builds (each is built and run on fake "
+                         f"tensors: this one would take about "
+                         f"{duration(deepest * SECONDS_A_LAYER)})")
 
 
 def task_of(config, name: str) -> str:

@@ -67,7 +67,23 @@ def world(exp, *, fake: bool = True) -> Iterator[Any]:
         if dist.get_world_size() != exp.gpus:
             raise ConfigError(f"this job has {dist.get_world_size()} ranks, the experiment "
                               f"{exp.gpus} GPUs")
-        yield init_device_mesh("cpu", tuple(shape.values()), mesh_dim_names=tuple(shape))
+        if fake and len(shape) > 1:
+            yield _rank_zero_mesh(shape)
+        else:
+            yield init_device_mesh("cpu", tuple(shape.values()), mesh_dim_names=tuple(shape))
+
+
+def _rank_zero_mesh(shape: dict[str, int]) -> Any:
+    """A 2-D mesh as rank 0 sees it, on the fake process group: the process groups of rank
+    0's row and column only. init_device_mesh makes every group of every dimension (one
+    new_group each, all N / size of them: 40 s over 2²⁰ GPUs), which a real job needs
+    (every rank calls it) and rank 0 alone does not."""
+    from torch.distributed.device_mesh import DeviceMesh
+
+    ranks = torch.arange(dist.get_world_size(), dtype=torch.int).view(*shape.values())
+    # rank 0's group along each dimension: its index 0 in every other dimension
+    groups = [dist.new_group(ranks.select(1 - dim, 0).tolist()) for dim in range(2)]
+    return DeviceMesh.from_group(groups, "cpu", mesh=ranks, mesh_dim_names=tuple(shape))
 
 
 class Sharding:
@@ -240,10 +256,66 @@ def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
     if offload:
         options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
     units = fsdp_units(model)
-    for _, block in units:
-        fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
-    fully_shard(model, **options)
+    with _one_rank_at_a_time(mesh):
+        for _, block in units:
+            fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
+        fully_shard(model, **options)
     return [name for name, _ in units]
+
+
+class _Chunks:
+    """torch.chunk(tensor, count, dim) padded with empty tensors to `count`, as FSDP2's
+    `_chunk_with_empty` returns it, but each chunk made only when it is read. FSDP2 reads two
+    of them (its own rank's and the 0th, the padded size), yet builds all `count`: one view
+    per rank and parameter, so that sharding over 16,384 GPUs took minutes before the step
+    began. Made on demand, a rank's cost no longer grows with the number of GPUs."""
+
+    def __init__(self, tensor: torch.Tensor, count: int, dim: int) -> None:
+        self.tensor, self.count, self.dim = tensor, count, dim
+        length = tensor.size(dim)
+        self.step = -(-length // count)  # torch.chunk's chunk length: ceil(length / count)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        length = self.tensor.size(self.dim)
+        if length == 0:  # torch.chunk of an empty dimension: `count` empty chunks
+            return self.tensor.narrow(self.dim, 0, 0)
+        start = index * self.step
+        if start >= length:  # past torch.chunk's last chunk: FSDP2's empty padding
+            return self[0].new_empty(0)
+        return self.tensor.narrow(self.dim, start, min(self.step, length - start))
+
+
+@contextlib.contextmanager
+def _one_rank_at_a_time(mesh: Any) -> Iterator[None]:
+    """While fully_shard runs, FSDP2's two steps whose cost grows with the number of GPUs
+    made once or on demand, restored afterwards: a parameter's chunks (_Chunks), and, on
+    HSDP's 2-D mesh, the shard dimension's sub-mesh, which FSDP2 slices again for every
+    parameter (each slice lays out all N ranks: 40 s for the tiny model over 2²⁰ GPUs)."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_param
+
+    chunk_with_empty = _fsdp_param._chunk_with_empty
+    init_shard_mesh = _fsdp_param.FSDPParam._init_shard_mesh
+    sliced: dict[int, Any] = {}
+
+    def shard_mesh(param: Any) -> Any:
+        if param.mesh_info.mesh is not mesh:
+            return init_shard_mesh(param)
+        if id(mesh) not in sliced:
+            sliced[id(mesh)] = init_shard_mesh(param)
+        return sliced[id(mesh)]
+
+    _fsdp_param._chunk_with_empty = _Chunks
+    _fsdp_param.FSDPParam._init_shard_mesh = shard_mesh
+    try:
+        yield
+    finally:
+        _fsdp_param._chunk_with_empty = chunk_with_empty
+        _fsdp_param.FSDPParam._init_shard_mesh = init_shard_mesh
 
 
 @contextlib.contextmanager
