@@ -136,8 +136,8 @@ def test_the_snapshot_sees_what_an_estimate_changes_while_it_runs() -> None:
      r"^unknown argument\(s\) backend to estimate\(\) \(each function says its backend: "
      r".*measure_step\(backend='cpu' \| 'cuda'\)"),
     (lambda e: e.fits(4090), r"^a GPU is named by a string such as 'RTX 4090', got int 4090"),
-    (lambda e: e.fits(memory=0), r"^memory must be a positive number of bytes"),
-    (lambda e: e.fits(memory=True), r"^memory must be a positive number of bytes"),
+    (lambda e: e.fits(memory=0), r"^memory size must be a positive number of bytes"),
+    (lambda e: e.fits(memory=True), r"^memory size must be a positive number of bytes"),
     (lambda e: e.fits("H100", memry="24GiB"),
      r"^unknown argument\(s\) memry to fits\(\); it takes gpu, memory$"),
     (lambda e: g.estimate("tiny", **TINY, precison="fp8"),
@@ -177,7 +177,7 @@ def test_a_bad_call_is_a_config_error_that_names_the_argument(tiny: g.Estimate, 
 ], ids=["largest_batch", "fewest_gpus"])
 def test_a_search_refuses_a_budget_below_one_byte_before_it_estimates(search) -> None:
     seen: list = []
-    with pytest.raises(g.ConfigError, match="^memory must be a positive number of bytes"):
+    with pytest.raises(g.ConfigError, match="^memory size must be a positive number of bytes"):
         search(seen)
     assert seen == []
 
