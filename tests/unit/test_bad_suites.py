@@ -135,3 +135,24 @@ def test_an_unknown_backend_to_measure_on(cli, seeded: Path) -> None:
 def test_bad_reference_tables(cli, seeded: Path, fields: str, needle: str) -> None:
     name = suite(seeded, "[[reference]]\n" + fields + "\n")
     assert_refused(cli, seeded, ["measure", "--config", name], name, needle)
+
+
+GRID = '[[grid]]\nmodel = "tiny"\nsizes = [[2, 16]]\n'
+
+
+@pytest.mark.parametrize("text, needles", [
+    (GRID + 'settings = [{ precision = "fp32" }, { precison = "fp32" }]\n',
+     ["grid 1, setting 2: unknown field(s) precison"]),
+    (GRID.replace("[[2, 16]]", '"short"') + "settings = [{}]\n",
+     ["grid 1, setting 1: unknown size set sizes = 'short'"]),
+    (GRID + 'settings = [{ precision = "fp8" }]\n',
+     ["grid 1, setting 1: unknown precision 'fp8'"]),
+    (GRID.replace("[[grid]]", "[grid]") + "settings = [{}]\n", ["[[grid]]"]),
+    # counted, not built: a million experiments of the tiny model would take minutes
+    ('[[grid]]\nmodel = "tiny"\nseq_len = 16\nsettings = [{ batch_size = [%s] }]\n'
+     'precision = ["fp32", "amp-fp16", "amp-bf16"]\n' % ", ".join(map(str, range(1, 40_001))),
+     ["grid 1 expands to 120,000 experiments, more than the 100,000"]),
+])
+def test_bad_grids(cli, seeded: Path, text: str, needles: list[str]) -> None:
+    name = suite(seeded, text)
+    assert_refused(cli, seeded, ["measure", "--config", name], name, *needles)
