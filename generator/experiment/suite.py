@@ -1,17 +1,41 @@
 """What a suite file's tables mean, without the model zoo: where the built-in suite lives and
-how one [[experiment]] table expands into its experiments. Outside jobs/ and importing no
-PyTorch, so the site (the calculator's grid) reads suite files by the same rule as the
-runner (jobs/suite.py)."""
+how its tables expand into experiments. Outside jobs/ and importing no PyTorch, so the site
+(the calculator's grid) reads suite files by the same rule as the runner (jobs/load.py).
+
+An `[[experiment]]` table is one experiment, or one per value of each field given a list
+(one per combination of several); `sizes = [[batch, seq], ...]` gives batch_size and seq_len
+in pairs. A `[[grid]]` declares models × settings × sizes once:
+
+    [sizes]                      # named size sets, defined once, used by name
+    llm = [[1, 256], [1, 8192], [8, 8192]]
+    llm_accumulated = [[2, 256], [2, 8192], [16, 8192]]
+
+    [[grid]]
+    model = ["hf:Qwen/Qwen2.5-0.5B", "hf:google/gemma-2b"]   # fields every setting shares
+    sizes = "llm"
+    backend = "estimate"
+    settings = [
+      { precision = "amp-bf16", checkpointing = [false, true] },
+      { precision = "amp-bf16", micro_batches = 2, sizes = "llm_accumulated" },
+    ]
+
+Each setting, laid over the grid's own fields (a field the setting gives replaces the grid's),
+is one [[experiment]] table and expands as one: the grid above is 2 models × (3 sizes × 2 +
+3 sizes) = 18 experiments. `sizes = "name"` names a set of `[sizes]`, in an [[experiment]]
+table too. A grid that would expand to more than MOST_EXPERIMENTS is refused before any
+experiment is built.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from pathlib import Path
 from typing import Any
 
 from generator.errors import ConfigError
-from generator.experiment import list_fields
+from generator.experiment import Experiment, list_fields
 from generator.units import duration
 
 #: The built-in suite: every file of this folder, in name order.
@@ -84,3 +108,76 @@ def _choices(name: str, value: Any) -> list[Any]:
     if name in list_fields() and all(isinstance(v, str) for v in value):
         return [value]
     return value
+
+
+def file_tables(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A parsed suite file's experiment tables, each with the name its messages give it: the
+    [[experiment]] tables ("experiment 2"), then each [[grid]]'s settings laid over the grid's
+    own fields ("grid 1, setting 3"), named size sets resolved. Each then expands as one."""
+    size_sets = data.get("sizes", {})
+    if not isinstance(size_sets, dict):
+        raise ConfigError("[sizes] is one table of named size sets: write [sizes], "
+                          "not [[sizes]]")
+    for key in ("experiment", "grid"):
+        if not isinstance(data.get(key, []), list):
+            raise ConfigError(f"{key} must be [[{key}]] tables, not {data[key]!r}")
+    for set_name, pairs in size_sets.items():
+        try:
+            _sizes(pairs, {})
+        except ConfigError as error:
+            raise ConfigError(f"[sizes] {set_name}: {error}") from None
+        if pairs == []:
+            raise ConfigError(f"[sizes] {set_name} = [] gives no experiment; give at least "
+                              "one [batch, seq] pair")
+    found = [(f"experiment {number}", _named_sizes(f"experiment {number}", table, size_sets))
+             for number, table in enumerate(data.get("experiment", []), start=1)]
+    for number, grid in enumerate(data.get("grid", []), start=1):
+        found += _grid_tables(f"grid {number}", grid, size_sets)
+    return found
+
+
+def _grid_tables(name: str, grid: Any,
+                 size_sets: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """One table per setting of a [[grid]], refused whole if it would expand past the cap."""
+    if not isinstance(grid, dict):
+        raise ConfigError(f"{name}: each [[grid]] must be a table")
+    fields = {f.name for f in dataclasses.fields(Experiment)} | {"sizes"}
+    shared = {key: value for key, value in grid.items() if key != "settings"}
+    unknown = sorted(set(shared) - fields)
+    if unknown:
+        raise ConfigError(f"{name}: unknown field(s) {', '.join(unknown)}; a grid takes "
+                          "settings, sizes and the fields of an [[experiment]]")
+    empty = [key for key, value in shared.items() if value == []]
+    if empty:
+        raise ConfigError(f"{name}: {', '.join(empty)} = [] gives no experiment; "
+                          "give at least one value")
+    settings = grid.get("settings")
+    if settings == []:
+        raise ConfigError(f"{name}: settings = [] gives no experiment; give at least one")
+    if not isinstance(settings, list) or not all(isinstance(one, dict) for one in settings):
+        raise ConfigError(f"{name}: settings must be a list of tables, "
+                          "settings = [{ precision = \"amp-bf16\" }, …]")
+    tables = []
+    for number, setting in enumerate(settings, start=1):
+        where = f"{name}, setting {number}"
+        unknown = sorted(set(setting) - fields)
+        if unknown:
+            raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)}; a setting "
+                              "takes sizes and the fields of an [[experiment]]")
+        tables.append((where, _named_sizes(where, {**shared, **setting}, size_sets)))
+    # Counted before any experiment is built: a grid past the bound is surely a slip (a list
+    # where one value was meant), and building it would take minutes before anything said so.
+    refuse_too_many(sum(count(table) for _, table in tables), f"{name} expands")
+    return tables
+
+
+def _named_sizes(name: str, table: Any, size_sets: dict[str, Any]) -> Any:
+    """`sizes = "llm"`: the set of [sizes] so named, in its place."""
+    if not isinstance(table, dict) or not isinstance(table.get("sizes"), str):
+        return table
+    if table["sizes"] not in size_sets:
+        known = ", ".join(sorted(size_sets)) or "none: the file has no [sizes] table"
+        raise ConfigError(f"{name}: unknown size set sizes = {table['sizes']!r}; "
+                          f"[sizes] names {known}")
+    return {**table, "sizes": size_sets[table["sizes"]]}
+

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
-from generator.experiment.suite import DEFAULT_SUITE, count, expand, refuse_too_many
+from generator.experiment.suite import DEFAULT_SUITE, count, expand, file_tables, refuse_too_many
 from generator.measure.models import check_model, experiment_unavailable
 from generator.measure.studies import Study
 
@@ -45,33 +45,36 @@ def _load_file(path: Path) -> list[Job]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: malformed TOML: {error}") from None
-    tables, studies = data.get("experiment", []), data.get("study", [])
-    unknown = sorted(set(data) - {"experiment", "study", "reference"})
+    unknown = sorted(set(data) - {"experiment", "grid", "sizes", "study", "reference"})
     if unknown:
-        raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; "
-                          "use [[experiment]], [[study]] and [[reference]]")
-    single = [name for name in ("experiment", "study", "reference")
+        raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; use [[experiment]], "
+                          "[[grid]] with [sizes], [[study]] and [[reference]]")
+    single = [name for name in ("experiment", "grid", "study", "reference")
               if isinstance(data.get(name), dict)]
     if single:
         raise ConfigError(f"{path}: [{single[0]}] is one table; write [[{single[0]}]] "
                           "(double brackets)")
+    studies = data.get("study", [])
     try:
-        tables = tables + _reference_tables(data.get("reference", []))
+        tables = file_tables(data)
+        tables += [(f"experiment {number}", table) for number, table in
+                   enumerate(_reference_tables(data.get("reference", [])),
+                             start=len(data.get("experiment", [])) + 1)]
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
-    if not isinstance(tables, list) or not isinstance(studies, list) or not (tables or studies):
-        raise ConfigError(f"{path}: no [[experiment]] or [[study]] tables")
+    if not isinstance(studies, list) or not (tables or studies):
+        raise ConfigError(f"{path}: no [[experiment]], [[grid]] or [[study]] tables")
     try:  # the whole file's count, before any table is expanded
-        refuse_too_many(sum(count(table) for table in tables), "its tables expand")
+        refuse_too_many(sum(count(table) for _, table in tables), "its tables expand")
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
     jobs: list[Job] = []
     problems = []
-    for number, table in enumerate(tables, start=1):
+    for name, table in tables:
         try:
             combinations = expand(table)
         except ConfigError as error:
-            problems.append(f"experiment {number}: {error}")
+            problems.append(f"{name}: {error}")
             continue
         for combination in combinations:
             try:
@@ -82,7 +85,7 @@ def _load_file(path: Path) -> list[Job]:
                 if not experiment_unavailable(jobs[-1]):  # skipped when run, with the reason
                     check_model(jobs[-1])
             except (GeneratorError, TypeError) as error:
-                problems.append(f"experiment {number}: {error}")
+                problems.append(f"{name}: {error}")
     for number, table in enumerate(studies, start=1):
         try:
             jobs.append(Study.from_dict(table))

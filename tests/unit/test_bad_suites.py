@@ -171,3 +171,24 @@ def test_one_table_past_the_bound_is_refused_wherever_it_is_expanded() -> None:
                                           "the 10,000 a suite may hold .*about 17 hours"):
         expand(table)
     assert count({"model": "tiny", "checkpoint_classes": ["A", "B"], "batch_size": [1, 2]}) == 2
+
+
+GRID = '[[grid]]\nmodel = "tiny"\nsizes = [[2, 16]]\n'
+
+
+@pytest.mark.parametrize("text, needles", [
+    (GRID + 'settings = [{ precision = "fp32" }, { precison = "fp32" }]\n',
+     ["grid 1, setting 2: unknown field(s) precison"]),
+    (GRID.replace("[[2, 16]]", '"short"') + "settings = [{}]\n",
+     ["grid 1, setting 1: unknown size set sizes = 'short'"]),
+    (GRID + 'settings = [{ precision = "fp8" }]\n',
+     ["grid 1, setting 1: unknown precision 'fp8'"]),
+    (GRID.replace("[[grid]]", "[grid]") + "settings = [{}]\n", ["[[grid]]"]),
+    # counted, not built: a million experiments of the tiny model would take minutes
+    ('[[grid]]\nmodel = "tiny"\nseq_len = 16\nsettings = [{ batch_size = [%s] }]\n'
+     'precision = ["fp32", "amp-fp16", "amp-bf16"]\n' % ", ".join(map(str, range(1, 40_001))),
+     ["grid 1 expands to 120,000 experiments, more than the 10,000"]),
+])
+def test_bad_grids(cli, seeded: Path, text: str, needles: list[str]) -> None:
+    name = suite(seeded, text)
+    assert_refused(cli, seeded, ["measure", "--config", name], name, *needles)

@@ -11,7 +11,7 @@ import pytest
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.jobs.load import DEFAULT_SUITE, load_suite
-from generator.experiment.suite import expand
+from generator.experiment.suite import expand, file_tables
 from generator.measure.studies import Study
 from generator.site.analysis import ARTICLE
 from generator.site.pages import levers
@@ -79,7 +79,7 @@ def test_the_sweeps() -> None:
 
 
 def test_the_scale_suite_is_plain_estimates_and_cheap() -> None:
-    """The scale page's points are [[experiment]]s on the one engine (gpus, parallel), no
+    """The scale page's points are experiments on the one engine (gpus, parallel), no
     study: a few GPT-2 small ranks and about twenty of Llama 3.1 8B (about 25 s each
     here), DDP, FSDP2 (with and without CPU offload) and tensor parallelism in one regime and
     FSDP2's policy as its own row."""
@@ -87,7 +87,7 @@ def test_the_scale_suite_is_plain_estimates_and_cheap() -> None:
 
     tables = tomllib.loads((DEFAULT_SUITE / "scale.toml").read_text())
     assert "study" not in tables
-    exps = [Experiment.from_dict(f) for t in tables["experiment"] for f in expand(t)]
+    exps = [Experiment.from_dict(f) for _, t in file_tables(tables) for f in expand(t)]
     assert len(exps) <= 36 and {e.backend for e in exps} == {"estimate"}
     big = [e for e in exps if "8B" in e.model]
     assert len(big) <= 21 and ("ddp", 8) in {(e.parallel, e.gpus) for e in big}

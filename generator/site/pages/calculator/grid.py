@@ -1,8 +1,8 @@
 """Which results are the calculator's: the experiments of its suites (calculator.toml, the
 article's two models; fine_tune.toml, the models people fine-tune).
 
-Read with tomllib and suite_tables alone, not with jobs.suite (which imports the model zoo and
-so PyTorch): rendering needs no PyTorch. Results of the grid that no other suite file asks
+Read with tomllib and experiment.suite alone, not with jobs.load (which imports the model zoo
+and so PyTorch): rendering needs no PyTorch. Results of the grid that no other suite file asks
 for belong to the calculator alone; the other pages do not see them (render.py), so that
 72 fitting points do not become 72 report sections and a dozen new sweeps.
 """
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from generator.experiment import Experiment
-from generator.experiment.suite import DEFAULT_SUITE, expand
+from generator.experiment.suite import DEFAULT_SUITE, expand, file_tables
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,10 +24,11 @@ SUITES = (DEFAULT_SUITE / "calculator.toml", DEFAULT_SUITE / "fine_tune.toml")
 
 
 def suite_keys(path: Path) -> frozenset[str]:
-    """The keys of every [[experiment]] of one suite file (a list expands to each value)."""
-    tables = tomllib.loads(path.read_text(encoding="utf-8")).get("experiment", [])
+    """The keys of every [[experiment]] and [[grid]] of one suite file (a list expands to each
+    value)."""
+    tables = file_tables(tomllib.loads(path.read_text(encoding="utf-8")))
     return frozenset(Experiment.from_dict(fields).key
-                     for table in tables for fields in expand(table))
+                     for _, table in tables for fields in expand(table))
 
 
 def grid_keys() -> frozenset[str]:
