@@ -88,8 +88,9 @@ class KnownValues(TorchDispatchMode):
         writes = [a.name for a in func._schema.arguments if a.alias_info and a.alias_info.is_write]
         bound = bound_arguments(func, args, kwargs) if writes else {}
         for name in writes:  # a storage written to holds values no longer known
-            if isinstance(bound.get(name), torch.Tensor):
-                self._real.pop(_key(bound[name]), None)
+            for written in tree_flatten(bound.get(name))[0]:  # a foreach op writes a list
+                if isinstance(written, torch.Tensor):
+                    self._real.pop(_key(written), None)
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         if ((inputs or func in FACTORIES) and None not in values.values() and outputs
                 and all(t.numel() <= LIMIT and t.device.type == "cpu" for t in outputs)
