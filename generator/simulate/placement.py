@@ -179,9 +179,12 @@ class Placement(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func is torch.Tensor.tolist and _unknown(args[0]):
-            return self.values.tolist(args[0])
         if func is torch.Tensor.__repr__ and isinstance(args[0], FakeTensor):
+            return self.values.shown(args[0], self._device_of(args[0]))
+        if func is torch.Tensor.__format__ and isinstance(args[0], FakeTensor):
+            # f"{loss:.4f}": a real tensor formats its value; this one its value's placeholder
+            if args[0].dim() == 0:
+                return format(args[0].detach().item(), *args[1:])
             return self.values.shown(args[0], self._device_of(args[0]))
         if not self.gpu:
             return func(*args, **kwargs)
@@ -229,8 +232,3 @@ class Placement(TorchFunctionMode):
             return tensor
         with self.storages.placing(where):
             return tensor.to("cpu", copy=True, non_blocking=non_blocking)
-
-
-def _unknown(tensor: torch.Tensor) -> bool:
-    """A fake tensor whose values fake tensors do not know (not a constant)."""
-    return isinstance(tensor, FakeTensor) and tensor.constant is None

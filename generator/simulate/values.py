@@ -3,8 +3,8 @@
 A simulated tensor has a shape and no values, so `.item()`, `float(t)`, `bool(t)`,
 `.tolist()` and printing cannot be answered. Stopping the script there would stop most
 training loops (they log the loss), so each read gets a placeholder instead: 0 for a number,
-False for a truth value, a list of zeros for `.tolist()`, "<simulated>" for printing. The
-script goes on; the report lists each place in the user's code that read one, so that a
+False for a truth value (`.tolist()` reads each element as an item: a list of zeros),
+"<simulated>" for printing. The script goes on; the report lists each place in the user's code that read one, so that a
 branch taken on a placeholder is no surprise.
 """
 
@@ -36,7 +36,7 @@ class Read:
     file: str
     line: int
     what: str
-    """item, tolist or print."""
+    """item (also each element `.tolist()` reads) or print."""
     count: int
 
     def __str__(self) -> str:
@@ -73,15 +73,6 @@ class Placeholders:
     def item(self, dtype: torch.dtype) -> Any:
         self.read("item")
         return placeholder(dtype)
-
-    def tolist(self, tensor: torch.Tensor) -> Any:
-        self.read("tolist")
-        value = placeholder(tensor.dtype)
-
-        def nest(shape: tuple[int, ...]) -> Any:
-            return value if not shape else [nest(shape[1:]) for _ in range(shape[0])]
-
-        return nest(tuple(tensor.shape))
 
     def shown(self, tensor: torch.Tensor, device: str) -> str:
         self.read("print")
