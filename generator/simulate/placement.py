@@ -208,19 +208,24 @@ class Placement(TorchFunctionMode):
         """Tensor.to(device?, dtype?, non_blocking?, copy?, memory_format=?) or .to(other, …):
         a move between the host and the GPU is a copy on the fake CPU device."""
         tensor, rest = args[0], args[1:]
-        if rest and isinstance(rest[0], torch.Tensor):
-            where = "device" if self.storages.holds(rest[0]) else "host"
-        else:
-            device = torch._C._nn._parse_to(*rest, **kwargs)[0]
-            where = None if device is None else "device" if names_cuda(device) else "host"
-        if where is None:
-            return tensor.to(*rest, **kwargs)  # a cast at most, on its device
-        _, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*rest, **kwargs)
-        if isinstance(rest[0] if rest else None, torch.Tensor):
-            dtype = rest[0].dtype
         flags = [a for a in rest if isinstance(a, bool)]  # non_blocking, copy
         copy = kwargs.get("copy", len(flags) > 1 and flags[1])
-        options = {"dtype": dtype, "non_blocking": non_blocking, "memory_format": memory_format}
+        if isinstance(rest[0] if rest else None, torch.Tensor):
+            where = "device" if self.storages.holds(rest[0]) else "host"
+            options = {"dtype": rest[0].dtype,
+                       "non_blocking": kwargs.get("non_blocking", bool(flags) and flags[0]),
+                       "memory_format": kwargs.get("memory_format")}
+        else:
+            # _parse_to takes what .to takes but copy
+            parsed = torch._C._nn._parse_to(
+                *[a for a in rest if not (len(flags) > 1 and a is flags[1])],
+                **{k: v for k, v in kwargs.items() if k != "copy"})
+            device, dtype, non_blocking, memory_format = parsed
+            where = None if device is None else "device" if names_cuda(device) else "host"
+            options = {"dtype": dtype, "non_blocking": non_blocking,
+                       "memory_format": memory_format}
+        if where is None:
+            return tensor.to(*rest, **kwargs)  # a cast at most, on its device
         options = {k: v for k, v in options.items() if v is not None}
         if (where == "device") == self.storages.holds(tensor):
             return tensor.to(copy=copy, **options)  # already there

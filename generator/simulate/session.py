@@ -4,9 +4,10 @@ One run on the simulated device puts its pieces in place, in this order, and tak
 of them back out on exit, however the block ends (style point 5g):
 
 1. FakeTensorMode, with the estimate's additions (measure/emulation): the rules fake tensors
-   lack (fake_kernel_gaps.py), and small constants computed for real and modules converted
-   as on a device (fake_build.py). Every tensor made in the block is fake: nothing is
-   allocated, whatever the model's size.
+   lack (fake_kernel_gaps.py), and modules converted as on a device (fake_build.py). Every
+   tensor made in the block is fake: nothing is allocated, whatever the model's size.
+   Values fake tensors know (FakeTensorMode's small constants) are real; the rest are
+   placeholders.
 2. The device's kernels: on the GPU, CUDA's fused dropout and attention kernels, autocast
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
    oneDNN LSTM's workspace (cpu_kernels.py).
@@ -29,7 +30,7 @@ from generator.measure.backends.estimate import FAKE_TENSOR_LOG
 from generator.measure.emulation import fake_kernel_gaps
 from generator.measure.emulation.cpu_kernels import modelled_kernels
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
-from generator.measure.emulation.fake_build import fake_build
+from generator.measure.emulation.fake_build import fakes_converted
 from generator.plan import gpus
 from generator.simulate import device as cuda_device
 from generator.simulate.memory import DeviceMemory
@@ -102,7 +103,7 @@ class SimulatedGpu:
             stack.enter_context(fake_kernel_gaps.installed())
             stack.enter_context(FakeTensorMode(allow_non_fake_inputs=True))
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
-            stack.enter_context(fake_build())
+            stack.enter_context(fakes_converted())
             stack.enter_context(self.storages)
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, self.values, gpu=cuda))

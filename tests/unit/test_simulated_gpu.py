@@ -120,7 +120,7 @@ def test_values_are_stated_placeholders_and_their_places_are_listed() -> None:
         assert torch.randn(2, 3, device="cuda").tolist() == [[0.0] * 3] * 2
         assert SHOWN in repr(loss) and "cuda:0" in repr(loss)
         assert f"{loss:.2f}" == "0.00"
-        assert torch.zeros(2, device="cuda").tolist() == [0.0, 0.0]  # a constant: its value
+        assert torch.tensor(3.0, device="cuda").item() == 3.0  # a constant: its own value
     reads = gpu.report().placeholders
     assert [(r.file, r.line, r.what) for r in reads][:1] == [(__file__, line, "item")]
     assert {r.what for r in reads} == {"item", "print"}  # .tolist(): an item per element
@@ -223,3 +223,22 @@ def test_the_report_is_there_after_the_block_only() -> None:
     with g.simulated_gpu() as gpu:
         with pytest.raises(ConfigError, match="after the `with` block"):
             gpu.report()
+
+
+def test_a_loop_s_small_tensors_are_freed_each_step() -> None:
+    """Nothing the run itself holds keeps a step's tensors alive: the same loop body
+    peaks at the same bytes every step (AMP with a GradScaler, moves, constants)."""
+    with g.simulated_gpu(steps=4) as gpu:
+        model = nn.Linear(16, 16).cuda()
+        optimizer = torch.optim.AdamW(model.parameters())
+        scaler = torch.amp.GradScaler("cuda")
+        while True:
+            x = torch.arange(16.0).to("cuda", non_blocking=True) + torch.tensor(1.0).cuda()
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = model(x.expand(4, 16)).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    later = gpu.report().steps[1:]
+    assert len({(p.tensor_bytes, p.allocated_bytes, p.reserved_bytes) for p in later}) == 1

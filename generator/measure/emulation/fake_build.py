@@ -138,15 +138,25 @@ def under_fake_tensors() -> bool:
 @contextlib.contextmanager
 def fake_build() -> Iterator[None]:
     """Around a model's construction (see the module); nothing changes unless the tensors
-    are fake. `nn.Module._apply` looks `torch.utils.swap_tensors` up when it converts, so
-    replacing it for the build is enough; it is put back however the build ends."""
+    are fake."""
     if not under_fake_tensors():
         yield
         return
+    with fakes_converted(), KnownValues():
+        yield
+
+
+@contextlib.contextmanager
+def fakes_converted() -> Iterator[None]:
+    """Modules of fake tensors converted as on a device (`model.to(...)`, see the module),
+    for as long as the block lasts; a script run on the simulated GPU (generator/simulate)
+    takes this part alone: KnownValues holds every small constant it learns until it exits,
+    which over a whole training run would hold a step's constants for good. `nn.Module._apply`
+    looks `torch.utils.swap_tensors` up when it converts, so replacing it meanwhile is
+    enough; it is put back however the block ends."""
     original = torch.utils.swap_tensors
     torch.utils.swap_tensors = _swapping_fakes(original)
     try:
-        with KnownValues():
-            yield
+        yield
     finally:
         torch.utils.swap_tensors = original
