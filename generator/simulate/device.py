@@ -14,13 +14,15 @@ are on the GPU), autocast and the optimizers' choice of kernels, which both go b
   those types meanwhile.
 
 What the simulation cannot run is refused by name (`Unmodelled`): a custom CUDA extension
-compiled with torch.utils.cpp_extension.
+compiled with torch.utils.cpp_extension, and a Triton kernel launched (where Triton is
+installed).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -33,6 +35,7 @@ from generator.errors import GeneratorError
 from generator.plan.gpus import GPU as CatalogueGpu
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import GPU, DeviceStorages
+from generator.simulate.values import Placeholders
 
 #: torch.optim.optimizer (the package's name `optimizer` is not the module).
 _OPTIMIZER = importlib.import_module("torch.optim.optimizer")
@@ -58,7 +61,7 @@ class DeviceProperties:
 
 
 def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
-             context_bytes: int) -> dict[str, Callable]:
+             context_bytes: int, values: Placeholders) -> dict[str, Callable]:
     """torch.cuda's functions, answered by the simulated GPU."""
     major, minor = gpu.overheads.compute_capability
     properties = DeviceProperties(gpu.name, memory_bytes, major, minor)
@@ -91,7 +94,99 @@ def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         "reset_peak_memory_stats": lambda device=None: memory.reset_peak_stats(),
         "reset_max_memory_allocated": lambda device=None: memory.reset_peak_stats(),
         "empty_cache": memory.empty_cache,
+        "memory_stats": _memory_stats(memory),
+        "Stream": Stream,
+        "Event": _event_class(values),
+        "current_stream": lambda device=None: _STREAM,
+        "default_stream": lambda device=None: _STREAM,
+        "stream": lambda stream=None: contextlib.nullcontext(stream),
     }
+
+
+class Stream:
+    """A CUDA stream of the simulated GPU: one stream, on which everything is in order."""
+
+    device = GPU
+
+    def __init__(self, device: Any = None, priority: int = 0, **_kwargs: Any) -> None:
+        self.priority = priority
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait_stream(self, stream: "Stream") -> None:
+        pass
+
+    def wait_event(self, event: "Event") -> None:
+        pass
+
+    def record_event(self, event: "Event | None" = None) -> "Event":
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def query(self) -> bool:
+        return True
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+class Event:
+    """A CUDA event of the simulated GPU: nothing runs, so every event has completed and
+    no time passes between two (in a run, a timing read is a placeholder, values.py)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False,
+                 interprocess: bool = False, **_kwargs: Any) -> None:
+        self.enable_timing = enable_timing
+
+    def record(self, stream: Stream | None = None) -> None:
+        pass
+
+    def wait(self, stream: Stream | None = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end_event: "Event") -> float:
+        return 0.0
+
+
+#: The simulated GPU's one stream.
+_STREAM = Stream()
+
+
+def _event_class(values: Placeholders) -> type[Event]:
+    """Event, its timing read noted as a placeholder among the run's `values`."""
+
+    class SimulatedEvent(Event):
+        def elapsed_time(self, end_event: Event) -> float:
+            values.read("elapsed_time")
+            return 0.0
+
+    return SimulatedEvent
+
+
+def _memory_stats(memory: DeviceMemory) -> Callable:
+    """torch.cuda.memory_stats(): the keys of the figures the simulation keeps."""
+
+    def memory_stats(device: Any = None) -> dict[str, int]:
+        return {"allocated_bytes.all.current": memory.allocated_bytes,
+                "allocated_bytes.all.peak": memory.peak_allocated_bytes,
+                "reserved_bytes.all.current": memory.reserved_bytes,
+                "reserved_bytes.all.peak": memory.peak_reserved_bytes,
+                "active_bytes.all.current": memory.allocated_bytes,
+                "active_bytes.all.peak": memory.peak_allocated_bytes,
+                "num_ooms": memory.ooms}
+
+    return memory_stats
 
 
 def _refused(name: str) -> Callable:
@@ -99,6 +194,22 @@ def _refused(name: str) -> Callable:
         raise Unmodelled(f"the script calls {name} (a custom CUDA extension), which the "
                          "simulated GPU cannot model")
     return refuse
+
+
+def _triton_kernels() -> type | None:
+    """Triton's JITFunction, where Triton is installed: its kernels launch through `run`."""
+    try:
+        if importlib.util.find_spec("triton") is None:
+            return None
+        return importlib.import_module("triton.runtime.jit").JITFunction
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
+def _refused_kernel(self: Any, *_args: Any, **_kwargs: Any) -> None:
+    name = getattr(getattr(self, "fn", None), "__name__", "?")
+    raise Unmodelled(f"the script launches a Triton kernel ({name}), which the simulated GPU "
+                     "cannot model")
 
 
 @contextlib.contextmanager
@@ -151,13 +262,16 @@ def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
     foreach_types = _OPTIMIZER._foreach_supported_types
     with contextlib.ExitStack() as undo:
         undo.enter_context(_replaced(torch.cuda, _queries(gpu, memory_bytes, memory,
-                                                          context_bytes)))
+                                                          context_bytes, storages.values)))
         undo.enter_context(_replaced(FakeTensor, {
             "device": _device_property(storages, FakeTensor.__dict__["device"])}))
         undo.enter_context(_replaced(autocast, {"__init__": _autocast_init(autocast.__init__)}))
         undo.enter_context(_replaced(torch.utils.cpp_extension, {
             name: _refused(f"torch.utils.cpp_extension.{name}")
             for name in ("load", "load_inline")}))
+        triton = _triton_kernels()
+        if triton is not None:
+            undo.enter_context(_replaced(triton, {"run": _refused_kernel}))
         foreach_types.append(FakeTensor)
         undo.callback(foreach_types.remove, FakeTensor)
         yield

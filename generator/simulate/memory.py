@@ -63,6 +63,8 @@ class DeviceMemory:
         """The figures an allocation refused for want of memory would have reached."""
         self.out_of_memory: str | None = None
         """The first out-of-memory error's message."""
+        self.ooms = 0
+        """How many allocations were refused (torch.cuda.memory_stats' num_ooms)."""
 
     # -- what torch.cuda reports ---------------------------------------------------------------
     @property
@@ -141,6 +143,7 @@ class DeviceMemory:
         size = round_size(nbytes)
         asked = Peaks(self.tensor_bytes + nbytes, self.allocated_bytes + size,
                       self.reserved_bytes + allocation_size(size))
+        self.ooms += 1
         if self.refused is None:
             self.out_of_memory = message
         self.refused = asked if self.refused is None else Peaks(

@@ -36,7 +36,8 @@ class Read:
     file: str
     line: int
     what: str
-    """item (also each element `.tolist()` reads) or print."""
+    """item (also each element `.tolist()` reads), print, or elapsed_time (a CUDA event's
+    timing: 0.0 ms)."""
     count: int
 
     def __str__(self) -> str:

@@ -24,6 +24,7 @@ from generator.simulate.values import SHOWN
 MIB = 2**20
 _OPTIMIZER = importlib.import_module("torch.optim.optimizer")
 _ANSWERED = ("is_available", "device_count", "get_device_name", "get_device_properties",
+             "Event", "Stream", "memory_stats", "current_stream",
              "get_device_capability", "mem_get_info", "memory_allocated", "memory_reserved",
              "max_memory_allocated", "max_memory_reserved", "reset_peak_memory_stats",
              "empty_cache", "synchronize", "_lazy_init", "current_device")
@@ -242,3 +243,49 @@ def test_a_loop_s_small_tensors_are_freed_each_step() -> None:
             optimizer.zero_grad()
     later = gpu.report().steps[1:]
     assert len({(p.tensor_bytes, p.allocated_bytes, p.reserved_bytes) for p in later}) == 1
+
+
+def test_a_triton_kernel_is_refused_by_name(monkeypatch) -> None:
+    """Where Triton is installed its kernels launch through JITFunction.run (a stand-in
+    Triton here: this machine has none)."""
+    import importlib.machinery
+    import types
+
+    class JITFunction:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def run(self, *args, **kwargs):
+            return "launched"
+
+    modules = {name: types.ModuleType(name) for name in
+               ("triton", "triton.runtime", "triton.runtime.jit")}
+    for name, module in modules.items():
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+        monkeypatch.setitem(sys.modules, name, module)
+    modules["triton.runtime.jit"].JITFunction = JITFunction
+
+    def add_kernel():
+        pass
+
+    kernel = JITFunction(add_kernel)
+    with pytest.raises(GeneratorError, match=r"Triton kernel \(add_kernel\)"):
+        with g.simulated_gpu():
+            kernel.run(grid=(1,))
+    assert kernel.run() == "launched"
+
+
+def test_streams_events_and_memory_stats() -> None:
+    with g.simulated_gpu() as gpu:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        with torch.cuda.stream(torch.cuda.Stream()):
+            torch.empty(100, device="cuda")
+        end.record()
+        torch.cuda.current_stream().synchronize()
+        line = sys._getframe().f_lineno + 1
+        assert start.elapsed_time(end) == 0.0 and end.query()
+        stats = torch.cuda.memory_stats()
+        assert stats["allocated_bytes.all.peak"] == 512 == torch.cuda.max_memory_allocated()
+        assert stats["reserved_bytes.all.current"] == torch.cuda.memory_reserved()
+    assert [(r.line, r.what) for r in gpu.report().placeholders] == [(line, "elapsed_time")]
