@@ -57,7 +57,8 @@ def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:
     say = print
     if report.device == "cuda":
         assumed = " (assumed: --gpu NAME for yours)" if report.gpu_assumed else ""
-        say(f"\n── estimated on a simulated {report.gpu}{assumed}: nothing was allocated ──")
+        say(f"\n── estimated on a simulated {report.gpu}{assumed}: "
+            "nothing was allocated ──")
     else:
         say("\n── estimated on a simulated CPU: nothing was allocated ──")
     if report.steps:

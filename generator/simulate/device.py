@@ -13,7 +13,7 @@ are on the GPU), autocast and the optimizers' choice of kernels, which both go b
   (`_default_to_fused_or_foreach`); a simulated tensor's type is FakeTensor, so it is one of
   those types meanwhile.
 
-What the simulation cannot run is refused by name (`Unmodelled`): a custom CUDA extension
+What the simulation cannot run is refused by name (UnmodelledError): a custom CUDA extension
 compiled with torch.utils.cpp_extension, and a Triton kernel launched (where Triton is
 installed).
 """
@@ -31,7 +31,7 @@ import torch
 import torch.utils.cpp_extension
 from torch._subclasses.fake_tensor import FakeTensor
 
-from generator.errors import GeneratorError
+from generator.errors import UnmodelledError
 from generator.plan.gpus import GPU as CatalogueGpu
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import GPU, DeviceStorages
@@ -39,10 +39,6 @@ from generator.simulate.values import Placeholders
 
 #: torch.optim.optimizer (the package's name `optimizer` is not the module).
 _OPTIMIZER = importlib.import_module("torch.optim.optimizer")
-
-
-class Unmodelled(GeneratorError):
-    """The script calls what the simulated GPU cannot model (a custom CUDA extension)."""
 
 
 @dataclass(frozen=True)
@@ -191,8 +187,8 @@ def _memory_stats(memory: DeviceMemory) -> Callable:
 
 def _refused(name: str) -> Callable:
     def refuse(*_args: Any, **_kwargs: Any) -> None:
-        raise Unmodelled(f"the script calls {name} (a custom CUDA extension), which the "
-                         "simulated GPU cannot model")
+        raise UnmodelledError(f"the script calls {name} (a custom CUDA extension), which "
+                              "the simulated GPU cannot model")
     return refuse
 
 
@@ -208,8 +204,8 @@ def _triton_kernels() -> type | None:
 
 def _refused_kernel(self: Any, *_args: Any, **_kwargs: Any) -> None:
     name = getattr(getattr(self, "fn", None), "__name__", "?")
-    raise Unmodelled(f"the script launches a Triton kernel ({name}), which the simulated GPU "
-                     "cannot model")
+    raise UnmodelledError(f"the script launches a Triton kernel ({name}), which the simulated "
+                          "GPU cannot model")
 
 
 @contextlib.contextmanager

@@ -153,9 +153,12 @@ class DeviceStorages(TorchDispatchMode):
             for key in held:
                 self.memory.free(key)
         if on_device:
+            # An output on an input's storage (in place, a view, out=) stays where that
+            # input is: `host.copy_(gpu)` writes host memory.
+            given = {id(own_storage(t)) for t in inputs}
             for tensor in tree_flatten(out)[0]:
                 storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
-                if storage is not None:
+                if storage is not None and id(storage) not in given:
                     self._add(storage)
         return out
 
@@ -208,17 +211,18 @@ class Placement(TorchFunctionMode):
         """Tensor.to(device?, dtype?, non_blocking?, copy?, memory_format=?) or .to(other, …):
         a move between the host and the GPU is a copy on the fake CPU device."""
         tensor, rest = args[0], args[1:]
-        flags = [a for a in rest if isinstance(a, bool)]  # non_blocking, copy
-        copy = kwargs.get("copy", len(flags) > 1 and flags[1])
+        flags = [i for i, a in enumerate(rest) if isinstance(a, bool)]  # non_blocking, copy
+        copy = kwargs.get("copy", len(flags) > 1 and rest[flags[1]])
         if isinstance(rest[0] if rest else None, torch.Tensor):
             where = "device" if self.storages.holds(rest[0]) else "host"
             options = {"dtype": rest[0].dtype,
-                       "non_blocking": kwargs.get("non_blocking", bool(flags) and flags[0]),
+                       "non_blocking": kwargs.get("non_blocking",
+                                                  bool(flags) and rest[flags[0]]),
                        "memory_format": kwargs.get("memory_format")}
         else:
             # _parse_to takes what .to takes but copy
             parsed = torch._C._nn._parse_to(
-                *[a for a in rest if not (len(flags) > 1 and a is flags[1])],
+                *[a for i, a in enumerate(rest) if not (len(flags) > 1 and i == flags[1])],
                 **{k: v for k, v in kwargs.items() if k != "copy"})
             device, dtype, non_blocking, memory_format = parsed
             where = None if device is None else "device" if names_cuda(device) else "host"

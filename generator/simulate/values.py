@@ -4,8 +4,8 @@ A simulated tensor has a shape and no values, so `.item()`, `float(t)`, `bool(t)
 `.tolist()` and printing cannot be answered. Stopping the script there would stop most
 training loops (they log the loss), so each read gets a placeholder instead: 0 for a number,
 False for a truth value (`.tolist()` reads each element as an item: a list of zeros),
-"<simulated>" for printing. The script goes on; the report lists each place in the user's code that read one, so that a
-branch taken on a placeholder is no surprise.
+"<simulated>" for printing. The script goes on; the report lists each place in the user's
+code that read one, so that a branch taken on a placeholder is no surprise.
 """
 
 from __future__ import annotations

@@ -93,6 +93,10 @@ def test_tensors_made_on_or_moved_to_cuda_are_on_the_simulated_gpu() -> None:
         assert on_gpu.to("cuda") is on_gpu  # no move, no copy
         back = on_gpu.cpu()
         assert back.device.type == "cpu" and back.get_device() == -1
+        before = torch.cuda.memory_allocated()
+        host.copy_(on_gpu)  # a copy to the host writes host memory
+        assert not host.is_cuda and torch.cuda.memory_allocated() == before
+        assert host.to("cuda", None, True, True).is_cuda  # non_blocking, copy: positional
         model = nn.Linear(64, 32)
         assert model.to("cuda") is model and model.weight.device.type == "cuda"
         weights = (64 * 32 + 32) * 4
