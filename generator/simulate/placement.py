@@ -134,6 +134,10 @@ class DeviceStorages(TorchDispatchMode):
         if func in _SCALAR:
             return self._scalar(func, args, kwargs)
         placing = getattr(self._local, "placing", None)
+        if names_cuda(kwargs.get("device")):
+            # an op called with CUDA's device below Placement (torch.ops.aten.empty(…,
+            # device=x.device) of a tensor on the GPU): a fake CUDA tensor would abort autograd
+            kwargs, placing = {**kwargs, "device": torch.device("cpu")}, "device"
         inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         on_device = placing == "device" or (placing is None and (
             self.every_storage or any(self.holds(t) for t in inputs)))

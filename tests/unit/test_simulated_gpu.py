@@ -103,6 +103,8 @@ def test_tensors_made_on_or_moved_to_cuda_are_on_the_simulated_gpu() -> None:
         assert torch.cuda.memory_allocated() >= weights
         with torch.device("cuda"):  # the user's own device context
             assert torch.empty(3).is_cuda
+        made = torch.ops.aten.empty.memory_format([3], device=on_gpu.device)  # below Placement
+        assert made.is_cuda and made.fake_device.type == "cpu"
 
 
 def test_autocast_and_optimizers_take_the_gpu_s_path() -> None:
