@@ -83,7 +83,12 @@ class SimulatedGpu:
         self._stack: contextlib.ExitStack | None = None
         self._report: SimulationReport | None = None
 
+    #: The run in progress: torch.cuda and FakeTensor have one simulated GPU at a time.
+    _running: "SimulatedGpu | None" = None
+
     def __enter__(self) -> "SimulatedGpu":
+        if SimulatedGpu._running is not None:
+            raise ConfigError("a simulated GPU is running already: one run at a time")
         target = self.target
         cuda = target.device == "cuda"
         context = target.gpu.context_bytes if cuda else (0, 0)
@@ -111,6 +116,8 @@ class SimulatedGpu:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0]))
             stack.enter_context(self.steps)
+            SimulatedGpu._running = self
+            stack.callback(setattr, SimulatedGpu, "_running", None)
             self._stack = stack.pop_all()
         return self
 

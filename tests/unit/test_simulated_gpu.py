@@ -230,6 +230,11 @@ def test_the_report_is_there_after_the_block_only() -> None:
     with g.simulated_gpu() as gpu:
         with pytest.raises(ConfigError, match="after the `with` block"):
             gpu.report()
+        with pytest.raises(ConfigError, match="one run at a time"):
+            with g.simulated_gpu():
+                pass
+    with g.simulated_gpu():  # one after the other
+        pass
 
 
 def test_a_loop_s_small_tensors_are_freed_each_step() -> None:
