@@ -7,7 +7,8 @@
                        precision="bf16", gpus=8, parallel="fsdp2")   # one GPU of eight
 
 One function per question (generator/api.py): `estimate`, `measure_step`, `largest_batch`,
-`fewest_gpus`, `levers`, `track`; `Estimate.fits` judges a step on a GPU of the catalogue. Importing the
+`fewest_gpus`, `levers`, `track`, and `simulated_gpu` (unmodified training code run on a
+simulated GPU); `Estimate.fits` judges a step on a GPU of the catalogue. Importing the
 package imports no PyTorch, and no call changes the caller's process for good.
 """
 
@@ -26,6 +27,7 @@ from generator.api import (
     largest_batch,
     levers,
     measure_step,
+    simulated_gpu,
     track,
 )
 from generator.errors import ConfigError, GeneratorError, ModelError
@@ -35,4 +37,4 @@ __version__ = "0.1.0"
 __all__ = ["ConfigError", "Estimate", "FewestGpus", "GeneratorError", "LargestBatch",
            "LeverReport", "LeverRow", "Measurement", "ModelError", "OutOfMemory", "StepMemory",
            "Verdict", "estimate", "fewest_gpus", "largest_batch", "levers", "measure_step",
-           "track"]
+           "simulated_gpu", "track"]

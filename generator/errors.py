@@ -7,7 +7,9 @@
     ├── ResultsError          a results folder or file that cannot be read or is of an
     │                         unknown schema
     ├── OutputError           an output folder that cannot be written
-    └── SiteBuildError        mkdocs refused to build the site
+    ├── SiteBuildError        mkdocs refused to build the site
+    └── UnmodelledError       a script run on the simulated GPU calls what it cannot model
+                              (a custom CUDA extension, a Triton kernel)
 
 Anything else that escapes is a bug in this tool and keeps its traceback. A worker process
 sends a user mistake back to the runner as its class name and message (`to_payload`), and
@@ -44,6 +46,11 @@ class OutputError(GeneratorError):
 
 class SiteBuildError(GeneratorError):
     """mkdocs refused to build the site (a warning under --strict, or a bad config)."""
+
+
+class UnmodelledError(GeneratorError):
+    """A script run on the simulated GPU (generator/simulate) calls what the simulation
+    cannot model: a custom CUDA extension, a Triton kernel."""
 
 
 def _tree(cls: type) -> dict[str, type]:

@@ -166,3 +166,10 @@ def estimate(args: argparse.Namespace) -> int:
     from generator.cli import estimate
 
     return estimate.run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    _require_torch()
+    from generator.cli import run as run_command
+
+    return run_command.run(args)

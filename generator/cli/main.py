@@ -1,4 +1,4 @@
-"""The command line: build, measure, render, migrate, site, estimate, models, gpus."""
+"""The command line: build, measure, render, migrate, site, estimate, run, models, gpus."""
 
 from __future__ import annotations
 
@@ -41,6 +41,17 @@ def _checks(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"unknown check(s) {', '.join(unknown) or repr(text)}; "
                                          f"choose from {', '.join(CHECKS)}")
     return chosen
+
+
+def _steps(text: str) -> int | None:
+    """run --steps: a positive number of optimizer steps, or "all" (None)."""
+    if text == "all":
+        return None
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all', got {text!r}") \
+            from None
 
 
 def _parsed(parse):
@@ -146,6 +157,30 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--only", type=_checks, default=None, metavar="CHECK[,CHECK]",
                        help="run only these checks: calculator, torchrun, published "
                             "(default: all)")
+    run = commands.add_parser(
+        "run", help="run your own training script, unmodified, on a simulated GPU; "
+                    "nothing is allocated",
+        usage="python -m generator run [options] SCRIPT [ARGS ...] | -m MODULE [ARGS ...]",
+        description="Runs the script as Python would (its own sys.argv, __main__ and "
+                    "sys.path[0]; everything after SCRIPT is its own) with a simulated GPU "
+                    "in place of a real one, then prints each optimizer step's allocated and "
+                    "reserved peaks, the run's peak and whether it fits. Exit status 3 when "
+                    "it fits only just or not at all.")
+    for name in ("gpu", "gpu_memory"):  # as estimate reads them
+        add_option(run, name, options()[name])
+    run.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                     help="cuda: a simulated GPU (default); cpu: the simulation modelling "
+                          "this CPU (to check it against a real run of the script)")
+    run.add_argument("--steps", type=_steps, default=20, metavar="N|all",
+                     help="stop the script after N optimizer steps (default 20), or run it "
+                          "to its end (all)")
+    run.add_argument("--json", type=Path, default=None, metavar="FILE",
+                     help="also write the report to FILE as JSON")
+    run.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE",
+                     help="run a module as `python -m MODULE` would (the rest is its own)")
+    run.add_argument("target", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]",
+                     help="the script, then its own arguments")
+    run.set_defaults(usage_error=run.error)
     commands.add_parser("models", help="list the model zoo")
     commands.add_parser("gpus", help="list the GPUs --gpu knows, with the memory a process "
                                      "gets of each")

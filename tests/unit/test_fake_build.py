@@ -77,3 +77,12 @@ def test_a_build_on_real_tensors_goes_through_unchanged() -> None:
     with FakeTensorMode(), fake_build():
         assert torch.utils.swap_tensors is not original
     assert torch.utils.swap_tensors is original
+
+
+def test_a_foreach_op_that_writes_makes_its_values_unknown() -> None:
+    """`_foreach_add_` writes a list of tensors (an optimizer's step counts): what KnownValues
+    knew of them is forgotten, and fake tensors' own constants answer instead."""
+    with FakeTensorMode(), KnownValues():
+        counts = [torch.tensor(0.0), torch.tensor(0.0)]
+        torch._foreach_add_(counts, 1)
+        assert [c.item() for c in counts] == [1.0, 1.0]

@@ -88,8 +88,9 @@ class KnownValues(TorchDispatchMode):
         writes = [a.name for a in func._schema.arguments if a.alias_info and a.alias_info.is_write]
         bound = bound_arguments(func, args, kwargs) if writes else {}
         for name in writes:  # a storage written to holds values no longer known
-            if isinstance(bound.get(name), torch.Tensor):
-                self._real.pop(_key(bound[name]), None)
+            for written in tree_flatten(bound.get(name))[0]:  # a foreach op writes a list
+                if isinstance(written, torch.Tensor):
+                    self._real.pop(_key(written), None)
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         if ((inputs or func in FACTORIES) and None not in values.values() and outputs
                 and all(t.numel() <= LIMIT and t.device.type == "cpu" for t in outputs)
@@ -137,15 +138,25 @@ def under_fake_tensors() -> bool:
 @contextlib.contextmanager
 def fake_build() -> Iterator[None]:
     """Around a model's construction (see the module); nothing changes unless the tensors
-    are fake. `nn.Module._apply` looks `torch.utils.swap_tensors` up when it converts, so
-    replacing it for the build is enough; it is put back however the build ends."""
+    are fake."""
     if not under_fake_tensors():
         yield
         return
+    with fakes_converted(), KnownValues():
+        yield
+
+
+@contextlib.contextmanager
+def fakes_converted() -> Iterator[None]:
+    """Modules of fake tensors converted as on a device (`model.to(...)`, see the module),
+    for as long as the block lasts; a script run on the simulated GPU (generator/simulate)
+    takes this part alone: KnownValues holds every small constant it learns until it exits,
+    which over a whole training run would hold a step's constants for good. `nn.Module._apply`
+    looks `torch.utils.swap_tensors` up when it converts, so replacing it meanwhile is
+    enough; it is put back however the block ends."""
     original = torch.utils.swap_tensors
     torch.utils.swap_tensors = _swapping_fakes(original)
     try:
-        with KnownValues():
-            yield
+        yield
     finally:
         torch.utils.swap_tensors = original

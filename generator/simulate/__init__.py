@@ -1,0 +1,17 @@
+"""A script run on a simulated device: `python -m generator run SCRIPT` and
+`generator.simulated_gpu()` (DESIGN.md, "The user's own job: a simulated GPU").
+
+    session    the run's context manager: puts every piece in place, takes it back out
+    device     torch.cuda's answers from the catalogue and the simulation
+    placement  which fake tensors are on the GPU; their storages as they come and go
+    memory     the caching allocator, driven online (out of memory where it happens)
+    values     placeholders for what only a real tensor can tell, and where they were read
+    steps      the optimizer steps, as step boundaries and as the run's limit
+    report     the run's figures and verdict
+    runner     a script or module run as Python runs it (`python -m cProfile`'s way)
+"""
+
+from generator.simulate.report import SimulationReport
+from generator.simulate.session import SimulatedGpu, simulated_gpu
+
+__all__ = ["SimulatedGpu", "SimulationReport", "simulated_gpu"]

@@ -1,0 +1,247 @@
+"""Which simulated tensors are on the GPU, and their memory as they come and go.
+
+A CPU-only PyTorch cannot run autograd on fake CUDA tensors (its autograd asks CUDA for a
+device guard and aborts the process), so, as the estimate does, every tensor of the script
+is a fake CPU tensor (FakeTensorMode, entered by session.py), and being on the GPU is
+bookkeeping kept here:
+
+- `Placement`, a TorchFunctionMode, sees the script's calls as it makes them. A device
+  argument that names CUDA (`device="cuda"`, `.to("cuda")`, `.cuda()`, `Module.to(...)`,
+  which calls `.to` on each tensor) is replaced by the CPU, and the storages the call makes
+  are put on the GPU; a move between the host and the GPU is made a copy, as on a real
+  device (`.to` of a fake CPU tensor to the CPU would return the tensor itself). It answers
+  `is_cuda` and `get_device()` from that bookkeeping, and a tensor's values as
+  placeholders (values.py).
+- `DeviceStorages`, a TorchDispatchMode above FakeTensorMode, sees every op. A storage an
+  op makes is on the GPU when the call placed it there or when any of the op's inputs is on
+  the GPU (as CUDA kernels write CUDA outputs); it is allocated at once in the device's
+  memory (memory.py), which raises out of memory where the GPU could not hold it, and freed
+  when its last tensor goes (a weak reference to the storage). The first matrix product of
+  each thread takes a cuBLAS workspace from the allocator, as PyTorch's handle pool does
+  (aten/src/ATen/cuda/CublasHandlePool.cpp; sizes in plan/gpus.py).
+
+Modelling the CPU instead (`every_storage`), every storage the script makes is the device's,
+and the buffers the CPU's kernels hold while they run (measure/emulation/cpu_kernels.py)
+are allocated around the op, as the estimate's tracker counts them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensor
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from generator.measure.emulation.cpu_kernels import kernel_buffers
+from generator.measure.tracking.tracker import own_storage
+from generator.simulate.memory import DeviceMemory
+from generator.simulate.values import Placeholders
+
+aten = torch.ops.aten
+#: The simulated GPU as tensors name it.
+GPU = torch.device("cuda", 0)
+_SCALAR = (aten._local_scalar_dense.default, aten.item.default)
+#: The ops that run a cuBLAS matrix product on CUDA.
+_MATMULS = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default,
+            aten.addbmm.default, aten._addmm_activation.default}
+_IS_CUDA = torch.Tensor.is_cuda.__get__
+
+
+def names_cuda(device: Any) -> bool:
+    """Whether a device argument (a str, int index or torch.device) names the CUDA GPU."""
+    if device is None:
+        return False
+    if isinstance(device, int):  # a bare index means a CUDA device
+        return True
+    try:
+        return torch.device(device).type == "cuda"
+    except (RuntimeError, TypeError):
+        return False
+
+
+class DeviceStorages(TorchDispatchMode):
+    """The storages on the simulated device, each allocated in `memory` while it lives."""
+
+    def __init__(self, memory: DeviceMemory, values: Placeholders, *, every_storage: bool,
+                 workspace_bytes: int = 0, workspaces: int = 0) -> None:
+        super().__init__()
+        self.memory, self.values = memory, values
+        self.every_storage = every_storage
+        self.workspace_bytes, self.workspaces = workspace_bytes, workspaces
+        self._threads_with_workspace: set[int | str] = set()
+        self._refs: dict[int, weakref.ref] = {}  # id(storage) → a weak reference to it
+        self._local = threading.local()  # per thread: placing, depth
+
+    # -- the bookkeeping -----------------------------------------------------------------------
+    def holds(self, tensor: object) -> bool:
+        """Whether `tensor`'s storage is on the device."""
+        storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
+        return storage is not None and id(storage) in self._refs
+
+    def in_op(self) -> bool:
+        """Whether this thread is inside an op (FakeTensorMode's own code runs there)."""
+        return getattr(self._local, "depth", 0) > 0
+
+    @contextlib.contextmanager
+    def placing(self, where: str | None) -> Iterator[None]:
+        """Storages made meanwhile go to "device" or stay on the "host" whatever their
+        inputs (a move); None: by their inputs."""
+        before = getattr(self._local, "placing", None)
+        self._local.placing = where
+        try:
+            yield
+        finally:
+            self._local.placing = before
+
+    def forget(self) -> None:
+        """Stop watching: frees after the run are not the run's."""
+        self._refs.clear()
+
+    def _add(self, storage: torch.UntypedStorage) -> None:
+        key = id(storage)
+        if key in self._refs or storage.nbytes() == 0:
+            return
+        self.memory.allocate(key, storage.nbytes())  # out of memory raises here
+        self._refs[key] = weakref.ref(storage, functools.partial(self._died, key))
+
+    def _died(self, key: int, _ref: weakref.ref) -> None:
+        if self._refs.pop(key, None) is not None:
+            self.memory.free(key)
+
+    def _workspace(self) -> None:
+        """A cuBLAS workspace for this thread's handle, at its first matrix product. On
+        CUDA, backward runs on autograd's device thread (its own handle); fake CPU tensors
+        run it on the caller's, so backward counts as a thread of its own."""
+        in_backward = torch._C._current_autograd_node() is not None
+        thread = "backward" if in_backward else threading.get_ident()
+        if (thread not in self._threads_with_workspace
+                and len(self._threads_with_workspace) < self.workspaces):
+            self._threads_with_workspace.add(thread)
+            self.memory.allocate(("cublas workspace", thread), self.workspace_bytes,
+                                 tensor=False)
+
+    # -- every op ------------------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _SCALAR:
+            return self._scalar(func, args, kwargs)
+        placing = getattr(self._local, "placing", None)
+        if names_cuda(kwargs.get("device")):
+            # an op called with CUDA's device below Placement (torch.ops.aten.empty(…,
+            # device=x.device) of a tensor on the GPU): a fake CUDA tensor would abort autograd
+            kwargs, placing = {**kwargs, "device": torch.device("cpu")}, "device"
+        inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        on_device = placing == "device" or (placing is None and (
+            self.every_storage or any(self.holds(t) for t in inputs)))
+        if on_device and self.workspace_bytes and func in _MATMULS:
+            self._workspace()
+        held = []
+        if self.every_storage:  # the CPU kernel's own buffers, alive while it runs
+            for index, nbytes in enumerate(kernel_buffers(func, args, kwargs)):
+                key = ("kernel buffer", id(args), index)
+                self.memory.allocate(key, nbytes, tensor=False)
+                held.append(key)
+        self._local.depth = getattr(self._local, "depth", 0) + 1
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self._local.depth -= 1
+            for key in held:
+                self.memory.free(key)
+        if on_device:
+            # An output on an input's storage (in place, a view, out=) stays where that
+            # input is: `host.copy_(gpu)` writes host memory.
+            given = {id(own_storage(t)) for t in inputs}
+            for tensor in tree_flatten(out)[0]:
+                storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
+                if storage is not None and id(storage) not in given:
+                    self._add(storage)
+        return out
+
+    def _scalar(self, func, args, kwargs):
+        """A value: the real one where fake tensors know it (a constant), else a placeholder."""
+        try:
+            return func(*args, **kwargs)
+        except DataDependentOutputException:
+            return self.values.item(args[0].dtype)
+
+
+class Placement(TorchFunctionMode):
+    """Device arguments that name CUDA, answered on the simulated GPU (see the module)."""
+
+    def __init__(self, storages: DeviceStorages, values: Placeholders, *, gpu: bool) -> None:
+        super().__init__()
+        self.storages, self.values, self.gpu = storages, values, gpu
+
+    def _device_of(self, tensor: torch.Tensor) -> str:
+        return "cuda:0" if self.storages.holds(tensor) else "cpu"
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.__repr__ and isinstance(args[0], FakeTensor):
+            return self.values.shown(args[0], self._device_of(args[0]))
+        if func is torch.Tensor.__format__ and isinstance(args[0], FakeTensor):
+            # f"{loss:.4f}": a real tensor formats its value; this one its value's placeholder
+            if args[0].dim() == 0:
+                return format(args[0].detach().item(), *args[1:])
+            return self.values.shown(args[0], self._device_of(args[0]))
+        if not self.gpu:
+            return func(*args, **kwargs)
+        if func == _IS_CUDA:
+            return self.storages.holds(args[0])
+        if func is torch.Tensor.get_device:
+            return 0 if self.storages.holds(args[0]) else -1
+        if func is torch.Tensor.to:
+            return self._to(args, kwargs)
+        if func is torch.Tensor.cuda:
+            return self._move(args[0], "device", non_blocking=kwargs.get("non_blocking", False))
+        if func is torch.Tensor.cpu:
+            return self._move(args[0], "host")
+        if names_cuda(kwargs.get("device")):
+            kwargs = {**kwargs, "device": "cpu"}
+            with self.storages.placing("device"):
+                return func(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    def _to(self, args: tuple, kwargs: dict) -> torch.Tensor:
+        """Tensor.to(device?, dtype?, non_blocking?, copy?, memory_format=?) or .to(other, …):
+        a move between the host and the GPU is a copy on the fake CPU device."""
+        tensor, rest = args[0], args[1:]
+        flags = [i for i, a in enumerate(rest) if isinstance(a, bool)]  # non_blocking, copy
+        copy = kwargs.get("copy", len(flags) > 1 and rest[flags[1]])
+        if isinstance(rest[0] if rest else None, torch.Tensor):
+            where = "device" if self.storages.holds(rest[0]) else "host"
+            options = {"dtype": rest[0].dtype,
+                       "non_blocking": kwargs.get("non_blocking",
+                                                  bool(flags) and rest[flags[0]]),
+                       "memory_format": kwargs.get("memory_format")}
+        else:
+            # _parse_to takes what .to takes but copy
+            parsed = torch._C._nn._parse_to(
+                *[a for i, a in enumerate(rest) if not (len(flags) > 1 and i == flags[1])],
+                **{k: v for k, v in kwargs.items() if k != "copy"})
+            device, dtype, non_blocking, memory_format = parsed
+            where = None if device is None else "device" if names_cuda(device) else "host"
+            options = {"dtype": dtype, "non_blocking": non_blocking,
+                       "memory_format": memory_format}
+        if where is None:
+            return tensor.to(*rest, **kwargs)  # a cast at most, on its device
+        options = {k: v for k, v in options.items() if v is not None}
+        if (where == "device") == self.storages.holds(tensor):
+            return tensor.to(copy=copy, **options)  # already there
+        with self.storages.placing(where):
+            return tensor.to(copy=True, **options)
+
+    def _move(self, tensor: torch.Tensor, where: str, non_blocking: bool = False) -> torch.Tensor:
+        if (where == "device") == self.storages.holds(tensor):
+            return tensor
+        with self.storages.placing(where):
+            return tensor.to("cpu", copy=True, non_blocking=non_blocking)

@@ -1,0 +1,302 @@
+"""A script's code on the simulated GPU (generator/simulate): torch.cuda's answers, tensors
+placed on the GPU, the caching allocator online (its figures mid-run, out of memory where it
+happens), placeholders for values, optimizer steps, and the process as it was found
+afterwards. Tiny tensors, fake: nothing is allocated."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+import torch
+from process_state import snapshot
+from torch import nn
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.overrides import _get_current_function_mode_stack
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+import generator as g
+from generator.errors import ConfigError, GeneratorError
+from generator.plan import gpus
+from generator.simulate.values import SHOWN
+
+MIB = 2**20
+_OPTIMIZER = importlib.import_module("torch.optim.optimizer")
+_ANSWERED = ("is_available", "device_count", "get_device_name", "get_device_properties",
+             "Event", "Stream", "memory_stats", "current_stream",
+             "get_device_capability", "mem_get_info", "memory_allocated", "memory_reserved",
+             "max_memory_allocated", "max_memory_reserved", "reset_peak_memory_stats",
+             "empty_cache", "synchronize", "_lazy_init", "current_device")
+
+
+def _state() -> dict:
+    """snapshot() and what a run patches: torch.cuda's functions, FakeTensor's device, autocast,
+    the foreach types, cpp_extension, the mode stacks and the optimizers' global hooks."""
+    import torch.utils.cpp_extension as cpp
+
+    return {**snapshot(),
+            "cuda": {name: getattr(torch.cuda, name) for name in _ANSWERED},
+            "fake device": FakeTensor.__dict__["device"],
+            "autocast": torch.amp.autocast_mode.autocast.__init__,
+            "foreach types": list(_OPTIMIZER._foreach_supported_types),
+            "cpp_extension": (cpp.load, cpp.load_inline),
+            "modes": (list(_get_current_dispatch_mode_stack()),
+                      list(_get_current_function_mode_stack())),
+            "fake mode": torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE),
+            "optimizer hooks": (dict(_OPTIMIZER._global_optimizer_post_hooks),
+                                dict(_OPTIMIZER._global_optimizer_pre_hooks))}
+
+
+def test_torch_cuda_answers_from_the_catalogue_and_the_simulation() -> None:
+    gpu = gpus.find("RTX 4090")
+    with g.simulated_gpu("4090"):
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+        assert torch.cuda.get_device_name() == gpu.name == torch.cuda.get_device_name(0)
+        properties = torch.cuda.get_device_properties(0)
+        assert (properties.name, properties.total_memory) == (gpu.name, gpu.memory_bytes)
+        assert torch.cuda.get_device_capability() == (8, 9) == (properties.major,
+                                                                properties.minor)
+        assert torch.cuda.memory_allocated() == 0 == torch.cuda.memory_reserved()
+        x = torch.empty(1000, device="cuda")  # 4,000 B: one 4,096 B block of a 2 MiB segment
+        assert torch.cuda.memory_allocated() == 4096
+        assert torch.cuda.memory_reserved() == 2 * MIB
+        free, total = torch.cuda.mem_get_info()
+        assert total == gpu.memory_bytes and free == total - gpu.context_bytes[0] - 2 * MIB
+        y = torch.empty(5 * MIB, dtype=torch.uint8, device="cuda")  # a 20 MiB large segment
+        assert torch.cuda.memory_reserved() == 22 * MIB
+        del y
+        assert torch.cuda.memory_allocated() == 4096 and torch.cuda.memory_reserved() == 22 * MIB
+        assert torch.cuda.max_memory_allocated() == 4096 + 5 * MIB
+        torch.cuda.reset_peak_memory_stats()
+        assert torch.cuda.max_memory_allocated() == 4096
+        torch.cuda.empty_cache()  # the free 20 MiB segment goes back to the driver
+        assert torch.cuda.memory_reserved() == 2 * MIB
+        torch.cuda.synchronize()
+        del x
+    assert not torch.cuda.is_available()
+
+
+def test_tensors_made_on_or_moved_to_cuda_are_on_the_simulated_gpu() -> None:
+    with g.simulated_gpu():
+        host = torch.ones(256)
+        assert host.device.type == "cpu" and not host.is_cuda
+        assert torch.cuda.memory_allocated() == 0  # the host's memory is not the GPU's
+        for moved in (host.cuda(), host.to("cuda"), host.to(torch.device("cuda", 0)),
+                      host.to("cuda", torch.float16), torch.zeros(4, device="cuda"),
+                      torch.randn(4, device=torch.device("cuda"))):
+            assert isinstance(moved, FakeTensor)
+            assert moved.device == torch.device("cuda", 0) and moved.is_cuda
+            assert moved.get_device() == 0
+        on_gpu = host.to("cuda")
+        assert (on_gpu * 2 + 1).device.type == "cuda"  # CUDA kernels write CUDA outputs
+        assert on_gpu.to("cuda") is on_gpu  # no move, no copy
+        back = on_gpu.cpu()
+        assert back.device.type == "cpu" and back.get_device() == -1
+        before = torch.cuda.memory_allocated()
+        host.copy_(on_gpu)  # a copy to the host writes host memory
+        assert not host.is_cuda and torch.cuda.memory_allocated() == before
+        assert host.to("cuda", None, True, True).is_cuda  # non_blocking, copy: positional
+        model = nn.Linear(64, 32)
+        assert model.to("cuda") is model and model.weight.device.type == "cuda"
+        weights = (64 * 32 + 32) * 4
+        assert torch.cuda.memory_allocated() >= weights
+        with torch.device("cuda"):  # the user's own device context
+            assert torch.empty(3).is_cuda
+        made = torch.ops.aten.empty.memory_format([3], device=on_gpu.device)  # below Placement
+        assert made.is_cuda and made.fake_device.type == "cpu"
+
+
+def test_autocast_and_optimizers_take_the_gpu_s_path() -> None:
+    with g.simulated_gpu():
+        model = nn.Linear(8, 8).cuda()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            assert model(torch.randn(2, 8, device="cuda")).dtype == torch.bfloat16
+        with torch.autocast("cuda"):  # CUDA autocast's own default: float16
+            assert model(torch.randn(2, 8, device="cuda")).dtype == torch.float16
+        params = list(model.parameters())
+        assert _OPTIMIZER._default_to_fused_or_foreach(params, False) == (False, True)
+
+
+def test_values_are_stated_placeholders_and_their_places_are_listed() -> None:
+    with g.simulated_gpu() as gpu:
+        loss = torch.randn(4, device="cuda").sum()
+        line = sys._getframe().f_lineno + 1
+        assert loss.item() == 0.0
+        assert bool(loss > 0) is False
+        assert torch.randn(2, 3, device="cuda").tolist() == [[0.0] * 3] * 2
+        assert SHOWN in repr(loss) and "cuda:0" in repr(loss)
+        assert f"{loss:.2f}" == "0.00"
+        assert torch.tensor(3.0, device="cuda").item() == 3.0  # a constant: its own value
+    reads = gpu.report().placeholders
+    assert [(r.file, r.line, r.what) for r in reads][:1] == [(__file__, line, "item")]
+    assert {r.what for r in reads} == {"item", "print"}  # .tolist(): an item per element
+    assert all(r.file == __file__ for r in reads)
+
+
+def _train(steps: int, done: list[int]) -> None:
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 32)).cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    for step in range(steps):
+        model(torch.randn(16, 32, device="cuda")).pow(2).mean().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        done.append(step)
+
+
+def test_optimizer_steps_are_the_report_s_steps_and_its_limit() -> None:
+    done: list[int] = []
+    with g.simulated_gpu("a100 80gb", steps=2) as gpu:
+        _train(5, done)
+    report = gpu.report()
+    assert done == [0] and report.stopped_after_steps and len(report.steps) == 2
+    weights = (32 * 64 + 64 + 64 * 32 + 32) * 4
+    # weights, gradients and AdamW's two states at the first optimizer step already
+    assert all(peaks.tensor_bytes >= 4 * weights for peaks in report.steps)
+    assert report.allocated_bytes == max(s.allocated_bytes for s in report.steps)
+    assert report.reserved_bytes >= report.allocated_bytes >= report.peak_bytes > 0
+    assert report.verdict.word == "yes" and report.gpu == gpus.find("a100 80gb").name
+    data = report.to_dict()
+    assert [set(s) >= {"allocated_bytes", "reserved_bytes"} for s in data["steps"]] == [True] * 2
+    assert (data["peak_bytes"], data["allocated_bytes"], data["reserved_bytes"],
+            data["verdict"]) == (report.peak_bytes, report.allocated_bytes,
+                                 report.reserved_bytes, "yes")
+    done.clear()
+    with g.simulated_gpu() as gpu:  # no limit: the block runs to its end
+        _train(3, done)
+    assert done == [0, 1, 2] and len(gpu.report().steps) == 3
+    assert not gpu.report().stopped_after_steps and gpu.report().gpu_assumed
+
+
+def test_out_of_memory_is_raised_where_the_gpu_cannot_hold_it() -> None:
+    # 2 GiB less the H100 generation's smallest CUDA context (450 MiB): 1,598 MiB to allocate
+    with g.simulated_gpu(memory="2GiB") as gpu:
+        kept = torch.empty(300 * MIB, dtype=torch.uint8, device="cuda")
+        with pytest.raises(torch.cuda.OutOfMemoryError, match="CUDA out of memory"):
+            torch.empty(1400 * MIB, dtype=torch.uint8, device="cuda")
+        assert torch.cuda.memory_allocated() == 300 * MIB  # the refused one holds nothing
+        del kept
+        torch.empty(1400 * MIB, dtype=torch.uint8, device="cuda")  # room again
+    report = gpu.report()
+    assert report.out_of_memory and report.verdict.word == "no"
+
+
+def test_the_process_is_as_it_was_found_after_a_run_however_it_ends() -> None:
+    before = _state()
+    with g.simulated_gpu("4090", steps=1):
+        _train(3, [])
+    assert _state() == before
+    with pytest.raises(RuntimeError, match="the user's"):
+        with g.simulated_gpu():
+            torch.ones(2, device="cuda")
+            raise RuntimeError("the user's")
+    assert _state() == before
+    with g.simulated_gpu(device="cpu"):
+        torch.ones(2).sum().item()
+    assert _state() == before
+
+
+def test_a_custom_cuda_extension_is_refused_by_name() -> None:
+    import torch.utils.cpp_extension as cpp
+
+    with pytest.raises(GeneratorError, match="torch.utils.cpp_extension.load "):
+        with g.simulated_gpu():
+            cpp.load(name="mine", sources=["mine.cu"])
+
+
+def test_modelling_the_cpu_counts_every_storage_and_answers_no_gpu() -> None:
+    with g.simulated_gpu(device="cpu") as gpu:
+        assert not torch.cuda.is_available()
+        x = torch.empty(1000)
+        del x
+    report = gpu.report()
+    assert report.allocated_bytes == 4000 == report.peak_bytes  # no blocks, no cache
+    assert report.reserved_bytes is None and report.verdict is None
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"gpu": "no such gpu"}, "not a GPU of the catalogue"),
+    ({"memory": "lots"}, "cannot read memory size"),
+    ({"steps": 0}, "steps must be a positive"),
+    ({"device": "tpu"}, "device must be one of"),
+    ({"device": "cpu", "gpu": "4090"}, "takes no GPU"),
+])
+def test_bad_arguments_are_config_errors(kwargs: dict, needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle):
+        g.simulated_gpu(**kwargs)
+
+
+def test_the_report_is_there_after_the_block_only() -> None:
+    with g.simulated_gpu() as gpu:
+        with pytest.raises(ConfigError, match="after the `with` block"):
+            gpu.report()
+        with pytest.raises(ConfigError, match="one run at a time"):
+            with g.simulated_gpu():
+                pass
+    with g.simulated_gpu():  # one after the other
+        pass
+
+
+def test_a_loop_s_small_tensors_are_freed_each_step() -> None:
+    """Nothing the run itself holds keeps a step's tensors alive: the same loop body
+    peaks at the same bytes every step (AMP with a GradScaler, moves, constants)."""
+    with g.simulated_gpu(steps=4) as gpu:
+        model = nn.Linear(16, 16).cuda()
+        optimizer = torch.optim.AdamW(model.parameters())
+        scaler = torch.amp.GradScaler("cuda")
+        while True:
+            x = torch.arange(16.0).to("cuda", non_blocking=True) + torch.tensor(1.0).cuda()
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = model(x.expand(4, 16)).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    later = gpu.report().steps[1:]
+    assert len({(p.tensor_bytes, p.allocated_bytes, p.reserved_bytes) for p in later}) == 1
+
+
+def test_a_triton_kernel_is_refused_by_name(monkeypatch) -> None:
+    """Where Triton is installed its kernels launch through JITFunction.run (a stand-in
+    Triton here: this machine has none)."""
+    import importlib.machinery
+    import types
+
+    class JITFunction:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def run(self, *args, **kwargs):
+            return "launched"
+
+    modules = {name: types.ModuleType(name) for name in
+               ("triton", "triton.runtime", "triton.runtime.jit")}
+    for name, module in modules.items():
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+        monkeypatch.setitem(sys.modules, name, module)
+    modules["triton.runtime.jit"].JITFunction = JITFunction
+
+    def add_kernel():
+        pass
+
+    kernel = JITFunction(add_kernel)
+    with pytest.raises(GeneratorError, match=r"Triton kernel \(add_kernel\)"):
+        with g.simulated_gpu():
+            kernel.run(grid=(1,))
+    assert kernel.run() == "launched"
+
+
+def test_streams_events_and_memory_stats() -> None:
+    with g.simulated_gpu() as gpu:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        with torch.cuda.stream(torch.cuda.Stream()):
+            torch.empty(100, device="cuda")
+        end.record()
+        torch.cuda.current_stream().synchronize()
+        line = sys._getframe().f_lineno + 1
+        assert start.elapsed_time(end) == 0.0 and end.query()
+        stats = torch.cuda.memory_stats()
+        assert stats["allocated_bytes.all.peak"] == 512 == torch.cuda.max_memory_allocated()
+        assert stats["reserved_bytes.all.current"] == torch.cuda.memory_reserved()
+    assert [(r.line, r.what) for r in gpu.report().placeholders] == [(line, "elapsed_time")]
