@@ -2,7 +2,7 @@
 
 `answered(...)` replaces, and on exit puts back, what PyTorch would otherwise answer from
 the driver: the queries of `torch.cuda` (availability, the device's name, properties and
-capability from the catalogue, plan/gpus.py; the memory statistics from the simulation,
+capability from the catalogue, gpus.py; the memory statistics from the simulation,
 memory.py), a simulated tensor's `device` (FakeTensor's property; placement.py knows which
 are on the GPU), autocast and the optimizers' choice of kernels, which both go by the device:
 
@@ -32,7 +32,7 @@ import torch.utils.cpp_extension
 from torch._subclasses.fake_tensor import FakeTensor
 
 from generator.errors import UnmodelledError
-from generator.plan.gpus import GPU as CatalogueGpu
+from generator.gpus import GPU as CatalogueGpu
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import GPU, DeviceStorages
 from generator.simulate.values import Placeholders

@@ -31,7 +31,7 @@ from generator.measure.emulation import fake_kernel_gaps
 from generator.measure.emulation.cpu_kernels import modelled_kernels
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
-from generator.plan import gpus
+from generator import gpus
 from generator.simulate import device as cuda_device
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import DeviceStorages, Placement

@@ -92,11 +92,12 @@ def _graph() -> dict[str, list[str]]:
 #: below, never one above, at any level. The ground holds what everything shares (errors,
 #: units, words, files, the GPU catalogue, the API's argument checks); then the allocator's
 #: rules without PyTorch; what an experiment is; the planning answers; the results store;
-#: measuring; the jobs that run measurements and the site that reads results; the API and
+#: measuring; the jobs that run measurements, the site that reads results and the simulated
+#: GPU that runs a user's script (with the examples it runs); the API and
 #: the validation of whole grids; and on top the command line.
 FLOORS = {"errors": 0, "units": 0, "words": 0, "files": 0, "gpus": 0, "arguments": 0,
           "allocator": 1, "experiment": 2, "plan": 3, "results": 4, "measure": 5,
-          "jobs": 6, "site": 6, "api": 7, "validate": 7,
+          "jobs": 6, "site": 6, "simulate": 6, "examples": 6, "api": 7, "validate": 7,
           "cli": 8, "__main__": 8, "": 8}
 
 

@@ -18,7 +18,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
 import generator as g
 from generator.errors import ConfigError, GeneratorError
-from generator.plan import gpus
+from generator import gpus
 from generator.simulate.values import SHOWN
 
 MIB = 2**20
