@@ -25,9 +25,12 @@ import functools
 import json
 import logging
 import os
+import signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +44,9 @@ if TYPE_CHECKING:
 #: How long to try to reach a scheduler before saying it cannot be reached.
 CONNECT_TIMEOUT_S = 10
 INSTALL = "pip install 'dask[distributed]'"
+#: The scheduler's HTTP server (health, metrics), which it starts even with no dashboard, on a
+#: free port of localhost: on its default port 8787 a second cluster would warn.
+LOCAL_HTTP = {"dashboard_address": "127.0.0.1:0"}
 
 
 class DaskExecutor:
@@ -55,9 +61,11 @@ class DaskExecutor:
             if self.scheduler is None:
                 from generator.jobs.runner import cores
 
-                cluster = stack.enter_context(distributed.LocalCluster(
-                    n_workers=cores(), threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, silence_logs=logging.ERROR))
+                with _interrupts_ignored():
+                    cluster = stack.enter_context(distributed.LocalCluster(
+                        n_workers=cores(), threads_per_worker=1, processes=True,
+                        host="127.0.0.1", dashboard_address=None, scheduler_kwargs=LOCAL_HTTP,
+                        silence_logs=logging.ERROR))
                 self.client = stack.enter_context(distributed.Client(
                     cluster, set_as_default=False))
             else:
@@ -126,6 +134,22 @@ def connect(distributed: Any, address: str) -> Any:
                           f"{CONNECT_TIMEOUT_S} s): {_first_line(error)}") from None
 
 
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """The cluster's worker processes start ignoring Ctrl-C (a disposition they keep, and
+    pass on to the jobs' processes): Ctrl-C at a terminal reaches the whole process group, and
+    it is this process that stops the run, closing the cluster (whose jobs die with their
+    Dask worker, process.die_with_parent) instead of each worker printing its traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler, and only it gets Ctrl-C
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def _distributed() -> Any:
     try:
         import distributed
@@ -146,7 +170,19 @@ def _outcome(future: Any, job: Job, path: Path, seconds: float) -> Outcome:
                        seconds=seconds)
     if "crashed" in answer:
         return Outcome(job, "failed", failure(**answer["crashed"]), seconds=seconds)
+    _same_torch(answer)
     return store(job, path, answer, seconds)
+
+
+def _same_torch(answer: dict[str, Any]) -> None:
+    """A result is reused only with the PyTorch that made it (runner.reusable): one made by a
+    cluster with another would be measured again on every run, so the run stops at the first."""
+    import torch
+
+    theirs = answer.get("result", {}).get("environment", {}).get("torch", torch.__version__)
+    if theirs != torch.__version__:
+        raise ConfigError(f"the Dask workers run torch {theirs}, this machine {torch.__version__}:"
+                          " install the same on both, or their results would never be reused")
 
 
 def _first_line(error: BaseException) -> str:
