@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -34,13 +35,24 @@ def _measure_suite(args: argparse.Namespace) -> int:
         if not jobs:
             where = args.config or "the built-in suite"
             raise ConfigError(f"{where} has no jobs on backend {args.backend!r}")
-    outcomes = run_all(jobs, args.results, force=args.force)
+    with _executor(args) as executor:
+        outcomes = run_all(jobs, args.results, force=args.force, executor=executor)
     counts = {}
     for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     print(f"{len(outcomes)} jobs: {summary}; results in {args.results}/", file=sys.stderr)
     return 1 if counts.get("failed") else 0
+
+
+def _executor(args: argparse.Namespace):
+    """--executor dask: connected before anything is measured, let go after; the local
+    executor (None: the runner's own) needs neither."""
+    if args.executor == "dask":
+        from generator.jobs.dask_executor import DaskExecutor
+
+        return DaskExecutor(args.scheduler)
+    return contextlib.nullcontext()
 
 
 def measure(args: argparse.Namespace) -> int:

@@ -116,6 +116,13 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--backend", choices=BACKENDS, default=None,
                          help="measure only the suite's jobs on this backend (default: all); "
                               "e.g. cuda on a GPU machine, leaving stored estimates as they are")
+        sub.add_argument("--executor", choices=("local", "dask"), default="local",
+                         help="where the estimates run: worker processes on this machine "
+                              "(default) or a Dask cluster; real runs stay on this machine, "
+                              "one at a time")
+        sub.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                         help="with --executor dask: the Dask scheduler's address, e.g. "
+                              "tcp://HOST:8786 (default: a LocalCluster of this machine's cores)")
 
     build = commands.add_parser("build", help="measure the suite, render pages, build the site")
     suite(build)
@@ -192,7 +199,10 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "scheduler", None) is not None and args.executor != "dask":
+        parser.error("--scheduler needs --executor dask")
     from generator.cli import commands
 
     signal.signal(signal.SIGTERM, _interrupt)

@@ -5,6 +5,12 @@ out-of-memory error must not touch the next, and its step time must not share th
 Estimates share worker processes, since fake tensors allocate nothing and a fresh Python with
 PyTorch costs seconds; they are dealt out to as many workers as the machine has cores (up to
 ESTIMATE_WORKERS), which run at once: each keeps one core busy.
+
+That is the local executor, the default. run_all decides once what to measure (reusing what
+is stored, skipping what this machine cannot run) and hands the rest to an executor: a
+callable taking [(job, where its result goes)] and the progress line, returning the
+outcomes in that order, having stored each result with `store` as it came
+(dask_executor.py runs the estimates on a Dask cluster instead).
 """
 
 from __future__ import annotations
@@ -14,16 +20,16 @@ import functools
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from generator import results
 from generator.errors import from_payload
 from generator.experiment import Experiment
+from generator.jobs.process import die_with_parent, failure, worker_command
 from generator.jobs.progress import Progress
 from generator.measure.backends import backend_available
 from generator.measure.environment import machine_id
@@ -44,6 +50,10 @@ class Outcome:
     message: str = ""
     result: dict[str, Any] | None = None
     seconds: float = 0.0
+
+
+#: What measures a suite's jobs: [(job, result path)] and the progress line in, outcomes out.
+Executor = Callable[[list[tuple[Job, Path]], Progress], list[Outcome]]
 
 
 def job_path(results_dir: Path, job: Job) -> Path:
@@ -75,10 +85,11 @@ def reusable(path: Path, job: Job) -> dict[str, Any] | None:
 
 
 def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
-            progress: Progress | None = None) -> list[Outcome]:
+            progress: Progress | None = None, executor: Executor | None = None
+            ) -> list[Outcome]:
     """Measure what is missing; a crash of one job does not stop the others. Stored and
-    skipped jobs are reported first, then the estimates (in parallel workers), then real runs.
-    Outcomes come back in the order of `jobs`."""
+    skipped jobs are reported first, then the executor measures the rest (by default
+    `measure_locally`). Outcomes come back in the order of `jobs`."""
     results.ensure_writable(results_dir)
     results.remove_stale_temps(results_dir)
     progress = progress or Progress(total=len(jobs))
@@ -95,20 +106,30 @@ def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
             progress.finish(progress.start(job.label), outcomes[index])
         else:
             todo.append((index, job, path))
-    estimates = [item for item in todo if _shareable(item[1])]
-    workers = max(1, min(ESTIMATE_WORKERS, _cores(), len(estimates)))
-    rounds = [[estimates[i::workers] for i in range(workers)]]  # dealt out: each gets big and small
-    rounds += [[[item]] for item in todo if not _shareable(item[1])]
-    for groups in rounds:
-        measured = _measure_at_once([[(job, path) for _, job, path in g] for g in groups],
-                                    progress)
-        for group, group_outcomes in zip(groups, measured):
-            for (index, _, _), outcome in zip(group, group_outcomes):
-                outcomes[index] = outcome
+    measured = (executor or measure_locally)([(job, path) for _, job, path in todo], progress)
+    for (index, _, _), outcome in zip(todo, measured):
+        outcomes[index] = outcome
     return [outcomes[i] for i in range(len(jobs))]
 
 
-def _cores() -> int:
+def measure_locally(todo: list[tuple[Job, Path]], progress: Progress) -> list[Outcome]:
+    """The local executor: the estimates in parallel worker processes, then the real runs
+    one at a time, a process each. Outcomes in the order of `todo`."""
+    numbered = list(enumerate(todo))
+    estimates = [item for item in numbered if shareable(item[1][0])]
+    workers = max(1, min(ESTIMATE_WORKERS, cores(), len(estimates)))
+    rounds = [[estimates[i::workers] for i in range(workers)]]  # dealt out: each gets big and small
+    rounds += [[[item]] for item in numbered if not shareable(item[1][0])]
+    outcomes: dict[int, Outcome] = {}
+    for groups in rounds:
+        measured = _measure_at_once([[pair for _, pair in g] for g in groups], progress)
+        for group, group_outcomes in zip(groups, measured):
+            for (index, _), outcome in zip(group, group_outcomes):
+                outcomes[index] = outcome
+    return [outcomes[i] for i in range(len(todo))]
+
+
+def cores() -> int:
     """The cores this process may run on (its affinity, where the OS has one, which a
     container or `taskset` narrows; os.cpu_count() counts the whole machine)."""
     if hasattr(os, "sched_getaffinity"):
@@ -116,7 +137,8 @@ def _cores() -> int:
     return os.cpu_count() or 1
 
 
-def _shareable(job: Job) -> bool:
+def shareable(job: Job) -> bool:
+    """An estimate: it allocates nothing, so it may share a process and the machine."""
     return isinstance(job, Experiment) and job.backend == "estimate"
 
 
@@ -151,14 +173,13 @@ class _Worker:
         scratch = Path(self._scratch.name)
         source, self._out = scratch / "jobs.json", scratch / "out"
         self._out.mkdir()
-        source.write_text(json.dumps([_payload(job) for job, _ in self.group]),
+        source.write_text(json.dumps([payload(job) for job, _ in self.group]),
                           encoding="utf-8")
         self._log = open(scratch / "worker.log", "w+", encoding="utf-8")
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "generator.jobs.worker", str(source), str(self._out)],
-                stdout=self._log, stderr=subprocess.STDOUT,
-                preexec_fn=functools.partial(_die_with_parent, os.getpid()))
+                worker_command(source, self._out), stdout=self._log, stderr=subprocess.STDOUT,
+                preexec_fn=functools.partial(die_with_parent, os.getpid()))
         except BaseException:  # no process: __exit__ will not run, so clean up here
             self._log.close()
             self._scratch.cleanup()
@@ -181,12 +202,12 @@ class _Worker:
             ended = self._process.poll() is not None
             seconds = time.perf_counter() - self._started
             if done.exists():
-                outcome = _store(job, path, json.loads(done.read_text(encoding="utf-8")),
+                outcome = store(job, path, json.loads(done.read_text(encoding="utf-8")),
                                  seconds)
             elif ended:
                 self._log.seek(0)
                 outcome = Outcome(job, "failed",
-                                  _failure(self._process.returncode, self._log.read()),
+                                  failure(self._process.returncode, self._log.read()),
                                   seconds=seconds)
             else:
                 return
@@ -204,37 +225,19 @@ class _Worker:
             self._scratch.cleanup()
 
 
-def _payload(job: Job) -> dict[str, Any]:
+def payload(job: Job) -> dict[str, Any]:
+    """`job` as a worker reads it (worker.run_job)."""
     return {"study": job.to_dict()} if isinstance(job, Study) else {"experiment": job.to_dict()}
 
 
-def _store(job: Job, path: Path, payload: dict[str, Any], seconds: float) -> Outcome:
-    if "user_error" in payload:
-        raise from_payload(payload["user_error"])
-    if "result" not in payload:
-        return Outcome(job, "failed", payload.get("failure", "no result"), seconds=seconds)
-    result = payload["result"]
+def store(job: Job, path: Path, answer: dict[str, Any], seconds: float) -> Outcome:
+    """A worker's answer for `job` (worker.run_job's dict) as an outcome, its result written
+    to `path` (atomically) and read back; a user's mistake is raised here."""
+    if "user_error" in answer:
+        raise from_payload(answer["user_error"])
+    if "result" not in answer:
+        return Outcome(job, "failed", answer.get("failure", "no result"), seconds=seconds)
+    result = answer["result"]
     results.save(path, result)
     (results.load_study if isinstance(job, Study) else results.load)(path)  # reads back
     return Outcome(job, "measured", result=result, seconds=seconds)
-
-
-def _failure(returncode: int | None, output: str) -> str:
-    if returncode is not None and returncode < 0:
-        return f"worker killed by signal {-returncode} (out of memory?)"
-    lines = [line for line in output.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else f"worker exited with status {returncode}"
-
-
-def _die_with_parent(parent: int) -> None:
-    """Linux: the worker gets SIGKILL if the parent dies, so a killed build leaves no orphan.
-    Runs in the child between fork and exec."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect: nobody to report to
-        os._exit(1)
