@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from generator.errors import OutputError
@@ -21,7 +21,7 @@ def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> 
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = _create_temp(path)
     except OSError as error:
         raise OutputError(f"cannot write {what} to {path.parent}: "
                           f"{error.strerror or error}") from None
@@ -36,3 +36,16 @@ def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> 
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new, empty temporary file beside `path` (matching TEMP_GLOB), opened for writing.
+    Made with mode 0o666, which the process's umask narrows as for any file it creates:
+    tempfile.mkstemp makes 0o600, and results and pages are files others read."""
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # another writer's name: draw again
+            continue

@@ -15,7 +15,7 @@ from typing import Any
 from generator.errors import ConfigError, OutputError, ResultsError
 from generator.experiment import Experiment
 from generator.files import TEMP_GLOB, write_atomic
-from generator.results import migrate
+from generator.results import invariants, migrate
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult
 
 #: 2: notes are identifiers with values (notes.py); schema 1 is read through migrate.py.
@@ -37,9 +37,10 @@ FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
 
 
 def result_path(results_dir: Path, machine_id: str, key: str) -> Path:
-    """Where a result lives; refuses names that would leave the results folder."""
+    """Where a result lives; refuses names that would leave the results folder, or that
+    `load` would refuse (a control character, a character outside _SAFE_NAME)."""
     for part in (machine_id, key):
-        if not part or part in (".", "..") or "/" in part or "\\" in part or part.startswith("."):
+        if not isinstance(part, str) or not _SAFE_NAME.fullmatch(part):
             raise ConfigError(f"unsafe results path component {part!r}")
     return Path(results_dir) / machine_id / f"{key}.json"
 
@@ -81,12 +82,14 @@ def save(path: Path, result: StepResult | StudyResult) -> None:
 def load(path: Path) -> StepResult:
     """Read and check one result; every defect is a ResultsError naming the file."""
     data = _read_json(path)
-    needed = REQUIRED + (FIGURES if data.get("error") is None else ())
-    missing = [name for name in needed if name not in data]
+    # An out-of-memory step may keep its figures (what it would have needed): then they
+    # are checked as any result's are.
+    figures = data.get("error") is None or "peak_bytes" in data
+    missing = [name for name in REQUIRED + (FIGURES if figures else ()) if name not in data]
     if missing:
         raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
     _fill_later_categories(data)
-    problem = _type_problem(data)
+    problem = _type_problem(data, figures) or (figures and invariants.problem(data))
     if problem:
         raise ResultsError(f"{path}: {problem}")
     try:
@@ -98,19 +101,31 @@ def load(path: Path) -> StepResult:
     # key and machine id name figure files and HTML ids: they must be plain names. The
     # folder is the machine id, whatever the file says, so a file cannot claim another's.
     machine = _safe_name(path, "folder name", Path(path).parent.name)
-    _safe_name(path, "key", data["key"])
+    _own_file(path, "key", _safe_name(path, "key", data["key"]))
     data["environment"] = {**ENVIRONMENT_DEFAULTS, **data["environment"], "machine_id": machine}
     return {**OPTIONAL_DEFAULTS, **data}
 
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: fullmatch: "$" would allow a trailing newline.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: The largest byte count or count a result may hold (int64, as PyTorch counts): a larger
+#: one is no measurement, and turning it into a float for a page would overflow.
+MAX_COUNT = 2**63 - 1
 
 
 def _safe_name(path: Path, what: str, value: Any) -> str:
-    if not isinstance(value, str) or not _SAFE_NAME.match(value):
+    if not isinstance(value, str) or not _SAFE_NAME.fullmatch(value):
         raise ResultsError(f"{path}: {what} {value!r} is not a plain name (letters, digits, "
                            "'.', '_' and '-')")
     return value
+
+
+def _own_file(path: Path, what: str, name: str) -> None:
+    """A result is stored under its own name: a file copied or renamed onto another's name
+    would stand for an experiment it is not."""
+    if Path(path).name != f"{name}.json":
+        raise ResultsError(f"{path}: its {what} is {name!r}; a result lives in {name}.json "
+                           "(renamed or copied onto another result's name?)")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -123,10 +138,15 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: not a JSON text file (bytes that are not UTF-8 at "
                            f"offset {error.start}); delete it to measure again") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise ResultsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
                            f"column {error.colno}); delete it to measure again") from None
+    except (ValueError, RecursionError) as error:  # NaN, a 5,000-digit number, [[[[…]]]]
+        reason = "nested too deep" if isinstance(error, RecursionError) else \
+            str(error).splitlines()[0][:80]
+        raise ResultsError(f"{path}: not a result ({reason}); delete it to measure "
+                           "again") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: a result must be a JSON object")
     version = data.get("schema_version")
@@ -155,20 +175,27 @@ def _fill_later_categories(data: dict[str, Any]) -> None:
                 phase.setdefault(cat, 0)
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is no measurement")
+
+
 def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
-def _type_problem(data: dict[str, Any]) -> str | None:
+def _type_problem(data: dict[str, Any], figures: bool) -> str | None:
     """The first field of the wrong type, described; None if all are right."""
     for name in ("experiment", "environment"):
         if not isinstance(data[name], dict):
             return f"field {name} must be an object"
-    if data["error"] is not None:
-        return None if isinstance(data["error"], str) else "field error must be a string or null"
+    if data["error"] is not None and not isinstance(data["error"], str):
+        return "field error must be a string or null"
+    if not figures:
+        return None
     for name in ("peak_bytes", "parameter_count"):
         if not _is_count(data[name]):
-            return f"field {name} must be a non-negative integer, got {data[name]!r}"
+            return f"field {name} must be a non-negative integer below 2**63, " \
+                   f"got {_short(data[name])}"
     trainable = data.get("trainable_parameter_count")
     if trainable is not None and not _is_count(trainable):
         return f"field trainable_parameter_count must be a non-negative integer or null, " \
@@ -181,7 +208,14 @@ def _type_problem(data: dict[str, Any]) -> str | None:
     modules = data["module_activation_bytes"]
     if not isinstance(modules, dict) or not all(_is_count(v) for v in modules.values()):
         return "field module_activation_bytes must map block names to byte counts"
-    return _timeline_problem(data["timeline"]) or _optional_problem(data)
+    return _timeline_problem(data["timeline"]) or _optional_problem(data) or \
+        _allocator_problem(data.get("allocator"))
+
+
+def _short(value: Any) -> str:
+    """A value for a one-line message: a 400-digit number is not read out in full."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _timeline_problem(timeline: Any) -> str | None:
@@ -216,8 +250,39 @@ def _optional_problem(data: dict[str, Any]) -> str | None:
         return f"field attention must be a string or null, got {attention!r}"
     seconds = data.get("step_seconds")
     if seconds is not None and (isinstance(seconds, bool) or
-                                not isinstance(seconds, (int, float)) or seconds < 0):
-        return f"field step_seconds must be null or a non-negative number, got {seconds!r}"
+                                not isinstance(seconds, (int, float)) or
+                                not 0 <= seconds <= MAX_COUNT):
+        return f"field step_seconds must be null or a non-negative number, got {_short(seconds)}"
+    phases = data.get("phase_max_bytes", {})
+    if not isinstance(phases, dict) or not all(
+            isinstance(most, dict) and all(_is_count(v) for v in most.values())
+            for most in phases.values()):
+        return "field phase_max_bytes must map phases to objects of byte counts"
+    return None
+
+
+#: The simulated allocator's figures that pages read, each a byte count (or a count).
+_ALLOCATOR_COUNTS = ("peak_allocated_bytes", "peak_reserved_bytes", "workspace_bytes")
+
+
+def _allocator_problem(allocator: Any) -> str | None:
+    """An estimate's allocator figures (shapes.AllocatorPrediction), when there are any."""
+    if allocator is None:
+        return None
+    others = allocator.get("other_workspaces", []) if isinstance(allocator, dict) else []
+    parts = [allocator] + (others if isinstance(others, list) else [None])
+    if not all(isinstance(part, dict) and all(_is_count(part.get(name))
+                                              for name in _ALLOCATOR_COUNTS) for part in parts):
+        return f"field allocator must hold {', '.join(_ALLOCATOR_COUNTS)} as byte counts " \
+               "(and so must each of its other_workspaces)"
+    for name in ("context_bytes", "communicator_bytes"):
+        pair = allocator.get(name, [0, 0] if name == "communicator_bytes" else None)
+        if not isinstance(pair, list) or len(pair) != 2 or not all(map(_is_count, pair)) \
+                or pair[0] > pair[1]:
+            return f"field allocator.{name} must be two byte counts, low and high"
+    if allocator.get("out_of_memory") is not None and \
+            not isinstance(allocator["out_of_memory"], str):
+        return "field allocator.out_of_memory must be a string or null"
     return None
 
 
@@ -238,7 +303,7 @@ def load_study(path: Path) -> StudyResult:
     if not isinstance(data["study"], dict) or not isinstance(data["data"], dict) or \
             not isinstance(data["environment"], dict):
         raise ResultsError(f"{path}: fields study, environment and data must be objects")
-    _safe_name(path, "study name", data["study"].get("name"))
+    _own_file(path, "study name", _safe_name(path, "study name", data["study"].get("name")))
     data["environment"] = {**data["environment"],
                            "machine_id": _safe_name(path, "folder name", Path(path).parent.name)}
     return data

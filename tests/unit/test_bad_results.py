@@ -25,9 +25,9 @@ def test_the_seeded_results_and_hand_made_ones_load(seeded: Path) -> None:
     because any result (or the hand-made kind) would be."""
     from generator import results
 
-    bad_file(seeded, "good.json", json.dumps(hand_made_result(batch_size=4)))
-    bad_file(seeded, "typed.json", json.dumps(hand_made_result(backend="cpu", device="cpu")),
-             machine="cpu-test")
+    for result, machine in ((hand_made_result(batch_size=4), "estimate"),
+                            (hand_made_result(backend="cpu", device="cpu"), "cpu-test")):
+        bad_file(seeded, f"{result['key']}.json", json.dumps(result), machine=machine)
     assert len(results.load_all(seeded / "results")) == 3
 
 

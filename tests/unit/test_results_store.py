@@ -49,7 +49,7 @@ def test_a_hand_made_result_reads_like_a_measured_one(tmp_path: Path) -> None:
     data = hand_made_result()
     data["experiment"] = {"model": "tiny", "batch_size": 2, "seq_len": 16}
     data["environment"]["machine_id"] = "somewhere-else"
-    path = tmp_path / "my-laptop" / "r.json"
+    path = tmp_path / "my-laptop" / f"{data['key']}.json"
     path.parent.mkdir()
     path.write_text(json.dumps(data), encoding="utf-8")
     loaded = results.load(path)
@@ -136,7 +136,7 @@ def test_a_hand_made_result_cannot_name_files_or_ids(tmp_path: Path, key: str) -
     """The key of a stored result names figure files and SVG ids: a file that carries a
     path or markup there is refused."""
     data = hand_made_result()
-    path = tmp_path / "estimate" / "r.json"
+    path = tmp_path / "estimate" / f"{data['key']}.json"
     path.parent.mkdir()
     path.write_text(json.dumps({**data, "key": key}), encoding="utf-8")
     with pytest.raises(ResultsError, match="not a plain name"):
