@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from generator.errors import OutputError
 
 TEMP_GLOB = ".*.tmp"  # what write_atomic writes before the rename
+
+
+def read_limited(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes: files that people send are read
+    whole, so a device (/dev/zero never ends), a FIFO (blocks until written to) or a huge
+    file is refused before it is read. Raises OSError where the file cannot be read, and
+    ValueError saying which of these it is."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # follows a symbolic link, as open does
+        raise ValueError("not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit // 2**20} MiB")
+    return data
 
 
 def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> Path:

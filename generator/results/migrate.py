@@ -11,7 +11,6 @@ once. These patterns read old files only: no page translates prose.
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -135,15 +134,16 @@ def upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
 
 def rewrite(folder: Path) -> list[Path]:
     """Every result and study result under `folder` of an older schema, written again as the
-    current schema keeps it (atomically); the files rewritten."""
-    from generator.results.store import SCHEMA_VERSION, save
+    current schema keeps it (atomically); the files rewritten. Every file is read first: one
+    that is no result refuses the whole folder (a ResultsError), before any is written."""
+    from generator.results.store import SCHEMA_VERSION, read_current, read_object, save
 
-    done = []
+    found = []
     for path in sorted(Path(folder).rglob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        version = data.get("schema_version") if isinstance(data, dict) else None
+        version = read_object(path).get("schema_version")
         if isinstance(version, int) and OLDEST <= version < SCHEMA_VERSION:
-            save(path, upgrade(data, version))
-            done.append(path)
-    return done
+            found.append((path, read_current(path)))  # upgraded as load reads it
+    for path, data in found:
+        save(path, data)
+    return [path for path, _ in found]
 

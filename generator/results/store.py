@@ -14,14 +14,17 @@ from typing import Any
 
 from generator.errors import ConfigError, OutputError, ResultsError
 from generator.experiment import Experiment
-from generator.files import TEMP_GLOB, write_atomic
-from generator.results import invariants, migrate
+from generator.files import TEMP_GLOB, read_limited, write_atomic
+from generator.results import invariants, migrate, study_data
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult
 
 #: 2: notes are identifiers with values (notes.py); schema 1 is read through migrate.py.
 SCHEMA_VERSION = 2
 #: Fields every result has; figures are absent when `error` is set.
 REQUIRED = ("schema_version", "key", "experiment", "backend", "environment", "error")
+#: The largest result file read (the largest committed one, with an allocation trace, is
+#: under 100 KiB).
+MAX_RESULT_BYTES = 64 * 2**20
 #: Optional fields, filled in when a file lacks them (older or hand-made results).
 ENVIRONMENT_DEFAULTS = {"torch": None, "transformers": None, "python": None, "platform": None, "cpu": None,
                         "cpu_count": None, "cuda": None, "device_name": None, "driver": None,
@@ -81,7 +84,7 @@ def save(path: Path, result: StepResult | StudyResult) -> None:
 
 def load(path: Path) -> StepResult:
     """Read and check one result; every defect is a ResultsError naming the file."""
-    data = _read_json(path)
+    data = read_current(path)
     # An out-of-memory step may keep its figures (what it would have needed): then they
     # are checked as any result's are.
     figures = data.get("error") is None or "peak_bytes" in data
@@ -128,15 +131,34 @@ def _own_file(path: Path, what: str, name: str) -> None:
                            "(renamed or copied onto another result's name?)")
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_current(path: Path) -> dict[str, Any]:
     """A JSON object of a schema this version reads, or a ResultsError."""
+    data = read_object(path)
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and \
+            migrate.OLDEST <= version < SCHEMA_VERSION:
+        try:
+            return migrate.upgrade(data, version)  # read as the current schema: figures unchanged
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise ResultsError(f"{path}: cannot be read as schema {SCHEMA_VERSION} "
+                               f"({type(error).__name__}: {error})") from None
+    if version != SCHEMA_VERSION:
+        raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
+                           f"generator reads schemas {migrate.OLDEST} to {SCHEMA_VERSION}")
+    return data
+
+
+def read_object(path: Path) -> dict[str, Any]:
+    """A file's JSON object, of any schema, or a ResultsError naming the file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_limited(Path(path), MAX_RESULT_BYTES).decode("utf-8")
     except OSError as error:
         raise ResultsError(f"{path}: cannot read ({error.strerror})") from None
     except UnicodeDecodeError as error:
         raise ResultsError(f"{path}: not a JSON text file (bytes that are not UTF-8 at "
                            f"offset {error.start}); delete it to measure again") from None
+    except ValueError as error:  # a device, a FIFO, a huge file
+        raise ResultsError(f"{path}: {error}, not a result") from None
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
@@ -149,13 +171,6 @@ def _read_json(path: Path) -> dict[str, Any]:
                            "again") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: a result must be a JSON object")
-    version = data.get("schema_version")
-    if isinstance(version, int) and not isinstance(version, bool) and \
-            migrate.OLDEST <= version < SCHEMA_VERSION:
-        return migrate.upgrade(data, version)  # read as the current schema: figures unchanged
-    if version != SCHEMA_VERSION:
-        raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
-                           f"generator reads schemas {migrate.OLDEST} to {SCHEMA_VERSION}")
     return data
 
 
@@ -296,7 +311,7 @@ def study_path(results_dir: Path, machine_id: str, name: str) -> Path:
 
 def load_study(path: Path) -> StudyResult:
     """Read and check one study result; every defect is a ResultsError naming the file."""
-    data = _read_json(path)
+    data = read_current(path)
     missing = [name for name in STUDY_FIELDS if name not in data]
     if missing:
         raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
@@ -304,6 +319,14 @@ def load_study(path: Path) -> StudyResult:
             not isinstance(data["environment"], dict):
         raise ResultsError(f"{path}: fields study, environment and data must be objects")
     _own_file(path, "study name", _safe_name(path, "study name", data["study"].get("name")))
+    study = data["study"]
+    if not isinstance(study.get("kind"), str) or not isinstance(study.get("backend"), str):
+        raise ResultsError(f"{path}: fields study.kind and study.backend must be strings")
+    if data["error"] is not None and not isinstance(data["error"], str):
+        raise ResultsError(f"{path}: field error must be a string or null")
+    problem = study_data.problem(study["kind"], data["data"]) if data["error"] is None else None
+    if problem:
+        raise ResultsError(f"{path}: {problem}")
     data["environment"] = {**data["environment"],
                            "machine_id": _safe_name(path, "folder name", Path(path).parent.name)}
     return data
