@@ -304,7 +304,11 @@ class Experiment:
 
     @property
     def key(self) -> str:
-        """File-name-safe identity, e.g. `bert-base-b32-s128-amp-fp16-adamw-estimate`."""
+        """File-name-safe identity, e.g. `bert-base-b32-s128-amp-fp16-adamw-estimate`: every
+        field is in it, lower-case, and names that a fold would merge carry a digest
+        (key_name), so that two experiments do not share a results file. Class and module
+        names of step options fold case (as since the first results); two that differ only
+        in case are refused within a run (jobs/load.py) and across runs (jobs/runner.py)."""
         key = (f"{key_name(self.model)}-b{self.batch_size}-s{self.seq_len}-{self.precision}"
                f"-{key_name(self.optimizer)}-{self.backend}")
         if self.backend == "estimate" and self.device != "cuda":

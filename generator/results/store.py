@@ -12,11 +12,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from generator.errors import ConfigError, OutputError, ResultsError
+from generator.errors import ConfigError, OutputError, ResultsError, shown
 from generator.experiment import Experiment
 from generator.files import TEMP_GLOB, read_limited, write_atomic
 from generator.results import invariants, migrate, study_data
-from generator.results.shapes import CATEGORIES, StepResult, StudyResult
+from generator.results.shapes import CATEGORIES, MAX_COUNT, StepResult, StudyResult
 
 #: 2: notes are identifiers with values (notes.py); schema 1 is read through migrate.py.
 SCHEMA_VERSION = 2
@@ -111,9 +111,6 @@ def load(path: Path) -> StepResult:
 
 #: fullmatch: "$" would allow a trailing newline.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-#: The largest byte count or count a result may hold (int64, as PyTorch counts): a larger
-#: one is no measurement, and turning it into a float for a page would overflow.
-MAX_COUNT = 2**63 - 1
 
 
 def _safe_name(path: Path, what: str, value: Any) -> str:
@@ -198,6 +195,14 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
+def _all_counts(values: list[Any]) -> bool:
+    """_is_count of every value, at a fraction of its time: timelines hold most of the
+    numbers of a result, and loading every result is on the render path. (type() is int:
+    True is no count; JSON makes no other subclass of int.)"""
+    return all(type(v) is int for v in values) and \
+        (not values or (min(values) >= 0 and max(values) <= MAX_COUNT))
+
+
 def _type_problem(data: dict[str, Any], figures: bool) -> str | None:
     """The first field of the wrong type, described; None if all are right."""
     for name in ("experiment", "environment"):
@@ -210,7 +215,7 @@ def _type_problem(data: dict[str, Any], figures: bool) -> str | None:
     for name in ("peak_bytes", "parameter_count"):
         if not _is_count(data[name]):
             return f"field {name} must be a non-negative integer below 2**63, " \
-                   f"got {_short(data[name])}"
+                   f"got {shown(data[name])}"
     trainable = data.get("trainable_parameter_count")
     if trainable is not None and not _is_count(trainable):
         return f"field trainable_parameter_count must be a non-negative integer or null, " \
@@ -227,22 +232,16 @@ def _type_problem(data: dict[str, Any], figures: bool) -> str | None:
         _allocator_problem(data.get("allocator"))
 
 
-def _short(value: Any) -> str:
-    """A value for a one-line message: a 400-digit number is not read out in full."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _timeline_problem(timeline: Any) -> str | None:
     """The charts index every category's series by tick: all must be there, equally long."""
     if not isinstance(timeline, dict) or not isinstance(timeline.get("tick"), list) or \
             not isinstance(timeline.get("bytes"), dict):
         return "field timeline must hold a tick list and a bytes object"
     ticks, series = timeline["tick"], timeline["bytes"]
-    if not all(_is_count(t) for t in ticks) or not _is_count(timeline.get("end_tick")):
+    if not _all_counts(ticks) or not _is_count(timeline.get("end_tick")):
         return "field timeline must hold tick counts and an end_tick count"
     if set(series) != set(CATEGORIES) or not all(
-            isinstance(v, list) and len(v) == len(ticks) and all(_is_count(b) for b in v)
+            isinstance(v, list) and len(v) == len(ticks) and _all_counts(v)
             for v in series.values()):
         return (f"field timeline.bytes must map each of {', '.join(CATEGORIES)} to one byte "
                 "count per tick")
@@ -267,7 +266,7 @@ def _optional_problem(data: dict[str, Any]) -> str | None:
     if seconds is not None and (isinstance(seconds, bool) or
                                 not isinstance(seconds, (int, float)) or
                                 not 0 <= seconds <= MAX_COUNT):
-        return f"field step_seconds must be null or a non-negative number, got {_short(seconds)}"
+        return f"field step_seconds must be null or a non-negative number, got {shown(seconds)}"
     phases = data.get("phase_max_bytes", {})
     if not isinstance(phases, dict) or not all(
             isinstance(most, dict) and all(_is_count(v) for v in most.values())

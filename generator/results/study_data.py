@@ -16,11 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from generator.errors import shown
 from generator.experiment import PRECISIONS
-
-#: The largest count a study may hold (int64, as PyTorch counts).
-MAX_COUNT = 2**63 - 1
-
+from generator.results.shapes import MAX_COUNT
 
 @dataclass(frozen=True)
 class Maybe:
@@ -100,7 +98,7 @@ def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
             return f"{where} must be a {'non-empty ' if isinstance(shape, Filled) else ''}list"
         return next(filter(None, (_shape_problem(v, inner, f"{where}[{i}]")
                                   for i, v in enumerate(value))), None)
-    return None if _is(value, shape) else f"{where} must be {_named(shape)}, got {_short(value)}"
+    return None if _is(value, shape) else f"{where} must be {_named(shape)}, got {shown(value)}"
 
 
 def _is(value: Any, shape: Any) -> bool:
@@ -119,11 +117,6 @@ def _is(value: Any, shape: Any) -> bool:
 def _named(shape: Any) -> str:
     return {int: "an integer", float: "a finite number", str: "a string",
             bool: "true or false"}.get(shape, shape)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _relation_problem(kind: str, data: dict[str, Any]) -> str | None:

@@ -67,6 +67,9 @@ def _set(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
     (_set("live_at_peak_bytes", {"parameters": 1}), ("live_at_peak_bytes",)),
     (lambda d: d["timeline"].pop("end_tick"), ("end_tick",)),
     (lambda d: d["timeline"]["bytes"]["activations"].pop(), ("timeline.bytes",)),
+    (lambda d: d["timeline"]["bytes"]["activations"].__setitem__(1, True), ("timeline.bytes",)),
+    (lambda d: d["timeline"]["bytes"]["activations"].__setitem__(1, -1), ("timeline.bytes",)),
+    (lambda d: d["timeline"]["tick"].__setitem__(1, 2**63), ("tick counts",)),
     (_set("phases", [{"name": "forward"}]), ("phases",)),
     (_set("step_seconds", -1), ("step_seconds",)),
     (_set("trainable_parameter_count", "most"), ("trainable_parameter_count",)),
@@ -74,6 +77,7 @@ def _set(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
     (lambda d: d["experiment"].update(precision="fp8"), ("fp8",)),
     (_set("key", "../../docs/evil"), ("not a plain name",)),
 ], ids=["missing", "a-string", "environment", "categories", "end_tick", "short-series",
+        "series-bool", "series-negative", "tick-too-large",
         "phases", "negative-seconds", "trainable", "attention", "experiment", "key"])
 def test_a_field_missing_or_of_the_wrong_shape(cli, seeded: Path, change, needles) -> None:
     """Every defect of a file is a ResultsError naming it (results.load), not a crash of the
@@ -294,3 +298,24 @@ def test_the_committed_studies_of_every_kind_load(seeded: Path) -> None:
         name, content = _study(kind, lambda d: None)
         write_old(seeded / "results" / "studies" / "cpu-test" / name, content)
     assert {s["study"]["kind"] for s in results.load_studies(seeded / "results")} == set(STUDIES)
+
+
+def test_migrate_reads_every_file_before_it_writes_any(cli, seeded: Path) -> None:
+    """`migrate` over a folder with one file that is no result: refused on one line naming
+    it, and the old result beside it is not rewritten either (the folder as it was)."""
+    old = hand_made_result(batch_size=4)
+    old["schema_version"] = 1
+    bad_file(seeded, f"{old['key']}.json", json.dumps(old))
+    name = bad_file(seeded, "zzz-not-json.json", "{not json")
+    assert_refused(cli, seeded, ["migrate"], name, "not valid JSON")
+
+
+def test_migrate_refuses_a_schema_1_result_it_cannot_read_as_schema_2(cli, seeded: Path) -> None:
+    """A note of schema 1 that needs a figure the file lacks: one line, not a KeyError."""
+    old = hand_made_result(batch_size=4)
+    old["schema_version"] = 1
+    old["notes"] = ["model built on the GPU: building it freed 7 B (e.g. an output weight "
+                    "that tying replaced), which the allocator keeps cached for the steps"]
+    name = bad_file(seeded, f"{old['key']}.json", json.dumps(old))
+    assert_refused(cli, seeded, ["migrate"], name, "cannot be read as schema 2")
+    assert_refused(cli, seeded, ["render"], name, "cannot be read as schema 2")
