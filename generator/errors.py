@@ -53,6 +53,13 @@ class UnmodelledError(GeneratorError):
     cannot model: a custom CUDA extension, a Triton kernel."""
 
 
+def shown(value: object) -> str:
+    """A value as a one-line message quotes it: its repr, cut short (a 400-digit number or a
+    nested list from a hostile file is not read out in full)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _tree(cls: type) -> dict[str, type]:
     found = {cls.__name__: cls}
     for sub in cls.__subclasses__():

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 
 from generator.errors import OutputError
 
 TEMP_GLOB = ".*.tmp"  # what write_atomic writes before the rename
+
+
+def read_limited(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes: files that people send are read
+    whole, so a device (/dev/zero never ends), a FIFO (blocks until written to) or a huge
+    file is refused before it is read. Raises OSError where the file cannot be read, and
+    ValueError saying which of these it is."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # follows a symbolic link, as open does
+        raise ValueError("not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit // 2**20} MiB")
+    return data
 
 
 def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> Path:
@@ -21,7 +36,7 @@ def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> 
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = _create_temp(path)
     except OSError as error:
         raise OutputError(f"cannot write {what} to {path.parent}: "
                           f"{error.strerror or error}") from None
@@ -36,3 +51,16 @@ def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> 
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new, empty temporary file beside `path` (matching TEMP_GLOB), opened for writing.
+    Made with mode 0o666, which the process's umask narrows as for any file it creates:
+    tempfile.mkstemp makes 0o600, and results and pages are files others read."""
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # another writer's name: draw again
+            continue

@@ -129,8 +129,12 @@ def tree_state(root: Path) -> dict[str, tuple] | None:
     state: dict[str, tuple] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if path.is_dir():
+        if path.is_symlink():  # never followed: it may point at /dev/zero
+            state[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
             state[rel] = ("dir",)
+        elif not path.is_file():  # a FIFO would block a read until someone writes to it
+            state[rel] = ("special", path.lstat().st_mode)
         else:
             stat = path.stat()
             state[rel] = ("file", stat.st_size, stat.st_mtime_ns, path.read_bytes())

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from generator.results.shapes import CATEGORIES
+from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 
 PAST = 1_000_000_000  # an mtime (2001) that no write during a test can produce
 
@@ -32,11 +32,13 @@ def hand_made_result(*, error: str | None = None, **experiment: Any) -> dict[str
         mib = 2**20
         data.update(
             peak_bytes=6 * mib, parameter_count=1000,
-            live_at_peak_bytes=dict.fromkeys(CATEGORIES, mib),
-            category_max_bytes=dict.fromkeys(CATEGORIES, mib),
+            # a MiB in each of the six categories every step has: they add up to the peak
+            live_at_peak_bytes={c: 0 if c in ONLY_WHEN_SEEN else mib for c in CATEGORIES},
+            category_max_bytes={c: 0 if c in ONLY_WHEN_SEEN else mib for c in CATEGORIES},
             module_activation_bytes={"layers.0": mib},
             timeline={"tick": [0, 1, 2], "end_tick": 3,
-                      "bytes": {c: [0, mib, mib // 2] for c in CATEGORIES}},
+                      "bytes": {c: [0, 0, 0] if c in ONLY_WHEN_SEEN else [0, mib, mib // 2]
+                               for c in CATEGORIES}},
             phases=[{"name": "forward", "tick": 0}, {"name": "backward", "tick": 1}])
     return data
 

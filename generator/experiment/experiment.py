@@ -5,7 +5,10 @@ the progress label, the words pages use and the levers' baseline all derive from
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import re
+from pathlib import Path
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -57,6 +60,13 @@ HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classifica
             "image-classification", "contrastive")
 
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
+#: A name the key holds as it is: the fold below leaves it unchanged.
+_KEY_PLAIN = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
+#: A tag of the key that needs no fold (tags' own characters: "ckpt-llamamlp_llamarmsnorm").
+_TAG_PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]*")
+#: The Hub configs that ship with the tool (measure/models/hf_configs/, "org--name.json"),
+#: read here without importing the measuring code (it imports PyTorch).
+_SHIPPED_HF = Path(__file__).resolve().parent.parent / "measure" / "models" / "hf_configs"
 _REQUIRED = ("model", "batch_size", "seq_len")
 
 
@@ -120,7 +130,7 @@ class Experiment:
     """auto: amp-fp16 scales the loss with a GradScaler; off: no loss scaler at all."""
     weight_decay: float | None = option(
         None, step_option=True, metavar="RATE", parse=decay,
-        tag=lambda v: f"wd-{v:g}", label=lambda v: f"weight decay {v:g}",
+        tag=lambda v: f"wd-{exact_number(v)}", label=lambda v: f"weight decay {v:g}",
         words=lambda v: Words(f"weight decay {v:g}", f"权重衰减 {v:g}"),
         help="the optimizer's weight decay (default: its own default, 0.01 for AdamW, 0 "
              "otherwise); Adam's adds a gradient-sized temporary")
@@ -192,7 +202,7 @@ class Experiment:
     """QLoRA's frozen base: linear weights in 4 bits (bitsandbytes); none: as built."""
     lora_dropout: float = option(
         0.0, step_option=True, lever=0.0, metavar="P", parse=share,
-        tag=lambda v: f"lora-drop-{v:g}", label=lambda v: f"LoRA dropout {v:g}",
+        tag=lambda v: f"lora-drop-{exact_number(v)}", label=lambda v: f"LoRA dropout {v:g}",
         words=lambda v: Words(f"LoRA dropout {v:g}", f"LoRA dropout {v:g}"),
         help="with --lora-rank: dropout on the adapters' input (default 0, as PEFT's); "
              "above 0 each adapter keeps its own dropped copy of its input for backward")
@@ -294,15 +304,18 @@ class Experiment:
 
     @property
     def key(self) -> str:
-        """File-name-safe identity, e.g. `bert-base-b32-s128-amp-fp16-adamw-estimate`."""
-        model = _KEY_UNSAFE.sub("_", self.model.lower()).strip("_.-") or "model"
-        key = (f"{model}-b{self.batch_size}-s{self.seq_len}-{self.precision}-{self.optimizer}"
-               f"-{self.backend}")
+        """File-name-safe identity, e.g. `bert-base-b32-s128-amp-fp16-adamw-estimate`: every
+        field is in it, lower-case, and names that a fold would merge carry a digest
+        (key_name), so that two experiments do not share a results file. Class and module
+        names of step options fold case (as since the first results); two that differ only
+        in case are refused within a run (jobs/load.py) and across runs (jobs/runner.py)."""
+        key = (f"{key_name(self.model)}-b{self.batch_size}-s{self.seq_len}-{self.precision}"
+               f"-{key_name(self.optimizer)}-{self.backend}")
         if self.backend == "estimate" and self.device != "cuda":
             key += f"-as-{self.device}"
         if self.gpu:
             key += f"-on-{gpu_tag(self.gpu)}"
-        tags = [opt.tag(value) for opt, value in self.step_options()]
+        tags = [key_tag(opt.tag(value)) for opt, value in self.step_options()]
         return "-".join([key] + tags + (["trace"] if self.allocation_trace else [])
                         + (["tracked"] if self.tracked else []))
 
@@ -342,6 +355,48 @@ class Experiment:
                 value = data[name]
                 data = {**data, name: tuple(names(value) if isinstance(value, str) else value)}
         return cls(**data)
+
+
+def key_name(name: str) -> str:
+    """A model's (or a tracked step's optimizer's) name as the key holds it: unchanged where
+    it is a plain name (lower-case letters, digits, '.', '-': the zoo's names, the
+    optimizers), folded to such characters where it is a Hub id whose config ships with the
+    tool ("hf:meta-llama/Llama-3.1-8B" → "hf_meta-llama_llama-3.1-8b"; no two of them fold
+    alike, tests/unit/test_result_keys.py checks), and otherwise folded and followed by '_'
+    and the start of its SHA-256, since a fold alone would give one file to two names that
+    differ in case or punctuation ("hf:/c/small.json" and "hf:/c/Small.json").
+
+    Keys are lower-case by design: on a case-insensitive file system (macOS, Windows) two
+    names that differ only in case must not share a file either."""
+    folded = _KEY_UNSAFE.sub("_", name.lower()).strip("_.-") or "model"
+    if _KEY_PLAIN.fullmatch(name) or name in _shipped_hf_names():
+        return folded
+    return f"{folded}_{_digest(name)}"
+
+
+def key_tag(tag: str) -> str:
+    """A step option's part of the key, folded as key_name folds names where it holds other
+    characters (a class name that is a Unicode identifier, a number written with '+')."""
+    if _TAG_PLAIN.fullmatch(tag):
+        return tag
+    return f"{_KEY_UNSAFE.sub('_', tag.lower()).strip('_.-')}_{_digest(tag)}"
+
+
+def exact_number(value: float) -> str:
+    """A number in a key: short (0.01, 1e-05) where that reads back as the same number, else
+    every digit Python keeps, so two values never share a key."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+@functools.cache
+def _shipped_hf_names() -> frozenset[str]:
+    return frozenset(HF_PREFIX + path.stem.replace("--", "/")
+                     for path in _SHIPPED_HF.glob("*.json"))
 
 
 def options() -> dict[str, Option]:

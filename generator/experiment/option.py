@@ -65,13 +65,13 @@ def option_of(f: Field) -> Option | None:
 # -- values in words -------------------------------------------------------------------------
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
 
 
 def parse_size(text: str) -> int:
     """'24GiB' → bytes. Decimal (GB) and binary (GiB) units; a bare number means GiB. Held to
     the one rule of a memory size (memory_problem)."""
-    match = _SIZE.match(text)
+    match = _SIZE.fullmatch(text)
     if not match:
         raise ConfigError(f"cannot read memory size {text!r}; write e.g. 24GiB or 80GB")
     unit = match.group(2).lower() or "gib"
@@ -155,7 +155,7 @@ def resolved_optimizer_impl(impl: str, device: str) -> str:
 # -- checks ------------------------------------------------------------------------------------
 INT64_MAX = 2**63 - 1
 #: A module name (or the dotted end of a path) PEFT can match, or all-linear.
-_TARGET = re.compile(r"^(all-linear|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*)$")
+_TARGET = re.compile(r"all-linear|[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
 
 
 def choice_problem(name: str, value: Any, choices: tuple) -> str:
@@ -182,7 +182,7 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
     for name, opt in declared.items():
         value = getattr(exp, name)
         if exp.tracked is True and name == "optimizer":  # the user's own, any
-            if not isinstance(value, str) or not value:
+            if not isinstance(value, str) or not value or not value.isprintable():
                 problems.append(f"optimizer must be a name, got {value!r}")
         elif opt.choices is not None and value not in opt.choices:
             problems.append(choice_problem(name, value, opt.choices))
@@ -195,6 +195,8 @@ def experiment_problems(exp: Any, declared: dict[str, Any]) -> list[str]:
         problems.append(f"gpu_memory: {memory_problem(exp.gpu_memory)}")
     if not isinstance(exp.model, str) or not exp.model.strip():
         problems.append(f"model must be a non-empty name, got {exp.model!r}")
+    elif not exp.model.isprintable():  # a newline or a terminal escape, in a key or a page
+        problems.append(f"model {exp.model!r} holds a control character")
     if exp.allocation_trace is True and (exp.backend, exp.device) != ("estimate", "cuda"):
         problems.append("allocation_trace needs the estimate backend modelling cuda: only "
                         "it simulates the caching allocator")
@@ -255,7 +257,7 @@ def lora_problems(exp: Any) -> list[str]:
         return [f"lora_rank must be a whole number ≥ 1 (0: no LoRA), got {rank!r}"]
     problems = []
     if not isinstance(targets, tuple) or not all(
-            isinstance(t, str) and _TARGET.match(t) for t in targets):
+            isinstance(t, str) and _TARGET.fullmatch(t) for t in targets):
         problems.append(f"lora_targets must be module names such as q_proj,v_proj or "
                         f"all-linear, got {targets!r}")
     elif "all-linear" in targets and len(targets) > 1:

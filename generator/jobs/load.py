@@ -13,6 +13,7 @@ from typing import Any, Union
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
 from generator.experiment.suite import DEFAULT_SUITE, count, expand, file_tables, refuse_too_many
+from generator.files import read_limited
 from generator.measure.models import check_model, experiment_unavailable
 from generator.measure.studies import Study
 
@@ -22,6 +23,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 Job = Union[Experiment, Study]
+#: The largest suite file read: the built-in ones are a few KiB.
+MAX_SUITE_BYTES = 4 * 2**20
 
 
 def load_suite(path: Path | None = None) -> list[Job]:
@@ -30,21 +33,54 @@ def load_suite(path: Path | None = None) -> list[Job]:
     jobs: list[Job] = []
     for one in paths:
         jobs += _load_file(one)
-    return list(dict.fromkeys(jobs))
+    jobs = list(dict.fromkeys(jobs))
+    _check_distinct_files(jobs, path or DEFAULT_SUITE)
+    return jobs
 
 
-def _load_file(path: Path) -> list[Job]:
+def _check_distinct_files(jobs: list[Job], where: Path) -> None:
+    """Two jobs of one run never share a results file, where each would overwrite the other
+    while both are reported measured. Keys tell experiments apart by construction
+    (Experiment.key); a study's file is its name, which two studies may both take."""
+    seen: dict[tuple, Job] = {}
+    for job in jobs:
+        # a study's folder is its backend's machine; an experiment's key names its backend
+        file = (isinstance(job, Study), job.backend if isinstance(job, Study) else "", job.key)
+        if file in seen:
+            first = seen[file]
+            raise ConfigError(f"{where}: {_described(first)} and {_described(job)} would write "
+                              f"one results file, {job.key}.json; "
+                              f"{'rename one' if isinstance(job, Study) else 'give one'}")
+        seen[file] = job
+
+
+def _described(job: Job) -> str:
+    if isinstance(job, Study):
+        return f"study {job.name!r} ({job.kind}, params {job.params})"
+    return repr(job.label)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """A suite file's tables; a file that is no suite is a ConfigError, on one line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_limited(path, MAX_SUITE_BYTES).decode("utf-8")
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror}") from None
     except UnicodeDecodeError as error:  # TOML is UTF-8 by definition
         raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); "
                           "save it as UTF-8") from None
+    except ValueError as error:  # a device, a FIFO, a huge file
+        raise ConfigError(f"{path}: {error}; a suite is a TOML file of a few tables") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: malformed TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: arrays or tables nested too deep") from None
+
+
+def _load_file(path: Path) -> list[Job]:
+    data = _read(path)
     unknown = sorted(set(data) - {"experiment", "grid", "sizes", "study", "reference"})
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)}; use [[experiment]], "

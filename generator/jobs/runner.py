@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Union
 
 from generator import results
-from generator.errors import from_payload
+from generator.errors import ConfigError, ResultsError, from_payload
 from generator.experiment import Experiment
 from generator.jobs.process import die_with_parent, failure, worker_command
 from generator.jobs.progress import Progress
@@ -79,9 +79,33 @@ def reusable(path: Path, job: Job) -> dict[str, Any] | None:
         from generator.measure.backends import METHOD_VERSION
 
         stored = results.load(path)
+        _refuse_another(path, stored, job)
         same = stored["experiment"] == job.to_dict() and \
             stored.get("method_version") == METHOD_VERSION
     return stored if same and stored["environment"].get("torch") == torch.__version__ else None
+
+
+def _refuse_another(path: Path, stored: dict[str, Any], job: Experiment) -> None:
+    """Every field of an experiment is in its key: a stored result of the same key but of
+    another experiment is one whose key folded alike (Experiment.key), which measuring would
+    overwrite. Refused before anything runs, naming both; a study's file is its name, and
+    a study of that name with other params is measured again in its place."""
+    if stored["experiment"] != job.to_dict():
+        other = Experiment.from_dict(stored["experiment"]).label
+        raise ConfigError(f"{path} holds the result of {other!r}, not of {job.label!r}, "
+                          "whose key is the same; move that file away to measure this one")
+
+
+def _not_another(path: Path, job: Job) -> None:
+    """--force measures again whatever is stored, except over another experiment's result."""
+    if isinstance(job, Study) or not path.exists():
+        return None
+    try:
+        stored = results.load(path)
+    except ResultsError:  # a broken file: --force writes it again
+        return None
+    _refuse_another(path, stored, job)
+    return None
 
 
 def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
@@ -99,7 +123,7 @@ def run_all(jobs: list[Job], results_dir: Path, *, force: bool = False,
         reason = backend_available(job.backend) or (
             experiment_unavailable(job) if isinstance(job, Experiment) else None)
         path = None if reason else job_path(results_dir, job)
-        stored = None if reason or force else reusable(path, job)
+        stored = None if reason else _not_another(path, job) if force else reusable(path, job)
         if reason or stored:
             outcomes[index] = Outcome(job, "skipped", reason) if reason else \
                 Outcome(job, "reused", result=stored)

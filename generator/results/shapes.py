@@ -17,6 +17,9 @@ from typing import Any, Optional, TypedDict
 #: sharded_tracker.py). Results measured before either existed read them as 0 (store.py).
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations",
               "autocast_copies", "comm_buffers", "temporaries", "not_attributed")
+#: The largest byte count, or count, a result holds (int64, as PyTorch counts): a larger one
+#: is no measurement, and turning it into a float for a page would overflow.
+MAX_COUNT = 2**63 - 1
 #: Categories that tables list only where a result has bytes in them (charts show only the
 #: categories with bytes anyway).
 ONLY_WHEN_SEEN = ("comm_buffers", "not_attributed")

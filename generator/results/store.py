@@ -12,16 +12,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from generator.errors import ConfigError, OutputError, ResultsError
+from generator.errors import ConfigError, OutputError, ResultsError, shown
 from generator.experiment import Experiment
-from generator.files import TEMP_GLOB, write_atomic
-from generator.results import migrate
-from generator.results.shapes import CATEGORIES, StepResult, StudyResult
+from generator.files import TEMP_GLOB, read_limited, write_atomic
+from generator.results import invariants, migrate, study_data
+from generator.results.shapes import CATEGORIES, MAX_COUNT, StepResult, StudyResult
 
 #: 2: notes are identifiers with values (notes.py); schema 1 is read through migrate.py.
 SCHEMA_VERSION = 2
 #: Fields every result has; figures are absent when `error` is set.
 REQUIRED = ("schema_version", "key", "experiment", "backend", "environment", "error")
+#: The largest result file read (the largest committed one, with an allocation trace, is
+#: under 100 KiB).
+MAX_RESULT_BYTES = 64 * 2**20
 #: Optional fields, filled in when a file lacks them (older or hand-made results).
 ENVIRONMENT_DEFAULTS = {"torch": None, "transformers": None, "python": None, "platform": None, "cpu": None,
                         "cpu_count": None, "cuda": None, "device_name": None, "driver": None,
@@ -37,9 +40,10 @@ FIGURES = ("peak_bytes", "live_at_peak_bytes", "category_max_bytes", "timeline",
 
 
 def result_path(results_dir: Path, machine_id: str, key: str) -> Path:
-    """Where a result lives; refuses names that would leave the results folder."""
+    """Where a result lives; refuses names that would leave the results folder, or that
+    `load` would refuse (a control character, a character outside _SAFE_NAME)."""
     for part in (machine_id, key):
-        if not part or part in (".", "..") or "/" in part or "\\" in part or part.startswith("."):
+        if not isinstance(part, str) or not _SAFE_NAME.fullmatch(part):
             raise ConfigError(f"unsafe results path component {part!r}")
     return Path(results_dir) / machine_id / f"{key}.json"
 
@@ -80,13 +84,15 @@ def save(path: Path, result: StepResult | StudyResult) -> None:
 
 def load(path: Path) -> StepResult:
     """Read and check one result; every defect is a ResultsError naming the file."""
-    data = _read_json(path)
-    needed = REQUIRED + (FIGURES if data.get("error") is None else ())
-    missing = [name for name in needed if name not in data]
+    data = read_current(path)
+    # An out-of-memory step may keep its figures (what it would have needed): then they
+    # are checked as any result's are.
+    figures = data.get("error") is None or "peak_bytes" in data
+    missing = [name for name in REQUIRED + (FIGURES if figures else ()) if name not in data]
     if missing:
         raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
     _fill_later_categories(data)
-    problem = _type_problem(data)
+    problem = _type_problem(data, figures) or (figures and invariants.problem(data))
     if problem:
         raise ResultsError(f"{path}: {problem}")
     try:
@@ -98,44 +104,70 @@ def load(path: Path) -> StepResult:
     # key and machine id name figure files and HTML ids: they must be plain names. The
     # folder is the machine id, whatever the file says, so a file cannot claim another's.
     machine = _safe_name(path, "folder name", Path(path).parent.name)
-    _safe_name(path, "key", data["key"])
+    _own_file(path, "key", _safe_name(path, "key", data["key"]))
     data["environment"] = {**ENVIRONMENT_DEFAULTS, **data["environment"], "machine_id": machine}
     return {**OPTIONAL_DEFAULTS, **data}
 
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: fullmatch: "$" would allow a trailing newline.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def _safe_name(path: Path, what: str, value: Any) -> str:
-    if not isinstance(value, str) or not _SAFE_NAME.match(value):
+    if not isinstance(value, str) or not _SAFE_NAME.fullmatch(value):
         raise ResultsError(f"{path}: {what} {value!r} is not a plain name (letters, digits, "
                            "'.', '_' and '-')")
     return value
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _own_file(path: Path, what: str, name: str) -> None:
+    """A result is stored under its own name: a file copied or renamed onto another's name
+    would stand for an experiment it is not."""
+    if Path(path).name != f"{name}.json":
+        raise ResultsError(f"{path}: its {what} is {name!r}; a result lives in {name}.json "
+                           "(renamed or copied onto another result's name?)")
+
+
+def read_current(path: Path) -> dict[str, Any]:
     """A JSON object of a schema this version reads, or a ResultsError."""
+    data = read_object(path)
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and \
+            migrate.OLDEST <= version < SCHEMA_VERSION:
+        try:
+            return migrate.upgrade(data, version)  # read as the current schema: figures unchanged
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise ResultsError(f"{path}: cannot be read as schema {SCHEMA_VERSION} "
+                               f"({type(error).__name__}: {error})") from None
+    if version != SCHEMA_VERSION:
+        raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
+                           f"generator reads schemas {migrate.OLDEST} to {SCHEMA_VERSION}")
+    return data
+
+
+def read_object(path: Path) -> dict[str, Any]:
+    """A file's JSON object, of any schema, or a ResultsError naming the file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_limited(Path(path), MAX_RESULT_BYTES).decode("utf-8")
     except OSError as error:
         raise ResultsError(f"{path}: cannot read ({error.strerror})") from None
     except UnicodeDecodeError as error:
         raise ResultsError(f"{path}: not a JSON text file (bytes that are not UTF-8 at "
                            f"offset {error.start}); delete it to measure again") from None
+    except ValueError as error:  # a device, a FIFO, a huge file
+        raise ResultsError(f"{path}: {error}, not a result") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise ResultsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
                            f"column {error.colno}); delete it to measure again") from None
+    except (ValueError, RecursionError) as error:  # NaN, a 5,000-digit number, [[[[…]]]]
+        reason = "nested too deep" if isinstance(error, RecursionError) else \
+            str(error).splitlines()[0][:80]
+        raise ResultsError(f"{path}: not a result ({reason}); delete it to measure "
+                           "again") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: a result must be a JSON object")
-    version = data.get("schema_version")
-    if isinstance(version, int) and not isinstance(version, bool) and \
-            migrate.OLDEST <= version < SCHEMA_VERSION:
-        return migrate.upgrade(data, version)  # read as the current schema: figures unchanged
-    if version != SCHEMA_VERSION:
-        raise ResultsError(f"{path}: unknown schema_version {version!r}; this version of the "
-                           f"generator reads schemas {migrate.OLDEST} to {SCHEMA_VERSION}")
     return data
 
 
@@ -155,20 +187,35 @@ def _fill_later_categories(data: dict[str, Any]) -> None:
                 phase.setdefault(cat, 0)
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is no measurement")
+
+
 def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
-def _type_problem(data: dict[str, Any]) -> str | None:
+def _all_counts(values: list[Any]) -> bool:
+    """_is_count of every value, at a fraction of its time: timelines hold most of the
+    numbers of a result, and loading every result is on the render path. (type() is int:
+    True is no count; JSON makes no other subclass of int.)"""
+    return all(type(v) is int for v in values) and \
+        (not values or (min(values) >= 0 and max(values) <= MAX_COUNT))
+
+
+def _type_problem(data: dict[str, Any], figures: bool) -> str | None:
     """The first field of the wrong type, described; None if all are right."""
     for name in ("experiment", "environment"):
         if not isinstance(data[name], dict):
             return f"field {name} must be an object"
-    if data["error"] is not None:
-        return None if isinstance(data["error"], str) else "field error must be a string or null"
+    if data["error"] is not None and not isinstance(data["error"], str):
+        return "field error must be a string or null"
+    if not figures:
+        return None
     for name in ("peak_bytes", "parameter_count"):
         if not _is_count(data[name]):
-            return f"field {name} must be a non-negative integer, got {data[name]!r}"
+            return f"field {name} must be a non-negative integer below 2**63, " \
+                   f"got {shown(data[name])}"
     trainable = data.get("trainable_parameter_count")
     if trainable is not None and not _is_count(trainable):
         return f"field trainable_parameter_count must be a non-negative integer or null, " \
@@ -181,7 +228,8 @@ def _type_problem(data: dict[str, Any]) -> str | None:
     modules = data["module_activation_bytes"]
     if not isinstance(modules, dict) or not all(_is_count(v) for v in modules.values()):
         return "field module_activation_bytes must map block names to byte counts"
-    return _timeline_problem(data["timeline"]) or _optional_problem(data)
+    return _timeline_problem(data["timeline"]) or _optional_problem(data) or \
+        _allocator_problem(data.get("allocator"))
 
 
 def _timeline_problem(timeline: Any) -> str | None:
@@ -190,10 +238,10 @@ def _timeline_problem(timeline: Any) -> str | None:
             not isinstance(timeline.get("bytes"), dict):
         return "field timeline must hold a tick list and a bytes object"
     ticks, series = timeline["tick"], timeline["bytes"]
-    if not all(_is_count(t) for t in ticks) or not _is_count(timeline.get("end_tick")):
+    if not _all_counts(ticks) or not _is_count(timeline.get("end_tick")):
         return "field timeline must hold tick counts and an end_tick count"
     if set(series) != set(CATEGORIES) or not all(
-            isinstance(v, list) and len(v) == len(ticks) and all(_is_count(b) for b in v)
+            isinstance(v, list) and len(v) == len(ticks) and _all_counts(v)
             for v in series.values()):
         return (f"field timeline.bytes must map each of {', '.join(CATEGORIES)} to one byte "
                 "count per tick")
@@ -216,8 +264,39 @@ def _optional_problem(data: dict[str, Any]) -> str | None:
         return f"field attention must be a string or null, got {attention!r}"
     seconds = data.get("step_seconds")
     if seconds is not None and (isinstance(seconds, bool) or
-                                not isinstance(seconds, (int, float)) or seconds < 0):
-        return f"field step_seconds must be null or a non-negative number, got {seconds!r}"
+                                not isinstance(seconds, (int, float)) or
+                                not 0 <= seconds <= MAX_COUNT):
+        return f"field step_seconds must be null or a non-negative number, got {shown(seconds)}"
+    phases = data.get("phase_max_bytes", {})
+    if not isinstance(phases, dict) or not all(
+            isinstance(most, dict) and all(_is_count(v) for v in most.values())
+            for most in phases.values()):
+        return "field phase_max_bytes must map phases to objects of byte counts"
+    return None
+
+
+#: The simulated allocator's figures that pages read, each a byte count (or a count).
+_ALLOCATOR_COUNTS = ("peak_allocated_bytes", "peak_reserved_bytes", "workspace_bytes")
+
+
+def _allocator_problem(allocator: Any) -> str | None:
+    """An estimate's allocator figures (shapes.AllocatorPrediction), when there are any."""
+    if allocator is None:
+        return None
+    others = allocator.get("other_workspaces", []) if isinstance(allocator, dict) else []
+    parts = [allocator] + (others if isinstance(others, list) else [None])
+    if not all(isinstance(part, dict) and all(_is_count(part.get(name))
+                                              for name in _ALLOCATOR_COUNTS) for part in parts):
+        return f"field allocator must hold {', '.join(_ALLOCATOR_COUNTS)} as byte counts " \
+               "(and so must each of its other_workspaces)"
+    for name in ("context_bytes", "communicator_bytes"):
+        pair = allocator.get(name, [0, 0] if name == "communicator_bytes" else None)
+        if not isinstance(pair, list) or len(pair) != 2 or not all(map(_is_count, pair)) \
+                or pair[0] > pair[1]:
+            return f"field allocator.{name} must be two byte counts, low and high"
+    if allocator.get("out_of_memory") is not None and \
+            not isinstance(allocator["out_of_memory"], str):
+        return "field allocator.out_of_memory must be a string or null"
     return None
 
 
@@ -231,14 +310,22 @@ def study_path(results_dir: Path, machine_id: str, name: str) -> Path:
 
 def load_study(path: Path) -> StudyResult:
     """Read and check one study result; every defect is a ResultsError naming the file."""
-    data = _read_json(path)
+    data = read_current(path)
     missing = [name for name in STUDY_FIELDS if name not in data]
     if missing:
         raise ResultsError(f"{path}: missing field(s) {', '.join(missing)}")
     if not isinstance(data["study"], dict) or not isinstance(data["data"], dict) or \
             not isinstance(data["environment"], dict):
         raise ResultsError(f"{path}: fields study, environment and data must be objects")
-    _safe_name(path, "study name", data["study"].get("name"))
+    _own_file(path, "study name", _safe_name(path, "study name", data["study"].get("name")))
+    study = data["study"]
+    if not isinstance(study.get("kind"), str) or not isinstance(study.get("backend"), str):
+        raise ResultsError(f"{path}: fields study.kind and study.backend must be strings")
+    if data["error"] is not None and not isinstance(data["error"], str):
+        raise ResultsError(f"{path}: field error must be a string or null")
+    problem = study_data.problem(study["kind"], data["data"]) if data["error"] is None else None
+    if problem:
+        raise ResultsError(f"{path}: {problem}")
     data["environment"] = {**data["environment"],
                            "machine_id": _safe_name(path, "folder name", Path(path).parent.name)}
     return data
@@ -270,12 +357,14 @@ def experiment_of(result: StepResult) -> Experiment:
 
 def rewrite_older(folder: Path) -> list[Path]:
     """Every result and study result under `folder` of an older schema, written again as the
-    current schema keeps it (atomically; migrate.upgrade); the files rewritten."""
-    done = []
+    current schema keeps it (atomically; migrate.upgrade); the files rewritten. Every file is
+    read first: one that is no result refuses the whole folder (a ResultsError), before any
+    is written."""
+    found = []
     for path in sorted(Path(folder).rglob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        version = data.get("schema_version") if isinstance(data, dict) else None
+        version = read_object(path).get("schema_version")
         if isinstance(version, int) and migrate.OLDEST <= version < SCHEMA_VERSION:
-            save(path, migrate.upgrade(data, version))
-            done.append(path)
-    return done
+            found.append((path, read_current(path)))  # upgraded as load reads it
+    for path, data in found:
+        save(path, data)
+    return [path for path, _ in found]

@@ -58,8 +58,9 @@ def built(tmp_path_factory: pytest.TempPathFactory):
     root = make_project(tmp_path_factory.mktemp("pages") / "project")
     snapshot_code(root)
     shutil.copytree(FIXTURES / "results", root / "results")
-    (root / "results" / "estimate" / "hostile.json").write_text(
-        json.dumps(hostile_result()), encoding="utf-8")
+    hostile = hostile_result()  # under its own key, as load requires
+    (root / "results" / "estimate" / f"{hostile['key']}.json").write_text(
+        json.dumps(hostile), encoding="utf-8")
     (root / "suite.toml").write_text(SUITE, encoding="utf-8")
     return root, run_snapshot(["-m", "generator", "build", "--config", "suite.toml"], root)
 

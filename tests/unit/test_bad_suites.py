@@ -192,3 +192,83 @@ GRID = '[[grid]]\nmodel = "tiny"\nsizes = [[2, 16]]\n'
 def test_bad_grids(cli, seeded: Path, text: str, needles: list[str]) -> None:
     name = suite(seeded, text)
     assert_refused(cli, seeded, ["measure", "--config", name], name, *needles)
+
+
+@pytest.mark.parametrize("text", [
+    table("batch_size = " + "[" * 2000 + "2" + "]" * 2000),
+    table("extra = " + "{a = " * 2000 + "1" + "}" * 2000),
+], ids=["arrays", "inline-tables"])
+def test_a_suite_nested_too_deep(cli, seeded: Path, text: str) -> None:
+    """tomllib recurses once a level: 2,000 levels are a RecursionError, not a traceback."""
+    name = suite(seeded, text)
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "nested too deep")
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder", "huge"])
+def test_a_suite_that_is_no_regular_file_or_too_big(cli, seeded: Path, kind: str,
+                                                    monkeypatch) -> None:
+    """--config /dev/zero would never end (MemoryError); a FIFO would block until written to;
+    a suite larger than MAX_SUITE_BYTES is no list of tables."""
+    import os
+
+    from generator.jobs import load
+
+    config = {"device": "/dev/zero", "fifo": "pipe.toml", "folder": ".", "huge": "big.toml"}[kind]
+    if kind == "fifo":
+        os.mkfifo(seeded / config)
+    elif kind == "huge":
+        monkeypatch.setattr(load, "MAX_SUITE_BYTES", 2**20)
+        suite(seeded, table() + "# padding\n" * 2**17, config)
+    needle = "larger than 1 MiB" if kind == "huge" else "not a regular file"
+    assert_refused(cli, seeded, ["measure", "--config", config], config, needle,
+                   watch=(config,) if kind == "huge" else ())
+
+
+STUDY = '[[study]]\nkind = "torch_facts"\nname = "facts"\nbackend = "estimate"\n'
+
+
+UNDERFLOW = STUDY.replace("torch_facts", "underflow") + "[study.params]\nbatch_size = 2\n"
+
+
+@pytest.mark.parametrize("first, second", [
+    (STUDY, UNDERFLOW),
+    (UNDERFLOW, UNDERFLOW.replace("batch_size = 2", "batch_size = 4")),
+], ids=["another-kind", "other-params"])
+def test_two_studies_of_one_name(cli, seeded: Path, first: str, second: str) -> None:
+    """Both would write studies/estimate/facts.json, each run overwriting the other's while
+    both are reported measured: refused before anything runs, naming both."""
+    name = suite(seeded, first + second)
+    line = assert_refused(cli, seeded, ["measure", "--config", name], name, "facts.json")
+    assert line.count("study 'facts'") == 2, line
+
+
+@pytest.mark.parametrize("name", ['"facts\\n"', '"Facts"', '"../facts"', '"facts\\u0000"'])
+def test_a_study_name_that_is_no_plain_name(cli, seeded: Path, name: str) -> None:
+    """`$` in a pattern matches before a trailing newline: "facts\\n" would write facts\\n.json."""
+    text = STUDY.replace('"facts"', name)
+    assert_refused(cli, seeded, ["measure", "--config", suite(seeded, text)], "study name")
+
+
+@pytest.mark.parametrize("model", ['"tiny\\n"', '"tiny\\u001b[2J"', '"hf:gpt2\\r"'])
+def test_a_model_name_with_a_control_character(cli, seeded: Path, model: str) -> None:
+    name = suite(seeded, table(f"model = {model}"))
+    assert_refused(cli, seeded, ["measure", "--config", name], name, "control character")
+
+
+def test_a_stored_result_of_another_experiment_under_the_same_key(cli, seeded: Path) -> None:
+    """Keys that fold alike (Experiment.key) would let one experiment overwrite another's
+    result: the stored file names the experiment it holds, and measuring is refused."""
+    import json
+
+    from generator.experiment import Experiment
+    from generator.jobs.runner import job_path
+    from made_results import hand_made_result, write_old
+
+    name = suite(seeded, table())
+    mine = Experiment(model="tiny", batch_size=2, seq_len=16)
+    stored = hand_made_result(batch_size=4)
+    stored["key"] = mine.key  # as a key that folded alike would have it
+    write_old(job_path(seeded / "results", mine), json.dumps(stored))
+    for force in ([], ["--force"]):
+        assert_refused(cli, seeded, ["measure", "--config", name, *force], "holds the result of",
+                       "'tiny batch 4 seq 16", "'tiny batch 2 seq 16", "move that file away")

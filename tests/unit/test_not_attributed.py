@@ -87,9 +87,9 @@ def test_blocks_take_the_tracker_labels_the_rest_is_temporary_or_not_attributed(
 
 def test_tables_list_the_category_only_where_it_has_bytes() -> None:
     seen = hand_made_result()
-    unseen = hand_made_result()
+    unseen = hand_made_result()  # a hand-made result has no bytes there
     for name in ("live_at_peak_bytes", "category_max_bytes"):
-        unseen[name]["not_attributed"] = 0
+        seen[name]["not_attributed"] = 2**20
     label = CATEGORY_LABELS["not_attributed"]["en"]
     assert label in tables.breakdown(seen, "en")
     assert label not in tables.breakdown(unseen, "en")

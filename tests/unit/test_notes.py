@@ -97,7 +97,10 @@ def test_a_result_of_schema_1_reads_as_schema_2_its_figures_unchanged(tmp_path: 
     old = hand_made_result()
     old["schema_version"] = 1
     old["notes"] = [*SCHEMA_1, "a sentence nobody wrote"]
-    old["allocator"] = {"freed_while_building_bytes": 7}
+    old["allocator"] = {"source": "a test", "steps": 5, "peak_allocated_bytes": old["peak_bytes"],
+                        "peak_reserved_bytes": 2 * old["peak_bytes"], "workspace_bytes": 0,
+                        "segments": 1, "out_of_memory": None, "context_bytes": [0, 0],
+                        "freed_while_building_bytes": 7}
     old["notes"].append("model built on the GPU: building it freed 7 B (e.g. an output weight "
                         "that tying replaced), which the allocator keeps cached for the steps")
     path = tmp_path / "machine" / f"{old['key']}.json"

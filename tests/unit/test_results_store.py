@@ -49,7 +49,7 @@ def test_a_hand_made_result_reads_like_a_measured_one(tmp_path: Path) -> None:
     data = hand_made_result()
     data["experiment"] = {"model": "tiny", "batch_size": 2, "seq_len": 16}
     data["environment"]["machine_id"] = "somewhere-else"
-    path = tmp_path / "my-laptop" / "r.json"
+    path = tmp_path / "my-laptop" / f"{data['key']}.json"
     path.parent.mkdir()
     path.write_text(json.dumps(data), encoding="utf-8")
     loaded = results.load(path)
@@ -88,6 +88,26 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path, result: dict[str, Any]) -
     assert not path.parent.exists() or list(path.parent.iterdir()) == []
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_results_and_pages_are_written_as_the_umask_says(tmp_path: Path, umask: int) -> None:
+    """Files others read: the mode any new file of the process gets (0o666 less the umask),
+    not the 0o600 of tempfile.mkstemp; the umask put back as it was."""
+    import os
+    import stat
+
+    from generator.files import write_atomic
+
+    before = os.umask(umask)
+    try:
+        path = write_atomic(tmp_path / "page.md", "# a page\n", what="pages")
+        again = write_atomic(tmp_path / "page.md", "# another\n", what="pages", durable=True)
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE(again.stat().st_mode) == 0o666 & ~umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"]
+
+
 def test_a_run_clears_temporary_files_a_killed_save_left(tmp_path: Path) -> None:
     """SIGKILL between results.save's write and its rename leaves `.<key>.<random>.tmp`;
     the next run removes it (and nothing else)."""
@@ -106,7 +126,8 @@ def test_a_run_clears_temporary_files_a_killed_save_left(tmp_path: Path) -> None
 # --------------------------------------------------------------------------- names and paths
 
 
-@pytest.mark.parametrize("name", ["..", "../up", "/abs", "a/b", ".hidden", "", "a\\b"])
+@pytest.mark.parametrize("name", ["..", "../up", "/abs", "a/b", ".hidden", "", "a\\b", "key\n",
+                                  "k\x1b[2J", "naïve"])
 def test_results_paths_refuse_unsafe_names(tmp_path: Path, name: str) -> None:
     with pytest.raises(ConfigError):
         results.result_path(tmp_path, name, "key")
@@ -136,7 +157,7 @@ def test_a_hand_made_result_cannot_name_files_or_ids(tmp_path: Path, key: str) -
     """The key of a stored result names figure files and SVG ids: a file that carries a
     path or markup there is refused."""
     data = hand_made_result()
-    path = tmp_path / "estimate" / "r.json"
+    path = tmp_path / "estimate" / f"{data['key']}.json"
     path.parent.mkdir()
     path.write_text(json.dumps({**data, "key": key}), encoding="utf-8")
     with pytest.raises(ResultsError, match="not a plain name"):

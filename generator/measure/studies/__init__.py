@@ -22,7 +22,7 @@ from typing import Any
 from generator.errors import ConfigError
 from generator.experiment import BACKENDS
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+_NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")  # fullmatch: "$" allows a trailing "\n"
 
 
 def unknown_params(kind: str, params: dict[str, Any], allowed: Any) -> list[str]:
@@ -59,7 +59,7 @@ class Study:
 
     def __post_init__(self) -> None:
         problems = []
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             problems.append(f"study name must be lower-case letters, digits, '.' and '-', "
                             f"got {self.name!r}")
         if self.backend not in BACKENDS:
