@@ -36,6 +36,19 @@ SLOW_DIR = REPO_ROOT / "tests" / "slow"
 LANGS = ("zh", "en")
 #: Markup where a name should be: results and model names come from other people's files.
 HOSTILE = '<script>alert("x")</script>\''
+#: Markdown that would run or link where a name should be, each form the pages must show as
+#: text (generator/site/escaping.py): attributes, links, images, references, raw HTML.
+INJECTIONS = {
+    "attr-list": "x {: autofocus tabindex=1 onfocus=alert(7) }",
+    "attr-list-inline": "*y*{: onclick=alert(8) }",
+    "link": "[click](javascript:alert(5))",
+    "image": "![x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "img-onerror": "<img src=x onerror=alert(6)>",
+    "autolink": "<javascript:alert(4)>",
+    "reference": "[x]\n\n[x]: javascript:alert(3)",
+    "entity": "&#60;img src=x onerror=alert(2)&#62; &amp; [a]&#40;javascript:alert(1)&#41;",
+    "code-and-math": "`a|b` $x$ \\(y\\) \\[z\\] **b** _i_",
+}
 
 
 def bench_script(name: str) -> ModuleType:
