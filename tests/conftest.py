@@ -187,11 +187,14 @@ def theme_dir() -> str:
 
 
 def make_project(root: Path) -> Path:
-    """A project folder: the repository's mkdocs.yml, its hand-written assets and the theme
-    overrides that mkdocs.yml names; no results, no pages."""
+    """A project folder: the repository's mkdocs.yml, its hand-written assets, the marker that
+    gives docs/ to render, and the theme overrides that mkdocs.yml names; no results, no
+    pages."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
     shutil.copytree(REPO_ROOT / "docs" / "assets", root / "docs" / "assets")
+    # docs/ is render's, as the repository's is (generator/site/owned.py)
+    shutil.copy(REPO_ROOT / "docs" / ".generator-pages", root / "docs" / ".generator-pages")
     shutil.copytree(REPO_ROOT / theme_dir(), root / theme_dir(), dirs_exist_ok=True)
     return root
 
