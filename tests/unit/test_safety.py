@@ -68,6 +68,15 @@ def test_templates_are_autoescaped() -> None:
         assert env.get_template(name)  # every template compiles under the same environment
 
 
+def test_no_template_prints_a_value_unescaped() -> None:
+    """`|safe` would skip the escape; markup the code wrote is marked where it is written
+    (escaping.written), never in a template."""
+    templates = sorted((REPO_ROOT / "templates").rglob("*.j2"))
+    assert len(templates) > 10
+    assert not [t.name for t in templates
+                if re.search(r"\|\s*safe\b", t.read_text(encoding="utf-8"))]
+
+
 def _site_markdown(text: str) -> str:
     """`text` as mkdocs turns it into HTML: Python-Markdown with mkdocs.yml's extensions."""
     config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
