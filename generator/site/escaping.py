@@ -14,8 +14,8 @@ not do: inside raw HTML they show, and `\\[` or `\\(` open a formula for arithma
 stays as readable as it can in the committed Markdown: apostrophes, parentheses and a lone `&`
 mean nothing to Markdown and are left alone (HTML escaping had printed `&#39;` throughout); a
 double quote is escaped, for the templates' attribute values. A line break becomes a space,
-so that a value stays inside the heading, cell or paragraph it was put in. A code span is the one place where
-references show as written: `code` makes a span that needs none.
+so that a value stays inside the heading, cell or paragraph it was put in. A code span is the
+one place where references show as written: `code` makes a span that needs none.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ def written(words: Words) -> Words:
 def code(value: Any) -> Markup:
     """`value` as a Markdown code span, shown exactly as written: nothing inside a span is
     syntax, so it only needs a fence of more backticks than any run in the text (CommonMark's
-    rule, which Python-Markdown follows), and one line (a blank line would end the paragraph)."""
-    text = " ".join(str(value).split("\n"))
+    rule, which Python-Markdown follows), and one line (a blank line would end the paragraph);
+    a `|` in it does not split a table's cell."""
+    text = _BREAK.sub(" ", str(value))
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
     return Markup(f"{fence}{padded}{fence}")
