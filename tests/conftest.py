@@ -36,6 +36,19 @@ SLOW_DIR = REPO_ROOT / "tests" / "slow"
 LANGS = ("zh", "en")
 #: Markup where a name should be: results and model names come from other people's files.
 HOSTILE = '<script>alert("x")</script>\''
+#: Markdown that would run or link where a name should be, each form the pages must show as
+#: text (generator/site/escaping.py): attributes, links, images, references, raw HTML.
+INJECTIONS = {
+    "attr-list": "x {: autofocus tabindex=1 onfocus=alert(7) }",
+    "attr-list-inline": "*y*{: onclick=alert(8) }",
+    "link": "[click](javascript:alert(5))",
+    "image": "![x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "img-onerror": "<img src=x onerror=alert(6)>",
+    "autolink": "<javascript:alert(4)>",
+    "reference": "[x]\n\n[x]: javascript:alert(3)",
+    "entity": "&#60;img src=x onerror=alert(2)&#62; &amp; [a]&#40;javascript:alert(1)&#41;",
+    "code-and-math": "`a|b` $x$ \\(y\\) \\[z\\] **b** _i_",
+}
 
 
 def bench_script(name: str) -> ModuleType:
@@ -178,11 +191,14 @@ def theme_dir() -> str:
 
 
 def make_project(root: Path) -> Path:
-    """A project folder: the repository's mkdocs.yml, its hand-written assets and the theme
-    overrides that mkdocs.yml names; no results, no pages."""
+    """A project folder: the repository's mkdocs.yml, its hand-written assets, the marker that
+    gives docs/ to render, and the theme overrides that mkdocs.yml names; no results, no
+    pages."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
     shutil.copytree(REPO_ROOT / "docs" / "assets", root / "docs" / "assets")
+    # docs/ is render's, as the repository's is (generator/site/owned.py)
+    shutil.copy(REPO_ROOT / "docs" / ".generator-pages", root / "docs" / ".generator-pages")
     shutil.copytree(REPO_ROOT / theme_dir(), root / theme_dir(), dirs_exist_ok=True)
     return root
 

@@ -100,7 +100,7 @@ def site(args: argparse.Namespace) -> int:
 
 def build(args: argparse.Namespace) -> int:
     from generator.results import ensure_writable
-    from generator.site import freshness
+    from generator.site import freshness, owned
 
     # Everything that would stop the build after measuring is checked before it: minutes of
     # measuring must not end in "cannot write".
@@ -108,6 +108,8 @@ def build(args: argparse.Namespace) -> int:
         raise SiteBuildError(f"no mkdocs config at {MKDOCS_CONFIG}; run from the project folder")
     for folder, what in ((args.results, "results"), (args.docs, "pages"), (args.site, "the site")):
         ensure_writable(folder, what)
+    owned.check_folder(args.docs, owned.PAGES)
+    owned.check_folder(args.site, owned.SITE)
     status = _measure_suite(args)
     if freshness.is_fresh(args.results, args.docs):
         print(f"pages in {args.docs}/ are up to date (results, templates and code unchanged); "

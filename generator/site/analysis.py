@@ -11,6 +11,7 @@ from generator import units
 from generator.experiment import is_plain_step, step_options_of
 from generator.results.reference_runs import experiment_keys
 from generator.results.shapes import CATEGORIES, StepResult, StudyResult, result_trust
+from generator.site.escaping import code, markdown_text, written
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.wording import listed
 from generator.words import Words
@@ -308,8 +309,9 @@ def parity_gap_words(row: dict[str, Any]) -> Words | None:
                     "the cross-entropy, where the built-in model hands it the 16-bit logits",
                     "：transformers 的损失函数先把 logits 转成 FP32（`logits.float()`）再算交叉熵，"
                     "而内置模型直接把 16 位的 logits 交给交叉熵")
-    return Words(f"{row['hf']['experiment']['model']} holds " + ", and ".join(en) + why.en + ".",
-                 f"{row['hf']['experiment']['model']} " + "，".join(zh) + why.zh + "。")
+    model = markdown_text(row["hf"]["experiment"]["model"])  # Markdown: a code span in `why`
+    return written(Words(f"{model} holds " + ", and ".join(en) + why.en + ".",
+                         f"{model} " + "，".join(zh) + why.zh + "。"))
 
 
 def parity_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -320,14 +322,14 @@ def parity_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
         words = parity_gap_words(row)
         if words is not None:
             e = row["builtin"]["experiment"]
-            head = (f"`{e['model']}` / `{row['hf']['experiment']['model']}`",
+            head = (f"{code(e['model'])} / {code(row['hf']['experiment']['model'])}",
                     f"b{e['batch_size']} s{e['seq_len']}")
             notes.setdefault((head, words), []).append(e["precision"])
     rest = [abs(row["difference"]) for row in rows if row["gap"] is None]
     comma = {"en": ", ", "zh": "，"}
-    return {"explained": [{"head": Words(*(comma[lang].join([*head, listed(
-                              [PRECISION_LABELS[p] for p in sorted(precisions)])[lang]])
-                              for lang in ("en", "zh"))),
+    return {"explained": [{"head": written(Words(*(comma[lang].join([*head, markdown_text(
+                              listed([PRECISION_LABELS[p] for p in sorted(precisions)])[lang])])
+                              for lang in ("en", "zh")))),
                            "words": words}
                           for (head, words), precisions in notes.items()],
             "rest_within": max(rest) if rest else None}

@@ -23,9 +23,6 @@ _TITLE = re.compile(r"<title\b[^>]*>(.*?)</title>", re.DOTALL)
 _DESC = re.compile(r"<desc\b[^>]*>(.*?)</desc>", re.DOTALL)
 _VIEWBOX = re.compile(r'<svg\b[^>]*\bviewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)')
 _ROOT_STYLE = re.compile(r'(<svg\b[^>]*?\bstyle=")([^"]*)(")', re.DOTALL)
-#: What Markdown would read as syntax in an image's alt text (`<`, `>` and `&` are
-#: HTML-escaped by the templates; the caption is HTML, which Markdown leaves as it is).
-_MARKDOWN = re.compile(r"([\\`*_\[\]])")
 
 
 @dataclass(frozen=True)
@@ -42,11 +39,6 @@ class FigureView:
     """The drawing's width and height (its viewBox), so that the page keeps the image's place
     before it loads."""
     height: int
-
-    @property
-    def alt(self) -> str:
-        """The title, escaped for the alt text of a Markdown image."""
-        return markdown_text(self.title)
 
 
 def views(figures: dict[str, str]) -> dict[str, FigureView]:
@@ -70,8 +62,3 @@ def standalone(svg: str) -> str:
         return _ROOT_STYLE.sub(lambda m: f"{m.group(1)}color:{FILE_INK};{m.group(2)}{m.group(3)}",
                                svg, count=1)
     return re.sub(r"<svg\b", f'<svg style="color:{FILE_INK}"', svg, count=1)
-
-
-def markdown_text(text: str) -> str:
-    """Plain text that Markdown prints as it is (backslash before each character of syntax)."""
-    return _MARKDOWN.sub(r"\\\1", text)

@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
+from generator.site.escaping import written
 from generator.words import Words
 
 CATEGORY_LABELS: dict[str, Words] = {
@@ -46,11 +47,11 @@ KIND_LABELS: dict[str, Words] = {
 #: What a real run's own peak is, by backend: the allocator's figure the tracker is held
 #: against (the result's ground_truth), in words instead of the source string it records.
 GROUND_TRUTH_LABELS: dict[str, Words] = {
-    "cpu": Words("peak the CPU allocator reported (its allocation events, read with "
+    "cpu": written(Words("peak the CPU allocator reported (its allocation events, read with "
                  "`torch.profiler`'s `profile_memory=True`)",
-                 "CPU 分配器自己记下的峰值（用 `torch.profiler` 的 `profile_memory=True` 读出的分配事件）"),
-    "cuda": Words("peak the CUDA caching allocator reported (`torch.cuda.max_memory_allocated`)",
-                  "CUDA 缓存分配器报告的峰值（`torch.cuda.max_memory_allocated`）"),
+                 "CPU 分配器自己记下的峰值（用 `torch.profiler` 的 `profile_memory=True` 读出的分配事件）")),
+    "cuda": written(Words("peak the CUDA caching allocator reported (`torch.cuda.max_memory_allocated`)",
+                  "CUDA 缓存分配器报告的峰值（`torch.cuda.max_memory_allocated`）")),
 }
 
 #: The devices an estimate models, as the kind names them.

@@ -6,7 +6,8 @@ docs/zh/, docs/en/ (each language's pages and figures), docs/data/ (the JSON beh
 once for both languages: the i18n plugin serves files outside the language folders to both)
 and docs/.nav.yml (the nav, which the hand-written mkdocs.yml INHERITs) are generated and owned
 by this module: files it did not write in this run are removed, so nothing lingers without
-data. It writes no hand-written file.
+data. It writes no hand-written file, and only into a docs folder that is new, empty or marked
+as its own (owned.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from generator.site import figures as figure_views
 from generator.site import sources
 from generator.site.figures import FigureView
 from generator.site.glossary_links import link_first_uses
+from generator.site.owned import PAGES, check_folder, claim_folder
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment, template_text
 from generator.words import LANGS
@@ -40,6 +42,7 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     """Render every page, figure and data file from the results present, and the nav;
     returns the files written."""
     docs_dir = Path(docs_dir)
+    check_folder(docs_dir, PAGES)
     found, found_studies = read_results(results_dir)
     every, studies = [r for _, r in found], [s for _, s in found_studies]
     modules = all_pages()
@@ -51,6 +54,7 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
                     for page in pages_of(module, contexts[name])),
                    key=lambda item: (item[1].section is not None, item[1].nav))
     data = docs_dir / DATA
+    claim_folder(docs_dir, PAGES)
     written: list[Path] = _copy_data(found, data, "") + _copy_data(found_studies, data, "studies")
     for name, module in modules.items():
         if contexts[name] is not None and hasattr(module, "data_files"):

@@ -3,13 +3,13 @@ Jinja environment marks what these functions return as safe."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any, Sequence
 
 from markupsafe import Markup
 
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
 from generator.site import analysis
+from generator.site.escaping import markdown_text as escape
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS, PRECISION_COLORS
 from generator.units import mib, pct

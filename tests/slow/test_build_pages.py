@@ -18,7 +18,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, HOSTILE, LANGS, file_digests, make_project, snapshot_code
+from conftest import (
+    FIXTURES,
+    HOSTILE,
+    INJECTIONS,
+    LANGS,
+    file_digests,
+    make_project,
+    snapshot_code,
+)
 from made_results import hand_made_result
 
 SUITE = """\
@@ -42,7 +50,7 @@ def hostile_result() -> dict:
     data["environment"] = {"torch": HOSTILE, "machine_id": "../../escape"}
     data["module_activation_bytes"] = {HOSTILE: 2**20, "layers.0": 2**20}
     data["phases"] = [{"name": "forward", "tick": 0}, {"name": HOSTILE, "tick": 1}]
-    data["notes"] = [HOSTILE]
+    data["notes"] = [HOSTILE, *INJECTIONS.values()]  # Markdown's forms too (escaping.py)
     return data
 
 
@@ -123,6 +131,19 @@ def test_hostile_text_is_escaped_in_pages_and_figures(built) -> None:
             text = re.sub(r"<title>.*?</title>", "", text, flags=re.S)
         assert "<script>alert" not in text, path
         assert "../../escape" not in text, path  # the folder names the machine, not the file
+
+
+def test_markdown_in_results_adds_no_handler_link_or_image(built) -> None:
+    """The notes carry each Markdown form (conftest.INJECTIONS): none becomes an attribute,
+    a javascript: link or a data: image on a built page (in a browser:
+    test_injection_browser.py)."""
+    root, proc = built
+    assert proc.returncode == 0, proc.stderr
+    injected = re.compile(r"<[^>]*(\son\w+\s*=\s*[\"']?[^\"'>]*alert\(|"
+                          r"(href|src)\s*=\s*[\"']?\s*(javascript|data):)", re.I)
+    for path in sorted((root / "site").rglob("*.html")):
+        found = injected.search(path.read_text(encoding="utf-8"))
+        assert not found, f"{path}: {found.group(0)[:200]}"
 
 
 def test_hostile_text_is_escaped_in_the_html_title(built) -> None:

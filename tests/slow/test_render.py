@@ -15,7 +15,7 @@ import pytest
 from conftest import FIXTURES, REPO_ROOT, cli_env, file_digests
 from page_checks import check_svg, site_inputs, svg_ids
 
-from generator.site import render
+from generator.site import owned, render
 from generator.site.analysis import torch_facts
 from generator.site.pages import all_pages, pages_of
 from generator.words import LANGS
@@ -89,14 +89,19 @@ def test_rendering_twice_is_byte_identical(docs, tmp_path: Path) -> None:
 
 
 def test_stale_generated_files_are_removed_and_the_nav_written(tmp_path: Path) -> None:
+    """Render takes a new folder (its marker, generator/site/owned.py), and a second render
+    into it removes what the first wrote and the second did not; a file beside its folders
+    stays."""
+    render.render(FIXTURES / "sweeps", tmp_path / "docs")
+    assert (tmp_path / "docs" / owned.PAGES.marker).is_file()
     stale = tmp_path / "docs" / "en" / "figures" / "old.svg"
-    stale.parent.mkdir(parents=True)
     stale.write_text("<svg/>")
     stale_data = tmp_path / "docs" / "data" / "estimate" / "gone.json"
-    stale_data.parent.mkdir(parents=True)
     stale_data.write_text("{}")
+    (tmp_path / "docs" / "notes.md").write_text("# mine\n")
     render.render(FIXTURES / "sweeps", tmp_path / "docs")
     assert not stale.exists() and not stale_data.exists()
+    assert (tmp_path / "docs" / "notes.md").read_text() == "# mine\n"
     nav = (tmp_path / "docs" / render.NAV).read_text(encoding="utf-8")
     listed = re.findall(r"- ([\w/.-]+\.md)", nav)
     written = sorted(p.relative_to(tmp_path / "docs" / "en").as_posix()

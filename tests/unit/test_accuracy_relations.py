@@ -9,10 +9,10 @@ import json
 
 import pytest
 from conftest import LANGS
-from markupsafe import escape
 from page_checks import page_markdown, prose
 
 from generator.results import reference_runs
+from generator.site.escaping import markdown as escape
 from generator.site.pages import accuracy
 from generator.site.pages.accuracy import held_out, relations
 from generator.words import Words

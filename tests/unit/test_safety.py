@@ -1,6 +1,8 @@
 """Nothing read can run code or inject markup: results are JSON (no pickle, eval or exec in
-the package), templates are autoescaped, and bitsandbytes is imported with the Hub's kernels
-off. Hostile text on built pages: slow/test_build_pages.py; names that would become paths:
+the package), whatever a template prints is escaped for Markdown and HTML (escaping.py),
+checked here through Python-Markdown with the extensions the site enables, and bitsandbytes is
+imported with the Hub's kernels off. Hostile text on built pages: slow/test_build_pages.py, and
+in a browser slow/test_injection_browser.py; names that would become paths:
 test_results_store.py; estimates with the network refused: slow/test_no_network.py.
 """
 
@@ -9,12 +11,16 @@ from __future__ import annotations
 import ast
 import importlib
 import logging
+import re
 import sys
 import types
+from html import unescape
+from html.parser import HTMLParser
 
+import markdown
 import pytest
-
-from conftest import HOSTILE, REPO_ROOT
+import yaml
+from conftest import HOSTILE, INJECTIONS, REPO_ROOT
 
 PACKAGE = REPO_ROOT / "generator"
 #: Modules that deserialize into code or objects; results are JSON and nothing else.
@@ -61,8 +67,8 @@ def test_templates_are_autoescaped() -> None:
     env = environment()
     assert env.autoescape is True
     shown = env.from_string("{{ name }}").render(name=HOSTILE)
-    assert "<" not in shown and '"' not in shown and "'" not in shown
-    assert shown.startswith("&lt;script&gt;alert(")
+    assert "<" not in shown and '"' not in shown
+    assert shown == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'"  # no &#39; in Markdown
     for name in env.list_templates(extensions=["j2"]):
         assert env.get_template(name)  # every template compiles under the same environment
 
@@ -91,3 +97,101 @@ def test_bitsandbytes_is_imported_with_the_hubs_kernels_out_of_reach(
         assert "kernels" not in sys.modules
     else:
         assert sys.modules["kernels"] is theirs
+
+
+def test_no_template_prints_a_value_unescaped() -> None:
+    """`|safe` would skip the escape; markup the code wrote is marked where it is written
+    (escaping.written), never in a template."""
+    templates = sorted((REPO_ROOT / "templates").rglob("*.j2"))
+    assert len(templates) > 10
+    assert not [t.name for t in templates
+                if re.search(r"\|\s*safe\b", t.read_text(encoding="utf-8"))]
+
+
+def _site_markdown(text: str) -> str:
+    """`text` as mkdocs turns it into HTML: Python-Markdown with mkdocs.yml's extensions."""
+    config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    names, configs = [], {}
+    for entry in config["markdown_extensions"]:
+        name, options = next(iter(entry.items())) if isinstance(entry, dict) else (entry, None)
+        names.append(name)
+        if options:
+            configs[name] = options
+    return markdown.markdown(text, extensions=names, extension_configs=configs)
+
+
+#: Where the templates print a value: a heading (where attr_list reads `{: }`), a paragraph,
+#: a list item, a table cell, a link's text, an image's alt text, a caption that Markdown
+#: reads inside HTML (md_in_html), an attribute value, and text joined to a macro's output.
+PLACES = {
+    "heading": "# Report of {{ v }}\n",
+    "paragraph": "The model {{ v }} ran.\n",
+    "list": "- {{ v }}\n",
+    "table": "| a | b |\n|---|---|\n| {{ v }} | 1 |\n",
+    "link": "[{{ v }}](reports/x.md)\n",
+    "image": "![{{ v }}](figures/x.svg){ loading=lazy }\n",
+    "caption": '<figure markdown="span">\n<figcaption>{{ v }}</figcaption>\n</figure>\n',
+    "attribute": '<select><option value="{{ v }}">{{ v }}</option></select>\n',
+    "joined": "{% macro m() %}**{{ 1 }}**{% endmacro %}{{ m() ~ ' of ' ~ v }}\n",
+}
+
+
+class _Elements(HTMLParser):
+    """The elements of some HTML, with their attributes, and what a reader sees of it (its
+    text and its attribute values, references decoded)."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str]]] = []
+        self.seen: list[str] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, {name: value or "" for name, value in attrs}))
+        self.seen += [value or "" for _, value in attrs]
+
+    def handle_data(self, data: str) -> None:
+        self.seen.append(data)
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+@pytest.mark.parametrize("form", sorted(INJECTIONS))
+def test_markdown_in_a_value_reaches_the_page_as_text(form: str, place: str) -> None:
+    """Each injection form, wherever a template prints it, is shown and not read as syntax:
+    no element, attribute, link or formula comes from the value."""
+    from generator.site.templating import environment
+
+    value = INJECTIONS[form]
+    source = environment().from_string(PLACES[place]).render(v=value)
+    page = _Elements(_site_markdown(source))
+    plain = _Elements(_site_markdown(environment().from_string(PLACES[place]).render(v="x")))
+    assert [(tag, sorted(attrs)) for tag, attrs in page.elements] == \
+        [(tag, sorted(attrs)) for tag, attrs in plain.elements], source
+    for _, attrs in page.elements:
+        for name in ("href", "src"):
+            assert not attrs.get(name, "").lower().startswith(("javascript:", "data:")), source
+    seen = " ".join(page.seen)
+    for line in value.split("\n"):
+        assert line in seen, (line, source)
+
+
+def test_the_escaping_of_each_character() -> None:
+    from generator.site.escaping import markdown as escape
+
+    assert escape("a's (b) & c!") == "a's (b) & c!"  # nothing Markdown reads stays as it is
+    assert escape("&amp; &#60; &lt;") == "&amp;amp; &amp;#60; &amp;lt;"
+    assert escape('<"x">') == "&lt;&quot;x&quot;&gt;"
+    assert escape("[]{}`*_|$\\") == "&#91;&#93;&#123;&#125;&#96;&#42;&#95;&#124;&#36;&#92;"
+    assert escape(escape("[x]")) == "&#91;x&#93;"  # markup passes unchanged
+
+
+@pytest.mark.parametrize("value", ["hf:org/a_b", "a`b", "`x`", "a|b", "<i>&amp;", "x\ny"])
+def test_a_code_span_shows_a_value_as_written(value: str) -> None:
+    from generator.site.templating import environment
+
+    for place in ("Run {{ v | code }}.\n", "| a | b |\n|---|---|\n| {{ v | code }} | 1 |\n"):
+        html = _site_markdown(environment().from_string(place).render(v=value))
+        codes = re.findall(r"<code>(.*?)</code>", html, re.S)
+        assert len(codes) == 1 and unescape(codes[0]) == value.replace("\n", " "), html
+        assert html.count("<td") in (0, 2), html  # a | in the span splits no cell

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
@@ -19,6 +18,7 @@ from generator.results.shapes import StepResult
 from generator.site import tables as step_tables
 from generator.site.analysis import beside_published, result_id
 from generator.site.charts import step_charts
+from generator.site.escaping import markdown_text as escape
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import Page
 from generator.units import mib, pct

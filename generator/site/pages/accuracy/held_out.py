@@ -10,13 +10,13 @@ meets the estimated reserved peak; `max_memory_allocated` the estimated allocate
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
 from generator import gpus
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
+from generator.site.escaping import markdown_text as escape
 from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.tables import markdown_table
 from generator.units import mib, pct

@@ -7,13 +7,13 @@ not estimated. Every figure and relation here comes from those two files.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
 from generator import gpus
 from generator.results.reference_runs import MultiGpuPoint, NotEstimated
+from generator.site.escaping import markdown_text as escape
 from generator.site.tables import markdown_table
 from generator.units import gib, mib, pct
 from generator.words import Words

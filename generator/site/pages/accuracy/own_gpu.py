@@ -9,13 +9,13 @@ appears here once a `cuda` result of a reference run's step exists in the result
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
 from generator.results import reference_runs
 from generator.results.shapes import StepResult
+from generator.site.escaping import markdown_text as escape
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.tables import markdown_table

@@ -3,11 +3,11 @@ estimates, and the summary held against the targets."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
+from generator.site.escaping import markdown_text as escape
 from generator.site.tables import markdown_table
 from generator.units import gib, pct
 from generator.words import LANGS, Words

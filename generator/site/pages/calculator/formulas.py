@@ -24,6 +24,7 @@ from markupsafe import Markup
 from generator.experiment.experiment import options, step_options_of
 from generator.plan import rules_of_thumb as rules
 from generator.results.reference_runs import DATA, HeldOutPoint, held_out
+from generator.site.escaping import code, markdown_text
 from generator.site.pages.accuracy.held_out import estimated_figure
 from generator.site.pages.accuracy.held_out import label as held_out_label
 from generator.site.tables import markdown_table
@@ -323,7 +324,7 @@ def table(found: Sequence[dict[str, Any]], lang: str) -> Markup:
     """The common setting's table in Markdown: the rules beside this estimate's peaks."""
     headers = [TEXT[k][lang] for k in ("model", "method", "setting", "parameters", *RULES,
                                        "allocated", "reserved")]
-    body = [[f"`{r['label']}`", TEXT[r["method"]][lang], f"{r['batch']} × {r['seq']:,}",
+    body = [[code(r["label"]), TEXT[r["method"]][lang], f"{r['batch']} × {r['seq']:,}",
              f"{count(r['trainable'], lang)} / {count(r['parameters'], lang)}",
              *[_with_error(r["rules"][k], r["errors"][k]) for k in RULES],
              gib(r["allocated"]), gib(r["reserved"])] for r in found]
@@ -334,7 +335,8 @@ def published_table(found: Sequence[dict[str, Any]], lang: str) -> Markup:
     """The published measurements' table: each rule and this estimate against the run."""
     headers = [TEXT["measurement"][lang], TEXT["published"][lang], TEXT["estimate_vs"][lang],
                *[TEXT[k][lang] for k in RULES]]
-    body = [[f"[{r['label'][lang]}]({r['source_url']}) · {r['gpu']} · {r['figure']}",
+    body = [[f"[{markdown_text(r['label'][lang])}]({r['source_url']}) · "
+              f"{markdown_text(r['gpu'])} · {markdown_text(r['figure'])}",
              gib(r["measured"]), _with_error(r["estimate"], r["estimate_error"]),
              *[_with_error(r["rules"][k], r["errors"][k]) for k in RULES]] for r in found]
     return markdown_table(headers, body)

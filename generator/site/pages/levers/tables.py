@@ -3,11 +3,11 @@ combinations, and the step times measured with and without each lever."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
+from generator.site.escaping import markdown_text as escape
 from generator.site.labels import BACKEND_LABELS, kind
 from generator.site.pages.levers.relations import amount
 from generator.site.tables import markdown_table, swatch

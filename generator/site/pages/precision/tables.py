@@ -4,11 +4,11 @@ training runs, gradient underflow per group, and the rounding error of each cast
 from __future__ import annotations
 
 import math
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
+from generator.site.escaping import markdown_text as escape
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages.precision.charts import REFERENCE_COLOR, power_of_two
 from generator.site.tables import markdown_table

@@ -22,6 +22,7 @@ from generator import gpus
 from generator.plan.fit import Verdict
 from generator.results.shapes import StepResult
 from generator.results.step import StepMemory
+from generator.site.escaping import written
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import Page
 from generator.site.pages.calculator.grid import suite_keys
@@ -81,7 +82,7 @@ def _nccl_words() -> Words:
         "GPU 之间的连接和 `NCCL_BUFFSIZE`。")
 
 
-NCCL_NOTE = _nccl_words()
+NCCL_NOTE = written(_nccl_words())
 
 
 def own_results(results: list[Result]) -> set[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from generator.site.escaping import written
 from generator.site.labels import CATEGORY_LABELS
 from generator.site.wording import listed
 from generator.units import gib, pct, pct_figures, size
@@ -59,9 +60,15 @@ def _counts(ns: list[int]) -> Words:
 
 def ddp_count(ddp: list[Row]) -> Words | None:
     """Whether DDP's reserved peak per GPU depends on the GPU count: the same on every count
-    estimated (within SAME_BYTES), or how far apart; one count says nothing about it."""
+    estimated (within SAME_BYTES), or how far apart; one count says nothing about it. The
+    peak in bold (Markdown; the rest is numbers and this module's words)."""
     if not ddp:
         return None
+    words = _ddp_count(ddp)
+    return written(words)
+
+
+def _ddp_count(ddp: list[Row]) -> Words:
     peaks = [_reserved(r) for r in ddp]
     top = gib(max(peaks))
     if len(ddp) == 1:

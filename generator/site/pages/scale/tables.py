@@ -6,11 +6,11 @@ environment treats what these functions return as safe.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
+from generator.site.escaping import markdown_text as escape
 from generator.site.labels import CATEGORY_LABELS
 from generator.site.palette import CATEGORY_COLORS
 from generator.site.tables import markdown_table, swatch

@@ -17,6 +17,7 @@ from generator.experiment import step_options_of
 from generator import gpus
 from generator.results.shapes import StepResult, trust
 from generator.site.charts.step_charts import PRECISION_ORDER
+from generator.site.escaping import markdown_text, written
 from generator.site.labels import PRECISION_LABELS as PRECISIONS
 from generator.site.pages import Page, calculator
 from generator.site.pages.calculator import verdicts
@@ -230,7 +231,7 @@ def per_sample_words(slopes: dict[str, dict[str, float]], vocab_tensor: int | No
     else:
         en += f"; under {name.en} the temporaries are {mib(amp_temp)} MiB per sample."
         zh += f"；{name.zh} 下每个样本的临时张量是 {mib(amp_temp)} MiB。"
-    return Words(en, zh)
+    return written(Words(en, zh))  # `nll_loss` a code span; the rest numbers and our words
 
 
 def fixed_part_words(fixed: dict[str, float], gradients_at_peak: int) -> Words:
@@ -283,12 +284,14 @@ def amp_batch_words(amp: str, gpu: str, fp32_batch: int, amp_batch: int,
                    f"the weights")
         why_zh += (f"；固定部分还从 {gib(fixed[0])} GiB 增加到 {gib(fixed[1])} GiB：权重和 Adam "
                    f"动量仍是 FP32，autocast 还要额外存一份 16 位权重副本")
+    shown = markdown_text(gpu)
     return {"precision": amp, "gpu": gpu, "fp32": fp32_batch, "amp_batch": amp_batch,
             "gain": gain,
-            "words": Words(f"{head.en} On an {gpu}, {PRECISIONS['fp32'].en} fits batch "
+            # the head in bold (Markdown): the words as written, the GPU's name escaped
+            "words": written(Words(f"{head.en} On an {shown}, {PRECISIONS['fp32'].en} fits batch "
                            f"{fp32_batch} and {name.en} batch {amp_batch}{times.en}: {why_en}.",
-                           f"{head.zh}在 {gpu} 上，{PRECISIONS['fp32'].zh} 最多 batch {fp32_batch}，"
-                           f"{name.zh} 最多 {amp_batch}{times.zh}：{why_zh}。")}
+                           f"{head.zh}在 {shown} 上，{PRECISIONS['fp32'].zh} 最多 batch {fp32_batch}，"
+                           f"{name.zh} 最多 {amp_batch}{times.zh}：{why_zh}。"))}
 
 
 def _count_en(n: int) -> str:

@@ -3,11 +3,11 @@ them, the sequence sweep, and the largest batch per GPU. Cells are escaped here.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
+from generator.site.escaping import markdown_text as escape
 from generator.site.tables import markdown_table
 from generator.site.tables import precision_swatch as swatch
 from generator.units import gib, mib, pct
