@@ -308,7 +308,7 @@ def track(model: Any, optimizer: Any, *, name: str | None = None, batch_size: in
     """A context manager around the user's own training-step code (their loop, their loss,
     any device): `with generator.track(model, optimizer) as tracked: ...`. Afterwards
     `tracked.measurement` holds the categories, peaks and timeline of what ran inside, and
-    `tracked.save("results")` stores it where `python -m generator render` finds it.
+    `tracked.save()` stores it where `python -m generator render` finds it (docs/data/).
     name, batch_size, seq_len, precision: what the report calls the step."""
     from generator.measure.user_step import Tracking
 

@@ -10,6 +10,10 @@ from pathlib import Path
 from generator.errors import OutputError
 
 TEMP_GLOB = ".*.tmp"  # what write_atomic writes before the rename
+#: Where results are stored by default, relative to the project: one copy, in the site's data
+#: folder, which the pages link and mkdocs publishes as it is (`<machine-id>/<key>.json`,
+#: `studies/<machine-id>/<name>.json`).
+RESULTS_DIR = Path("docs") / "data"
 
 
 def read_limited(path: Path, limit: int) -> bytes:

@@ -23,7 +23,7 @@ from generator.validate import calculator as held_out
 @functools.lru_cache(maxsize=1)
 def committed() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The calculator's context from the committed results, and those results by key."""
-    return held_out.committed(REPO_ROOT / "results")
+    return held_out.committed(REPO_ROOT / "docs" / "data")
 
 
 def all_cases() -> list[dict[str, Any]]:

@@ -52,12 +52,8 @@ INJECTIONS = {
 
 
 def bench_script(name: str) -> ModuleType:
-    """bench/<name>.py imported as a module (bench/ is scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}",
-                                                  REPO_ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """generator/bench/<name>.py, the benchmarks' and the GPU session's scripts."""
+    return importlib.import_module(f"generator.bench.{name}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -223,7 +219,7 @@ def seeded(project: Path) -> Path:
     one stored result, a step that did not fit, and one page."""
     import json
 
-    write_old(project / "results" / "estimate" / "tiny-b2-s16-fp32-adamw-estimate.json",
+    write_old(project / "docs" / "data" / "estimate" / "tiny-b2-s16-fp32-adamw-estimate.json",
               json.dumps(hand_made_result(error="out_of_memory")))
     write_old(project / "docs" / "index.md", "# an old page\n")
     return project

@@ -11,6 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from generator.errors import GeneratorError
+from generator.files import RESULTS_DIR
 from generator.experiment import BACKENDS, Experiment, options
 from generator.experiment.option import Option, choice_problem
 
@@ -100,8 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def paths(sub: argparse.ArgumentParser, *, docs: bool = False, site: bool = False) -> None:
-        sub.add_argument("--results", type=Path, default=Path("results"),
-                         help="results folder (default: results)")
+        sub.add_argument("--results", type=Path, default=RESULTS_DIR,
+                         help=f"results folder (default: {RESULTS_DIR.as_posix()})")
         if docs:
             sub.add_argument("--docs", type=Path, default=Path("docs"),
                              help="where pages are written (default: docs)")

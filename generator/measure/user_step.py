@@ -21,6 +21,7 @@ from torch import nn
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment
+from generator.files import RESULTS_DIR
 from generator.measure.run import step_result
 from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES, MemoryTracker
 from generator.measure.training.step import gc_paused
@@ -81,7 +82,7 @@ class Tracking:
             self.result = self._result()
             self.measurement = Measurement.from_dict(self.result)
 
-    def save(self, results_dir: str | Path = "results") -> Path:
+    def save(self, results_dir: str | Path = RESULTS_DIR) -> Path:
         """Write the result where `python -m generator render` reads results; its path."""
         if self.result is None:
             raise ConfigError("nothing tracked yet: save() after the `with` block")

@@ -46,10 +46,12 @@ def _version(name: str) -> str:
 
 def inputs_digest(results_dir: Path) -> str:
     """Everything a render reads, digested."""
-    paths = [(f"{label}/{p.relative_to(root).as_posix()}", p)
-             for label, root in (("results", Path(results_dir)), ("templates", TEMPLATES),
-                                 ("generator", PACKAGE))
-             for p in _files(root)]
+    results = Path(results_dir)  # its stored results only: the pages' data may lie beside them
+    stored = sorted(set(results.glob("*/*.json")) | set(results.glob("studies/*/*.json")))
+    paths = [(f"results/{p.relative_to(results).as_posix()}", p) for p in stored]
+    paths += [(f"{label}/{p.relative_to(root).as_posix()}", p)
+              for label, root in (("templates", TEMPLATES), ("generator", PACKAGE))
+              for p in _files(root)]
     versions = [platform.python_version()] + [f"{n} {_version(n)}" for n in LIBRARIES]
     return _digest(paths) + " " + hashlib.sha256(" ".join(versions).encode()).hexdigest()
 

@@ -31,8 +31,12 @@ from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment, template_text
 from generator.words import LANGS
 
-#: The data files, once for both languages, under the docs folder.
+#: The data files, once for both languages, under the docs folder: the project's results
+#: (RESULTS_DIR is this folder of docs/) and what the pages derive from them.
 DATA = "data"
+#: The results a render copied in from another results folder, one path a line (hidden: mkdocs
+#: neither publishes nor cleans it): the copies the next render may remove.
+PUBLISHED = ".published"
 #: The nav, generated; mkdocs.yml takes it with `INHERIT: docs/.nav.yml` (a dotfile, which
 #: mkdocs does not publish).
 NAV = ".nav.yml"
@@ -55,12 +59,17 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
                    key=lambda item: (item[1].section is not None, item[1].nav))
     data = docs_dir / DATA
     claim_folder(docs_dir, PAGES)
-    written: list[Path] = _copy_data(found, data, "") + _copy_data(found_studies, data, "studies")
+    published = _published(data)
+    copied = _copy_data(found, data, "", published) + \
+        _copy_data(found_studies, data, "studies", published)
+    written: list[Path] = list(copied)
     for name, module in modules.items():
         if contexts[name] is not None and hasattr(module, "data_files"):
             written += [write_text_atomic(data / file, text)
                         for file, text in sorted(module.data_files(contexts[name]).items())]
-    _prune(data, set(written))
+    _prune(data, set(written), stored=_stored(data) - published)
+    write_text_atomic(data / PUBLISHED, "".join(
+        f"{p.relative_to(data).as_posix()}\n" for p in sorted(copied)))
     for lang in LANGS:
         root = docs_dir / lang
         figures: dict[str, str] = {}
@@ -129,13 +138,25 @@ def read_results(results_dir: Path
     return found, studies
 
 
-def _copy_data(found: list[tuple[Path, dict[str, Any]]], data: Path, folder: str) -> list[Path]:
-    """Publish each result's (or study's) JSON under `folder` of the data folder, as results/
-    holds it, for the pages that cite it; note its link in the result, from a language's root
-    (the data folder is its sibling)."""
-    written = []
+def _copy_data(found: list[tuple[Path, dict[str, Any]]], data: Path, folder: str,
+               published: set[Path]) -> list[Path]:
+    """Publish each result's (or study's) JSON under `folder` of the data folder, where the
+    pages that cite it link it (from a language's root: the data folder is its sibling), and
+    return the copies made. The project's own results live there already (RESULTS_DIR): those
+    are linked where they are, never copied or counted as written. A copy never replaces a
+    stored result that render did not publish (`published`: its copies of the last render)."""
+    copies = []
     for path, result in found:
         target = data / folder / path.parent.name / path.name
+        result["json_path"] = "/".join(part for part in ("..", DATA, folder, path.parent.name,
+                                                          path.name) if part)
+        if target.exists() and target.samefile(path):
+            continue
+        if target.exists() and target not in published and \
+                target.read_bytes() != path.read_bytes():
+            raise OutputError(f"{target} is a stored result, not one render published; "
+                              f"render from the folder that holds it, or into another docs "
+                              f"folder")
         if not target.exists() or target.read_bytes() != path.read_bytes():
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -143,10 +164,22 @@ def _copy_data(found: list[tuple[Path, dict[str, Any]]], data: Path, folder: str
             except OSError as error:
                 raise OutputError(f"cannot write pages to {target.parent}: "
                                   f"{error.strerror or error}") from None
-        result["json_path"] = "/".join(part for part in ("..", DATA, folder, path.parent.name,
-                                                          path.name) if part)
-        written.append(target)
-    return written
+        copies.append(target)
+    return copies
+
+
+def _published(data: Path) -> set[Path]:
+    """The results the last render copied into the data folder (its PUBLISHED list)."""
+    try:
+        lines = (data / PUBLISHED).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return set()
+    return {data / line for line in lines if line and ".." not in Path(line).parts}
+
+
+def _stored(data: Path) -> set[Path]:
+    """Every file laid out as a stored result or study under the data folder."""
+    return set(data.glob("*/*.json")) | set(data.glob("studies/*/*.json"))
 
 
 def write_nav(path: Path, pages: list[Page]) -> Path:
@@ -160,12 +193,14 @@ def write_nav(path: Path, pages: list[Page]) -> Path:
     return write_text_atomic(path, "\n".join(lines) + "\n")
 
 
-def _prune(root: Path, keep: set[Path]) -> None:
-    """Remove generated files of an earlier run that this run did not write."""
+def _prune(root: Path, keep: set[Path], stored: set[Path] = frozenset()) -> None:
+    """Remove generated files of an earlier run that this run did not write; never a stored
+    result (`stored`) nor a hidden file (the markers)."""
     if not root.exists():
         return
     for path in sorted(root.rglob("*"), reverse=True):
-        if path.is_file() and path not in keep:
+        if path.is_file() and path not in keep and path not in stored and \
+                not path.name.startswith("."):
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()

@@ -54,20 +54,20 @@ def _progress_lines(stderr: str) -> list[str]:
 
 
 def _result_files(root: Path) -> list[Path]:
-    return sorted((root / "results").glob("*/*.json"))
+    return sorted((root / "docs" / "data").glob("*/*.json"))
 
 
 def test_build_end_to_end(built) -> None:
     root, proc = built
     assert proc.returncode == 0, proc.stderr
-    assert len(list((root / "results" / "estimate").glob("*.json"))) == 3
-    cpu = list((root / "results").glob("cpu-*/tiny-b2-s16-fp32-adamw-cpu.json"))
+    assert len(list((root / "docs" / "data" / "estimate").glob("*.json"))) == 3
+    cpu = list((root / "docs" / "data").glob("cpu-*/tiny-b2-s16-fp32-adamw-cpu.json"))
     assert len(cpu) == 1
     assert (root / "site" / "index.html").is_file()
 
     # The page shows the fp32 estimate's peak (estimate for the cpu, beside the real cpu run)
     # in MiB, on the row of that configuration.
-    estimate = json.loads((root / "results" / "estimate" /
+    estimate = json.loads((root / "docs" / "data" / "estimate" /
                            "tiny-b2-s16-fp32-adamw-estimate-as-cpu.json").read_text())
     peak_mib = f"{estimate['peak_bytes'] / 2**20:,.1f}"
     page = (root / "docs" / "en" / "methodology.md").read_text(encoding="utf-8")
@@ -96,14 +96,14 @@ def test_second_build_reuses_everything(built) -> None:
     assert len(files) == 4
     for path in files:
         os.utime(path, (PAST, PAST))
-    before = tree_state(root / "results")
+    before = tree_state(root / "docs" / "data")
     proc = run_cli(["build", "--config", "small.toml"], root)
     assert proc.returncode == 0, proc.stderr
     progress = _progress_lines(proc.stderr)
     assert len(progress) == 4, proc.stderr
     assert all(line.split("] ", 1)[1].startswith("reused:") for line in progress), proc.stderr
     assert "4 jobs: 4 reused" in proc.stderr
-    assert tree_state(root / "results") == before  # not rewritten, nothing added
+    assert tree_state(root / "docs" / "data") == before  # not rewritten, nothing added
 
 
 def test_force_measures_again(built) -> None:
@@ -115,7 +115,7 @@ def test_force_measures_again(built) -> None:
     assert proc.returncode == 0, proc.stderr
     progress = _progress_lines(proc.stderr)
     assert len(progress) == 1 and progress[0].startswith("[1/1] measured in "), proc.stderr
-    forced = root / "results" / "estimate" / "tiny-b2-s16-fp32-adamw-estimate.json"
+    forced = root / "docs" / "data" / "estimate" / "tiny-b2-s16-fp32-adamw-estimate.json"
     for path in _result_files(root):
         rewritten = path.stat().st_mtime_ns != PAST * 10**9
         assert rewritten == (path == forced), path

@@ -65,9 +65,9 @@ def run_snapshot(args: list, root: Path, **env: str) -> subprocess.CompletedProc
 def built(tmp_path_factory: pytest.TempPathFactory):
     root = make_project(tmp_path_factory.mktemp("pages") / "project")
     snapshot_code(root)
-    shutil.copytree(FIXTURES / "results", root / "results")
+    shutil.copytree(FIXTURES / "results", root / "docs" / "data")
     hostile = hostile_result()  # under its own key, as load requires
-    (root / "results" / "estimate" / f"{hostile['key']}.json").write_text(
+    (root / "docs" / "data" / "estimate" / f"{hostile['key']}.json").write_text(
         json.dumps(hostile), encoding="utf-8")
     (root / "suite.toml").write_text(SUITE, encoding="utf-8")
     return root, run_snapshot(["-m", "generator", "build", "--config", "suite.toml"], root)
@@ -97,7 +97,7 @@ def test_a_step_that_does_not_fit_is_a_result_and_the_build_goes_on(built) -> No
     assert "] measured" in oom and "does not fit" in oom
     assert "bert-base batch 1 seq 16 fp32 adamw on estimate (cuda) in 1 MiB" in oom
     assert "] measured" in other and "peak" in other
-    stored = json.loads((root / "results" / "estimate" / f"{OOM_KEY}.json").read_text())
+    stored = json.loads((root / "docs" / "data" / "estimate" / f"{OOM_KEY}.json").read_text())
     assert stored["error"] == "out_of_memory"
     assert stored["experiment"]["gpu_memory"] == 2**20
     assert stored["peak_bytes"] > 2**20  # what it would have needed is kept

@@ -36,7 +36,7 @@ def built_site(tmp_path_factory):
         folder = root / "results"
         shutil.copytree(FIXTURE_RESULTS, folder)
         for key in grid.grid_keys():
-            shutil.copy(REPO_ROOT / "results" / "estimate" / f"{key}.json", folder / "estimate")
+            shutil.copy(REPO_ROOT / "docs" / "data" / "estimate" / f"{key}.json", folder / "estimate")
         return folder
 
     return shared_site(tmp_path_factory, "calculator", results)

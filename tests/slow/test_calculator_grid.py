@@ -40,7 +40,7 @@ console.log(JSON.stringify(cases.map((c) => {
 
 
 def test_the_widget_answers_as_the_python_does(tmp_path: Path) -> None:
-    found = [r for r in results.load_all(REPO_ROOT / "results")]
+    found = [r for r in results.load_all(REPO_ROOT / "docs" / "data")]
     ctx = calculator.context(found, [])
     assert ctx is not None, "the committed results hold the calculator's grid"
     cases = []

@@ -57,8 +57,8 @@ def built(tmp_path_factory: pytest.TempPathFactory):
 
 def _result(root: Path, backend: str) -> dict:
     folder = "estimate" if backend == "estimate" else "cpu-*"
-    found = list((root / "results").glob(f"{folder}/{KEY}-{backend}.json"))
-    assert len(found) == 1, sorted(p.name for p in (root / "results").rglob("*.json"))
+    found = list((root / "docs" / "data").glob(f"{folder}/{KEY}-{backend}.json"))
+    assert len(found) == 1, sorted(p.name for p in (root / "docs" / "data").rglob("*.json"))
     return json.loads(found[0].read_text(encoding="utf-8"))
 
 

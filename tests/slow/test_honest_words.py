@@ -81,7 +81,7 @@ def _site(results: list[dict[str, Any]], studies: list[dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def committed_site() -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str, str, str]]]:
-    return _site(*site_inputs(REPO_ROOT / "results"))
+    return _site(*site_inputs(REPO_ROOT / "docs" / "data"))
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +239,7 @@ def test_every_note_of_the_committed_results_is_data_in_both_languages() -> None
 
     from generator.results.notes import CATALOGUE, text
 
-    results, studies = inputs(REPO_ROOT / "results")
+    results, studies = inputs(REPO_ROOT / "docs" / "data")
     notes = [note for result in results for note in result.get("notes") or []]
     notes += [note for study in studies for note in study["data"].get("notes") or []]
     assert notes

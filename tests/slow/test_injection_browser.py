@@ -50,7 +50,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_project(tmp_path_factory.mktemp("injection-site") / "project")
     for form in INJECTIONS:
         data = injected_result(form)
-        path = root / "results" / "estimate" / f"{data['key']}.json"
+        path = root / "docs" / "data" / "estimate" / f"{data['key']}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data), encoding="utf-8")
     for args in (["render", "--docs", "docs"], ["site", "--site", "site"]):

@@ -33,7 +33,7 @@ NONE_LINE = ("本页没有自己的结果数据", "This page shows no results of
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_project(tmp_path_factory.mktemp("weight") / "project")
-    render.render(REPO_ROOT / "results", root / "docs")
+    render.render(REPO_ROOT / "docs" / "data", root / "docs")
     build_site(root / "mkdocs.yml", root / "site")
     return root / "site"
 

@@ -19,7 +19,7 @@ from generator.site.render import render_page
 def test_every_page_ends_with_its_data() -> None:
     """Rendered from the committed results: every page of every module, in both languages,
     has the section; the pages that print measured numbers link files, studies among them."""
-    results, studies = site_inputs(REPO_ROOT / "results")
+    results, studies = site_inputs(REPO_ROOT / "docs" / "data")
     linked = set()
     for name, module in all_pages().items():
         ctx = module.context(results, studies)
@@ -61,7 +61,7 @@ class _NoFigure(dict):
 def test_each_cpu_check_on_the_methodology_page_has_its_own_label(lang: str) -> None:
     """The batch-1 CPU runs differ only in their step options (checkpointing, the optimizer's
     kernels): each row of the accuracy table names them, so no two rows read alike."""
-    inputs = site_inputs(REPO_ROOT / "results")
+    inputs = site_inputs(REPO_ROOT / "docs" / "data")
     page = page_markdown(article, article.context(*inputs), lang, "methodology.md")
     cpu_word = {"en": "measured on the CPU", "zh": "CPU 实测"}[lang]
     labels = [line.split(" | ")[0] for line in page.splitlines()
@@ -82,7 +82,7 @@ def test_the_sweeps_largest_batch_is_the_calculators_and_the_estimates() -> None
     from generator.site.pages import calculator, sweeps
     from generator.site.pages.calculator import verdicts
 
-    results, studies = site_inputs(REPO_ROOT / "results")
+    results, studies = site_inputs(REPO_ROOT / "docs" / "data")
     ctx, widget = sweeps.context(results, studies), calculator.context(results, studies)
     group = next(g for g in ctx["batch"] if g["model"] == "bert-base" and g["seq_len"] == 128)
     answer = group["series"]["fp32"]["largest"]

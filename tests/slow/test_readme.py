@@ -34,4 +34,4 @@ def test_a_readme_example_runs(block: str, tmp_path: Path) -> None:
         assert "profiler_start" not in line and "USDT" not in line, line
     if "tracked.save(" in block:
         saved = Path(tmp_path, run.stdout.splitlines()[-1])
-        assert saved.is_file() and saved.is_relative_to(tmp_path / "results")
+        assert saved.is_file() and saved.is_relative_to(tmp_path / "docs" / "data")

@@ -223,7 +223,7 @@ def test_user_model_estimate_works_from_the_project_folder(cli, project: Path, u
     assert "userpkg.mod:build" in proc.stdout
     assert "850 parameters" in proc.stdout  # 50*8 + 8*50 + 50
     assert [line for line in proc.stdout.splitlines() if line.startswith("peak of the step's tensors:")]
-    assert not (project / "results").exists()  # an estimate stores nothing
+    assert not (project / "docs" / "data").exists()  # an estimate stores nothing
 
 
 # --------------------------------------------------------------------------- working paths

@@ -83,7 +83,7 @@ def occupied(seeded: Path) -> Path:
 @pytest.mark.parametrize("args", [
     ["render", "--docs", "mine"],
     ["site", "--site", "mine"],
-    ["site", "--site", "results"],  # mkdocs --clean would empty it
+    ["site", "--site", "docs/data"],  # mkdocs --clean would empty it
     ["site", "--site", "docs"],     # render's, not the site's
     ["build", "--config", "one.toml", "--docs", "mine"],
     ["build", "--config", "one.toml", "--site", "mine"],

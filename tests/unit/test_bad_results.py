@@ -16,7 +16,7 @@ from made_results import hand_made_result, write_old
 
 
 def bad_file(root: Path, name: str, content: str | bytes, machine: str = "estimate") -> str:
-    write_old(root / "results" / machine / name, content)
+    write_old(root / "docs" / "data" / machine / name, content)
     return name
 
 
@@ -28,7 +28,7 @@ def test_the_seeded_results_and_hand_made_ones_load(seeded: Path) -> None:
     for result, machine in ((hand_made_result(batch_size=4), "estimate"),
                             (hand_made_result(backend="cpu", device="cpu"), "cpu-test")):
         bad_file(seeded, f"{result['key']}.json", json.dumps(result), machine=machine)
-    assert len(results.load_all(seeded / "results")) == 3
+    assert len(results.load_all(seeded / "docs" / "data")) == 3
 
 
 def test_unknown_schema(cli, seeded: Path) -> None:
@@ -89,12 +89,12 @@ def test_a_field_missing_or_of_the_wrong_shape(cli, seeded: Path, change, needle
 
 
 def test_a_study_of_an_unknown_schema(cli, seeded: Path) -> None:
-    write_old(seeded / "results" / "studies" / "cpu-test" / "future.json", '{"schema_version": 7}')
+    write_old(seeded / "docs" / "data" / "studies" / "cpu-test" / "future.json", '{"schema_version": 7}')
     assert_refused(cli, seeded, ["render"], "future.json", "schema_version 7")
 
 
 def test_a_study_without_its_fields(cli, seeded: Path) -> None:
-    write_old(seeded / "results" / "studies" / "cpu-test" / "bare.json", '{"schema_version": 1}')
+    write_old(seeded / "docs" / "data" / "studies" / "cpu-test" / "bare.json", '{"schema_version": 1}')
     assert_refused(cli, seeded, ["render"], "bare.json", "missing field")
 
 
@@ -105,8 +105,8 @@ def test_no_results_folder(cli, project: Path) -> None:
 
 
 def test_a_results_folder_with_no_result(cli, project: Path) -> None:
-    (project / "results" / "estimate").mkdir(parents=True)
-    write_old(project / "results" / "estimate" / "notes.txt", "not a result\n")
+    (project / "docs" / "data" / "estimate").mkdir(parents=True)
+    write_old(project / "docs" / "data" / "estimate" / "notes.txt", "not a result\n")
     write_old(project / "docs" / "en" / "index.md", "# pages of earlier results\n")
     assert_refused(cli, project, ["render"], "results", "no result")
 
@@ -119,7 +119,7 @@ def test_measure_refuses_a_stored_result_it_would_reuse(cli, seeded: Path) -> No
 
     (seeded / "one.toml").write_text(
         '[[experiment]]\nmodel = "tiny"\nbatch_size = 2\nseq_len = 16\n', encoding="utf-8")
-    path = job_path(seeded / "results", Experiment(model="tiny", batch_size=2, seq_len=16))
+    path = job_path(seeded / "docs" / "data", Experiment(model="tiny", batch_size=2, seq_len=16))
     data = hand_made_result()
     data["environment"] = None
     write_old(path, json.dumps(data))
@@ -185,7 +185,7 @@ def test_a_simulation_that_ran_out_of_memory_may_stop_short_of_the_peak(seeded: 
     figures = hand_made_result(batch_size=4)
     data.update({k: v for k, v in figures.items() if k not in data})
     _allocator(peak_allocated_bytes=2**20, out_of_memory="at 1 MiB")(data)
-    path = seeded / "results" / "estimate" / f"{data['key']}.json"
+    path = seeded / "docs" / "data" / "estimate" / f"{data['key']}.json"
     write_old(path, json.dumps(data))
     assert results.load(path)["allocator"]["out_of_memory"] == "at 1 MiB"
     data["peak_bytes"] *= 1000  # an out-of-memory result's figures are checked all the same
@@ -235,7 +235,7 @@ def test_a_results_file_that_is_no_regular_file_or_too_big(cli, seeded: Path, ki
 
     from generator.results import store
 
-    path = seeded / "results" / "estimate" / "odd.json"
+    path = seeded / "docs" / "data" / "estimate" / "odd.json"
     if kind == "device":
         os.symlink("/dev/zero", path)
     elif kind == "fifo":
@@ -256,7 +256,7 @@ STUDIES = {"torch_facts": "estimate/torch-facts.json",
 def _study(kind: str, change: Callable[[dict[str, Any]], Any]) -> tuple[str, str]:
     from conftest import REPO_ROOT
 
-    path = REPO_ROOT / "results" / "studies" / STUDIES[kind]
+    path = REPO_ROOT / "docs" / "data" / "studies" / STUDIES[kind]
     data = json.loads(path.read_text(encoding="utf-8"))
     change(data["data"])
     return path.name, json.dumps(data)
@@ -286,7 +286,7 @@ def test_study_data_of_the_wrong_shape(cli, seeded: Path, kind: str, change, nee
     """A study's data is read deep inside the precision and article pages: data they cannot
     read is refused on loading, naming the file (study_data.py), not a TypeError there."""
     name, content = _study(kind, change)
-    write_old(seeded / "results" / "studies" / "cpu-test" / name, content)
+    write_old(seeded / "docs" / "data" / "studies" / "cpu-test" / name, content)
     assert_refused(cli, seeded, ["render"], name, *needles)
 
 
@@ -296,8 +296,8 @@ def test_the_committed_studies_of_every_kind_load(seeded: Path) -> None:
 
     for kind in STUDIES:
         name, content = _study(kind, lambda d: None)
-        write_old(seeded / "results" / "studies" / "cpu-test" / name, content)
-    assert {s["study"]["kind"] for s in results.load_studies(seeded / "results")} == set(STUDIES)
+        write_old(seeded / "docs" / "data" / "studies" / "cpu-test" / name, content)
+    assert {s["study"]["kind"] for s in results.load_studies(seeded / "docs" / "data")} == set(STUDIES)
 
 
 def test_migrate_reads_every_file_before_it_writes_any(cli, seeded: Path) -> None:

@@ -268,7 +268,7 @@ def test_a_stored_result_of_another_experiment_under_the_same_key(cli, seeded: P
     mine = Experiment(model="tiny", batch_size=2, seq_len=16)
     stored = hand_made_result(batch_size=4)
     stored["key"] = mine.key  # as a key that folded alike would have it
-    write_old(job_path(seeded / "results", mine), json.dumps(stored))
+    write_old(job_path(seeded / "docs" / "data", mine), json.dumps(stored))
     for force in ([], ["--force"]):
         assert_refused(cli, seeded, ["measure", "--config", name, *force], "holds the result of",
                        "'tiny batch 4 seq 16", "'tiny batch 2 seq 16", "move that file away")

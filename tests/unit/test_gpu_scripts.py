@@ -1,4 +1,4 @@
-"""The GPU session's scripts (bench/gpu_*.py), in what a machine without a GPU can check:
+"""The GPU session's scripts (generator/bench/gpu_*.py), in what a machine without a GPU can check:
 the memory snapshot's summary on a hand-made snapshot, the cuDNN reserve table's rows, and
 one clear line with exit status 2 where there is no GPU."""
 

@@ -94,11 +94,11 @@ def _graph() -> dict[str, list[str]]:
 #: rules without PyTorch; what an experiment is; the planning answers; the results store;
 #: measuring; the jobs that run measurements, the site that reads results and the simulated
 #: GPU that runs a user's script (with the examples it runs); the API and
-#: the validation of whole grids; and on top the command line.
+#: the validation of whole grids; and on top the command line and the benchmarks.
 FLOORS = {"errors": 0, "units": 0, "words": 0, "files": 0, "gpus": 0, "arguments": 0,
           "allocator": 1, "experiment": 2, "plan": 3, "results": 4, "measure": 5,
           "jobs": 6, "site": 6, "simulate": 6, "examples": 6, "api": 7, "validate": 7,
-          "cli": 8, "__main__": 8, "": 8}
+          "cli": 8, "bench": 8, "__main__": 8, "": 8}
 
 
 def _floor(module: str) -> int:

@@ -119,5 +119,5 @@ def test_the_sentence_says_each_direction_it_finds() -> None:
 def test_the_pages_data_files_name_both_files() -> None:
     ctx = page_context()
     files = accuracy.data_files(ctx)
-    assert set(files) >= {f"reference/{reference_runs.MULTI_GPU_HELD_OUT}",
-                          f"reference/{reference_runs.MULTI_GPU}"}
+    assert set(files) >= {reference_runs.MULTI_GPU_HELD_OUT,
+                          reference_runs.MULTI_GPU}

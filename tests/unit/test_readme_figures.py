@@ -15,7 +15,7 @@ def _pct(fraction: float, digits: int) -> str:
 
 
 def test_the_readme_states_the_accuracy_pages_worst_and_median_errors() -> None:
-    ctx = accuracy.context(load_all(REPO_ROOT / "results"), [])
+    ctx = accuracy.context(load_all(REPO_ROOT / "docs" / "data"), [])
     assert ctx is not None, "no estimate of the published H100 runs is stored"
     summary = ctx["summary"]
     active, reserved = summary["active"], summary["reserved"]

@@ -78,7 +78,7 @@ def test_every_committed_result_loads_under_its_own_key() -> None:
     """Every committed result holds what load checks (types, the relations of its figures in
     invariants.py, a study's data in study_data.py), and its key is its experiment's key and
     its file's name: a change to Experiment.key would strand them."""
-    folder = REPO_ROOT / "results"
+    folder = REPO_ROOT / "docs" / "data"
     found = results.load_all_with_paths(folder)
     assert len(found) > 1000
     for path, result in found:

@@ -97,11 +97,11 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
 
 #: The held-out points as published with the site (data_files below), so that the page's list
 #: of data files names them; their figures and estimates live in that one file.
-HELD_OUT_FILE = f"reference/{reference_runs.HELD_OUT}"
+HELD_OUT_FILE = reference_runs.HELD_OUT  # at the data folder's top: its folders hold results
 HELD_OUT_DATA = {"json_path": f"../data/{HELD_OUT_FILE}"}
 #: The multi-GPU points and the published rows they are drawn from, likewise.
-MULTI_GPU_FILES = {f"reference/{name}": name for name in (reference_runs.MULTI_GPU_HELD_OUT,
-                                                          reference_runs.MULTI_GPU)}
+MULTI_GPU_FILES = {name: name for name in (reference_runs.MULTI_GPU_HELD_OUT,
+                                           reference_runs.MULTI_GPU)}
 MULTI_GPU_DATA = [{"json_path": f"../data/{path}"} for path in MULTI_GPU_FILES]
 
 
