@@ -51,6 +51,8 @@ _RUN = {"precision": str, "reference": bool, "seed": int, "eval_loss": float,
         "eval_loss_difference": Maybe(float), "seconds": float, "loss": Filled(float),
         "final_scale": Maybe(POSITIVE), "skipped_steps": Maybe(int)}
 _SEED = {"precision": str, "seed": int, "eval_loss": float}
+_CHECK = {"rows": [{"id": str, "within": Maybe(bool)}], "seconds": Maybe(float),
+          "summary": {"cases": int, "judged": int, "within": int}}
 
 #: Per study kind, the shape of its data.
 SHAPES: dict[str, Any] = {
@@ -63,6 +65,8 @@ SHAPES: dict[str, Any] = {
                         "every": int, "final_steps": int, "threads": int, "eval_size": int,
                         "step": [int], "values": int, "smallest_number": Maybe(int),
                         "runs": Filled(_RUN), "seeds": Maybe([_SEED])},
+    # generator/validate/: whole grids held against their truths, the accuracy page's section
+    "validation": {"checks": Each(_CHECK)},
 }
 
 
