@@ -31,6 +31,7 @@ def context(studies: list[dict[str, Any]]) -> dict[str, Any] | None:
         if name == "published":
             found[name]["reproduced"] = sum(1 for r in rows if r.get("reproduces"))
             found[name]["stored"] = sum(1 for r in rows if "reproduces" in r)
+            found[name]["transformers"] = sorted({r.get("transformers") or "?" for r in rows})
     environment = run["environment"]
     return {"date": (run.get("measured_at") or "")[:10],
             "commit": (environment.get("git_commit") or "")[:10] or None,
