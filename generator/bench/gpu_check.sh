@@ -76,7 +76,7 @@ except Exception as error:
     print("transformers: not importable:", error)
 EOF
 before=$(mktemp)
-find docs/data -type f | sort >"$before"
+find docs/data -mindepth 2 -name "*.json" | sort >"$before"
 
 stage 12 "$python" -m generator.bench.gpu_cudnn_rnn_reserve "$out/cudnn_rnn_reserve.csv"
 stage 20 "$python" -m pytest -q -p no:cacheprovider tests/slow/test_cuda.py
@@ -87,6 +87,6 @@ stage 85 env PYTHONPATH="$qlora_path" "$python" -m generator measure --backend c
     --config generator/experiment/suites/optional/qlora-cuda.toml --results docs/data
 stage 97 "$python" -m generator measure --backend cuda --results docs/data
 
-find docs/data -type f | sort | comm -13 "$before" - >"$out/new_results.txt"
+find docs/data -mindepth 2 -name "*.json" | sort | comm -13 "$before" - >"$out/new_results.txt"
 tar czf "$out/results.tgz" -T "$out/new_results.txt"
 say "$(wc -l <"$out/new_results.txt") new result files in $out/results.tgz"

@@ -60,9 +60,10 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     data = docs_dir / DATA
     claim_folder(docs_dir, PAGES)
     published = _published(data)
-    copied = _copy_data(found, data, "", published) + \
+    linked = _copy_data(found, data, "", published) + \
         _copy_data(found_studies, data, "studies", published)
-    written: list[Path] = list(copied)
+    copied = [target for target, source in linked if not target.samefile(source)]
+    written: list[Path] = [target for target, _ in linked]
     for name, module in modules.items():
         if contexts[name] is not None and hasattr(module, "data_files"):
             written += [write_text_atomic(data / file, text)
@@ -139,17 +140,18 @@ def read_results(results_dir: Path
 
 
 def _copy_data(found: list[tuple[Path, dict[str, Any]]], data: Path, folder: str,
-               published: set[Path]) -> list[Path]:
+               published: set[Path]) -> list[tuple[Path, Path]]:
     """Publish each result's (or study's) JSON under `folder` of the data folder, where the
-    pages that cite it link it (from a language's root: the data folder is its sibling), and
-    return the copies made. The project's own results live there already (RESULTS_DIR): those
-    are linked where they are, never copied or counted as written. A copy never replaces a
-    stored result that render did not publish (`published`: its copies of the last render)."""
-    copies = []
+    pages that cite it link it (from a language's root: the data folder is its sibling);
+    returns (where it is published, its file). The project's own results live there already
+    (RESULTS_DIR): those are linked where they are, not copied. A copy never replaces a stored
+    result that render did not publish (`published`: its copies of the last render)."""
+    linked = []
     for path, result in found:
         target = data / folder / path.parent.name / path.name
         result["json_path"] = "/".join(part for part in ("..", DATA, folder, path.parent.name,
                                                           path.name) if part)
+        linked.append((target, path))
         if target.exists() and target.samefile(path):
             continue
         if target.exists() and target not in published and \
@@ -164,8 +166,7 @@ def _copy_data(found: list[tuple[Path, dict[str, Any]]], data: Path, folder: str
             except OSError as error:
                 raise OutputError(f"cannot write pages to {target.parent}: "
                                   f"{error.strerror or error}") from None
-        copies.append(target)
-    return copies
+    return linked
 
 
 def _published(data: Path) -> set[Path]:

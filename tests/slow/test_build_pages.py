@@ -164,7 +164,7 @@ def test_render_is_byte_identical_in_one_process_and_across_processes(built, tmp
     first = _digests(root / "docs")
     assert len(first["en"]) > 20 and any(name.endswith(".svg") for name in first["en"])
     twice = run_snapshot(["-c", "import sys; from generator.site.render import render; "
-                          "[render('results', d) for d in sys.argv[1:]]",
+                          "[render('docs/data', d) for d in sys.argv[1:]]",
                           str(tmp_path / "again-1"), str(tmp_path / "again-2")], root)
     assert twice.returncode == 0, twice.stderr
     other = run_snapshot(["-m", "generator", "render", "--docs", str(tmp_path / "other")], root,

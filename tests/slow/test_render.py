@@ -6,6 +6,7 @@ content from its context alone: tests/unit/test_page_*.py."""
 from __future__ import annotations
 
 import json
+import shutil
 import re
 import subprocess
 import sys
@@ -91,17 +92,21 @@ def test_rendering_twice_is_byte_identical(docs, tmp_path: Path) -> None:
 def test_stale_generated_files_are_removed_and_the_nav_written(tmp_path: Path) -> None:
     """Render takes a new folder (its marker, generator/site/owned.py), and a second render
     into it removes what the first wrote and the second did not; a file beside its folders
-    stays."""
+    stays, and so does a result stored in the data folder."""
     render.render(FIXTURES / "sweeps", tmp_path / "docs")
     assert (tmp_path / "docs" / owned.PAGES.marker).is_file()
     stale = tmp_path / "docs" / "en" / "figures" / "old.svg"
     stale.write_text("<svg/>")
-    stale_data = tmp_path / "docs" / "data" / "estimate" / "gone.json"
+    stale_data = tmp_path / "docs" / "data" / "gone.json"
     stale_data.write_text("{}")
     (tmp_path / "docs" / "notes.md").write_text("# mine\n")
+    # a result stored in the data folder, which render did not copy there: never removed
+    stored = tmp_path / "docs" / "data" / "estimate" / "mine.json"
+    stored.write_text("{}")
     render.render(FIXTURES / "sweeps", tmp_path / "docs")
     assert not stale.exists() and not stale_data.exists()
     assert (tmp_path / "docs" / "notes.md").read_text() == "# mine\n"
+    assert stored.read_text() == "{}"
     nav = (tmp_path / "docs" / render.NAV).read_text(encoding="utf-8")
     listed = re.findall(r"- ([\w/.-]+\.md)", nav)
     written = sorted(p.relative_to(tmp_path / "docs" / "en").as_posix()
@@ -124,3 +129,22 @@ def test_a_chart_is_byte_identical_in_another_process() -> None:
                          encoding="utf-8", timeout=600, check=True)
     here = step_charts.timeline(json.loads(path.read_text(encoding="utf-8")), "zh")
     assert out.stdout == here
+
+
+def test_copies_of_another_results_folder_come_and_go_with_it(tmp_path: Path) -> None:
+    """Rendered from a results folder other than the data folder, render copies its results
+    in (listed in data/.published) and a later render removes the copies of results gone
+    from it; rendered from the data folder itself, nothing is copied and nothing removed."""
+    source = tmp_path / "results"
+    shutil.copytree(FIXTURES / "sweeps", source)
+    render.render(source, tmp_path / "docs")
+    data = tmp_path / "docs" / "data"
+    copied = sorted(p.relative_to(source) for p in source.glob("*/*.json"))
+    assert copied and all((data / p).is_file() for p in copied)
+    assert (data / render.PUBLISHED).read_text().split() == [p.as_posix() for p in copied]
+    (source / copied[0]).unlink()
+    render.render(source, tmp_path / "docs")
+    assert not (data / copied[0]).exists() and (data / copied[-1]).is_file()
+    render.render(data, tmp_path / "docs")  # the data folder is the results folder now
+    assert (data / copied[-1]).is_file()
+    assert (data / render.PUBLISHED).read_text() == ""
