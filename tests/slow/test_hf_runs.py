@@ -16,6 +16,8 @@ pytest.importorskip("transformers", reason="hf: models need transformers (pip in
 
 from conftest import LANGS, assert_refused, make_project, run_cli
 
+from generator.experiment import Experiment
+
 # n_positions 128 keeps the position table small; the token ids fit the 1000-token vocabulary
 # (GPT-2's 50256 would make transformers warn).
 TINY_GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_layer": 2,
@@ -29,7 +31,8 @@ batch_size = 2
 seq_len = 32
 backend = ["estimate", "cpu"]
 """
-KEY = "hf_tiny-gpt2-b2-s32-fp32-adamw"
+#: Its key: a local path is no plain name, so the key carries a digest of it (Experiment.key).
+KEY = Experiment(model=MODEL, batch_size=2, seq_len=32).key.removesuffix("-estimate")
 SLUG = "hf-tiny-gpt2"  # reports.report_slug(MODEL)
 
 

@@ -34,10 +34,18 @@ FIND_INJECTED = """() => {
 }"""
 
 
+def name_of(form: str) -> str:
+    """The model name that carries a form: the form itself, but for a form that needs a line
+    break (a reference-style link), which no name may hold (load refuses control characters
+    in names: tests/unit/test_bad_results.py); that form rides in the other texts."""
+    text = INJECTIONS[form]
+    return f"plain-{form}" if any(ord(c) < 32 for c in text) else text
+
+
 def injected_result(form: str) -> dict:
     """A complete result whose model name is the form, and whose other texts carry it too."""
     text = INJECTIONS[form]
-    data = hand_made_result(model=text)
+    data = hand_made_result(model=name_of(form))
     data["module_activation_bytes"] = {text: 2**20, "layers.0": 2**20}
     data["phases"] = [{"name": "forward", "tick": 0}, {"name": text, "tick": 1}]
     data["notes"] = [text]
@@ -86,10 +94,9 @@ def test_no_injection_runs_or_lands_in_the_page(site: Site, session) -> None:
 
 @pytest.mark.parametrize("form", sorted(INJECTIONS))
 def test_each_name_is_shown_as_text_on_its_report(site: Site, session, form: str) -> None:
-    """The report's heading shows the name, character for character (a line break read as
-    a space)."""
+    """The report's heading shows the name, character for character."""
     from generator.site.pages.reports import report_slug
 
-    open_page(session, site, f"en/reports/{report_slug(INJECTIONS[form])}/", settle=False)
+    open_page(session, site, f"en/reports/{report_slug(name_of(form))}/", settle=False)
     heading = session.page.locator("article h1").first.inner_text()
-    assert " ".join(INJECTIONS[form].split()) in " ".join(heading.split()), heading
+    assert name_of(form) in heading, heading

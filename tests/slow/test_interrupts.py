@@ -1,7 +1,7 @@
 """Interrupted builds and resuming them.
 
 A `build` stopped in the middle of measuring (Ctrl-C to its process group, SIGTERM, SIGKILL)
-must leave no half-written result, no temporary file in results/, and no worker process
+must leave no half-written result, no temporary file in docs/data/, and no worker process
 behind; the next `build` reuses what was stored and measures only what is missing.
 
 The experiment to interrupt is a user model whose factory announces itself (its process id
@@ -127,12 +127,15 @@ def _statuses(stderr: str) -> list[str]:
 
 
 def _check_results(root: Path) -> list[str]:
-    """Every file under results/ is a whole result that loads; returns their names."""
+    """Every file under docs/data/ (the results folder) is a whole result that loads; returns
+    their names."""
     from generator import results
 
-    files = sorted(p for p in (root / "results").rglob("*") if p.is_file())
+    data = root / "docs" / "data"
+    leftovers = sorted(data.rglob(".*.tmp"))  # what write_atomic writes before the rename
+    assert not leftovers, f"left over: {leftovers}"
+    files = sorted(p for p in data.glob("*/*.json") if p.parent.name != "studies")
     for path in files:
-        assert path.suffix == ".json" and not path.name.startswith("."), f"left over: {path}"
         results.load(path)
     return sorted(p.name for p in files)
 
