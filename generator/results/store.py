@@ -336,14 +336,24 @@ def load_studies(results_dir: Path) -> list[StudyResult]:
     return [study for _, study in load_studies_with_paths(results_dir)]
 
 
+#: Where results lie under a results folder: steps, and studies apart (result_path, study_path).
+STEP_FILES, STUDY_FILES = "*/*.json", "studies/*/*.json"
+
+
+def stored_files(results_dir: Path) -> list[Path]:
+    """Every file laid out as a stored result or study under `results_dir`, sorted."""
+    folder = Path(results_dir)
+    return sorted(folder.glob(STEP_FILES)) + sorted(folder.glob(STUDY_FILES))
+
+
 def load_studies_with_paths(results_dir: Path) -> list[tuple[Path, StudyResult]]:
     """Every study result under `results_dir` with its file, sorted by machine and name."""
-    return [(p, load_study(p)) for p in sorted((Path(results_dir) / "studies").glob("*/*.json"))]
+    return [(p, load_study(p)) for p in sorted(Path(results_dir).glob(STUDY_FILES))]
 
 
 def load_all_with_paths(results_dir: Path) -> list[tuple[Path, StepResult]]:
     """Every result under `results_dir` with its file, sorted by machine and key."""
-    return [(path, load(path)) for path in sorted(Path(results_dir).glob("*/*.json"))]
+    return [(path, load(path)) for path in sorted(Path(results_dir).glob(STEP_FILES))]
 
 
 def load_all(results_dir: Path) -> list[StepResult]:

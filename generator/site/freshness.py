@@ -16,6 +16,7 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from generator.results.store import stored_files
 from generator.site.render import DATA, NAV
 from generator.site.templating import TEMPLATES
 
@@ -47,8 +48,8 @@ def _version(name: str) -> str:
 def inputs_digest(results_dir: Path) -> str:
     """Everything a render reads, digested."""
     results = Path(results_dir)  # its stored results only: the pages' data may lie beside them
-    stored = sorted(set(results.glob("*/*.json")) | set(results.glob("studies/*/*.json")))
-    paths = [(f"results/{p.relative_to(results).as_posix()}", p) for p in stored]
+    paths = [(f"results/{p.relative_to(results).as_posix()}", p)
+             for p in stored_files(results)]
     paths += [(f"{label}/{p.relative_to(root).as_posix()}", p)
               for label, root in (("templates", TEMPLATES), ("generator", PACKAGE))
               for p in _files(root)]

@@ -60,15 +60,15 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     data = docs_dir / DATA
     claim_folder(docs_dir, PAGES)
     published = _published(data)
-    linked = _copy_data(found, data, "", published) + \
-        _copy_data(found_studies, data, "studies", published)
-    copied = [target for target, source in linked if not target.samefile(source)]
-    written: list[Path] = [target for target, _ in linked]
+    linked, copied = _copy_data(found, data, "", published)
+    more_linked, more_copied = _copy_data(found_studies, data, "studies", published)
+    written: list[Path] = linked + more_linked
+    copied += more_copied
     for name, module in modules.items():
         if contexts[name] is not None and hasattr(module, "data_files"):
             written += [write_text_atomic(data / file, text)
                         for file, text in sorted(module.data_files(contexts[name]).items())]
-    _prune(data, set(written), stored=_stored(data) - published)
+    _prune(data, set(written), stored=set(results.stored_files(data)) - published)
     write_text_atomic(data / PUBLISHED, "".join(
         f"{p.relative_to(data).as_posix()}\n" for p in sorted(copied)))
     for lang in LANGS:
@@ -140,33 +140,35 @@ def read_results(results_dir: Path
 
 
 def _copy_data(found: list[tuple[Path, dict[str, Any]]], data: Path, folder: str,
-               published: set[Path]) -> list[tuple[Path, Path]]:
+               published: set[Path]) -> tuple[list[Path], list[Path]]:
     """Publish each result's (or study's) JSON under `folder` of the data folder, where the
     pages that cite it link it (from a language's root: the data folder is its sibling);
-    returns (where it is published, its file). The project's own results live there already
-    (RESULTS_DIR): those are linked where they are, not copied. A copy never replaces a stored
-    result that render did not publish (`published`: its copies of the last render)."""
-    linked = []
+    returns where each is published, and which of those are copies. The project's own results
+    live there already (RESULTS_DIR): those are linked where they are, not copied. A copy never
+    replaces a stored result that render did not publish (`published`: its copies of the last
+    render)."""
+    linked, copies = [], []
     for path, result in found:
         target = data / folder / path.parent.name / path.name
         result["json_path"] = "/".join(part for part in ("..", DATA, folder, path.parent.name,
                                                           path.name) if part)
-        linked.append((target, path))
+        linked.append(target)
         if target.exists() and target.samefile(path):
             continue
-        if target.exists() and target not in published and \
-                target.read_bytes() != path.read_bytes():
+        unchanged = target.exists() and target.read_bytes() == path.read_bytes()
+        if target.exists() and not unchanged and target not in published:
             raise OutputError(f"{target} is a stored result, not one render published; "
                               f"render from the folder that holds it, or into another docs "
                               f"folder")
-        if not target.exists() or target.read_bytes() != path.read_bytes():
+        if not unchanged:
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, target)
             except OSError as error:
                 raise OutputError(f"cannot write pages to {target.parent}: "
                                   f"{error.strerror or error}") from None
-    return linked
+        copies.append(target)
+    return linked, copies
 
 
 def _published(data: Path) -> set[Path]:
@@ -176,11 +178,6 @@ def _published(data: Path) -> set[Path]:
     except OSError:
         return set()
     return {data / line for line in lines if line and ".." not in Path(line).parts}
-
-
-def _stored(data: Path) -> set[Path]:
-    """Every file laid out as a stored result or study under the data folder."""
-    return set(data.glob("*/*.json")) | set(data.glob("studies/*/*.json"))
 
 
 def write_nav(path: Path, pages: list[Page]) -> Path:
