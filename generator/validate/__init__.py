@@ -76,11 +76,11 @@ def check_published(results_dir: Path, work: Path) -> list[dict[str, Any]]:
     from generator.validate import published
 
     found = published.cases()
-    fresh = {r["key"]: r for r in _estimate(published.jobs(found), work)}
+    jobs = published.jobs(found)
+    fresh = {r["key"]: r for r in _estimate(jobs, work)}
     stored = {r["key"]: r for r in store.load_all(results_dir)}
-    keys = [e.key for e in published.jobs(found)]
-    return [published.compare(case, fresh[key], stored.get(key))
-            for case, key in zip(found, keys)]
+    return [published.compare(case, fresh[job.key], stored.get(job.key))
+            for case, job in zip(found, jobs)]
 
 
 RUNNERS: dict[str, Callable[[Path, Path], list[dict[str, Any]]]] = {
@@ -97,7 +97,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def validate(results_dir: Path, only: tuple[str, ...] = CHECKS) -> Path:
     """Run the checks, write the dated result beside the other studies, return its path."""
     store.ensure_writable(results_dir)
-    today = stamp()[:10]
+    now = stamp()
+    today = now[:10]  # the file's name: one run a day, the newest kept
     checks: dict[str, Any] = {}
     for name in only:
         _say(f"validate: {name} …")
@@ -113,7 +114,7 @@ def validate(results_dir: Path, only: tuple[str, ...] = CHECKS) -> Path:
               "study": {"kind": KIND, "name": f"{KIND}-{today}", "backend": "estimate",
                         "params": {"checks": list(only)}},
               "method_version": VERSION, "environment": describe("estimate"),
-              "measured_at": stamp(),
+              "measured_at": now,
               "error": None, "data": {"checks": checks}}
     path = store.study_path(results_dir, machine_id("estimate"), f"{KIND}-{today}")
     store.save(path, result)
