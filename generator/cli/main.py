@@ -176,6 +176,9 @@ def _parser() -> argparse.ArgumentParser:
                     "it fits only just or not at all.")
     for name in ("gpu", "gpu_memory"):  # as estimate reads them
         add_option(run, name, options()[name])
+    run.add_argument("--gpus", type=_positive_int, default=1, metavar="N",
+                     help="run the script as rank 0 of N GPUs, as torchrun would start it "
+                          "(its process group a fake one of N ranks); each figure is one GPU's")
     run.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                      help="cuda: a simulated GPU (default); cpu: the simulation modelling "
                           "this CPU (to check it against a real run of the script)")

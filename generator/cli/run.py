@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None and not args.json.parent.is_dir():
         args.usage_error(f"--json: no folder {args.json.parent} to write {args.json.name} in")
     simulation = simulated_gpu(args.gpu or None, memory=args.gpu_memory, device=args.device,
-                               steps=args.steps)
+                               steps=args.steps, gpus=args.gpus)
     status = 0
     with simulation:
         status = script.run()
@@ -53,14 +53,18 @@ def run(args: argparse.Namespace) -> int:
     return DOES_NOT_FIT if verdict is not None and verdict.word in _BAD_WORDS else 0
 
 
+def _rank(report: SimulationReport) -> str:
+    return f", rank 0 of {report.gpus}, each figure one GPU's" if report.gpus > 1 else ""
+
+
 def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:
     say = print
     if report.device == "cuda":
         assumed = " (assumed: --gpu NAME for yours)" if report.gpu_assumed else ""
-        say(f"\n── estimated on a simulated {report.gpu}{assumed}: "
+        say(f"\n── estimated on a simulated {report.gpu}{assumed}{_rank(report)}: "
             "nothing was allocated ──")
     else:
-        say("\n── estimated on a simulated CPU: nothing was allocated ──")
+        say(f"\n── estimated on a simulated CPU{_rank(report)}: nothing was allocated ──")
     if report.steps:
         say(f"{'optimizer step':>14}{'allocated peak':>18}{'reserved peak':>18}")
         for number, peaks in enumerate(report.steps, 1):

@@ -57,7 +57,7 @@ class DeviceProperties:
 
 
 def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
-             context_bytes: int, values: Placeholders) -> dict[str, Callable]:
+             context_bytes: int, values: Placeholders, devices: int) -> dict[str, Callable]:
     """torch.cuda's functions, answered by the simulated GPU."""
     major, minor = gpu.overheads.compute_capability
     properties = DeviceProperties(gpu.name, memory_bytes, major, minor)
@@ -74,7 +74,7 @@ def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         "is_initialized": lambda: True,
         "_lazy_init": nothing,
         "init": nothing,
-        "device_count": lambda: 1,
+        "device_count": lambda: devices,
         "current_device": lambda: 0,
         "set_device": nothing,
         "synchronize": nothing,
@@ -252,13 +252,16 @@ def _autocast_init(original: Callable) -> Callable:
 
 @contextlib.contextmanager
 def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
-             storages: DeviceStorages, context_bytes: int) -> Iterator[None]:
-    """The simulated GPU in torch.cuda's answers (see the module), until the block ends."""
+             storages: DeviceStorages, context_bytes: int, *, devices: int = 1
+             ) -> Iterator[None]:
+    """The simulated GPU in torch.cuda's answers (see the module), until the block ends.
+    devices: how many GPUs the machine has (device_count()); the script's is the first."""
     autocast = torch.amp.autocast_mode.autocast
     foreach_types = _OPTIMIZER._foreach_supported_types
     with contextlib.ExitStack() as undo:
         undo.enter_context(_replaced(torch.cuda, _queries(gpu, memory_bytes, memory,
-                                                          context_bytes, storages.values)))
+                                                          context_bytes, storages.values,
+                                                          devices)))
         undo.enter_context(_replaced(FakeTensor, {
             "device": _device_property(storages, FakeTensor.__dict__["device"])}))
         undo.enter_context(_replaced(autocast, {"__init__": _autocast_init(autocast.__init__)}))

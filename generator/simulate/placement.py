@@ -37,10 +37,11 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensor
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
 from torch.utils._pytree import tree_flatten
 
 from generator.measure.emulation.cpu_kernels import kernel_buffers
+from generator.measure.tracking.sharded_tracker import local_storages
 from generator.measure.tracking.tracker import own_storage
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.values import Placeholders
@@ -67,6 +68,14 @@ def names_cuda(device: Any) -> bool:
         return False
 
 
+def _storages(tensor: object) -> list[torch.UntypedStorage]:
+    """The fake storages a tensor holds: its own, or a wrapper's (a DTensor's local shard)."""
+    if is_traceable_wrapper_subclass(tensor):
+        return local_storages(tensor)
+    storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
+    return [] if storage is None else [storage]
+
+
 class DeviceStorages(TorchDispatchMode):
     """The storages on the simulated device, each allocated in `memory` while it lives."""
 
@@ -82,9 +91,9 @@ class DeviceStorages(TorchDispatchMode):
 
     # -- the bookkeeping -----------------------------------------------------------------------
     def holds(self, tensor: object) -> bool:
-        """Whether `tensor`'s storage is on the device."""
-        storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
-        return storage is not None and id(storage) in self._refs
+        """Whether `tensor`'s storage is on the device (a wrapper's, such as a DTensor's:
+        its local shard's)."""
+        return any(id(storage) in self._refs for storage in _storages(tensor))
 
     def in_op(self) -> bool:
         """Whether this thread is inside an op (FakeTensorMode's own code runs there)."""
@@ -111,6 +120,35 @@ class DeviceStorages(TorchDispatchMode):
             return
         self.memory.allocate(key, storage.nbytes())  # out of memory raises here
         self._refs[key] = weakref.ref(storage, functools.partial(self._died, key))
+
+    @contextlib.contextmanager
+    def resizes_followed(self) -> Iterator[None]:
+        """FSDP2 frees a gathered weight with `storage.resize_(0)` and grows it again with
+        `resize_(n)` before its next use: the storage object lives on, so its weak reference
+        never sees the free. While the block lasts, shrinking a storage on the device frees
+        its memory and growing it again allocates it (as the estimate's sharded_tracker
+        does)."""
+        original = torch.UntypedStorage.resize_
+        shrunk: dict[int, weakref.ref] = {}  # on the device, resized to nothing
+
+        def resize_(storage: torch.UntypedStorage, size: int) -> Any:
+            key = id(storage)
+            on_device = key in self._refs or key in shrunk
+            if self._refs.pop(key, None) is not None:  # its weak reference goes, unfired
+                self.memory.free(key)
+            out = original(storage, size)
+            if on_device and size > 0:
+                shrunk.pop(key, None)
+                self._add(storage)
+            elif on_device:
+                shrunk[key] = weakref.ref(storage, lambda _ref: shrunk.pop(key, None))
+            return out
+
+        torch.UntypedStorage.resize_ = resize_
+        try:
+            yield
+        finally:
+            torch.UntypedStorage.resize_ = original
 
     def _died(self, key: int, _ref: weakref.ref) -> None:
         if self._refs.pop(key, None) is not None:
@@ -139,6 +177,8 @@ class DeviceStorages(TorchDispatchMode):
             # device=x.device) of a tensor on the GPU): a fake CUDA tensor would abort autograd
             kwargs, placing = {**kwargs, "device": torch.device("cpu")}, "device"
         inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        # A DTensor's op runs its local ops below this mode, unseen: its inputs and outputs
+        # are counted by their local shards' storages.
         on_device = placing == "device" or (placing is None and (
             self.every_storage or any(self.holds(t) for t in inputs)))
         if on_device and self.workspace_bytes and func in _MATMULS:
@@ -159,11 +199,11 @@ class DeviceStorages(TorchDispatchMode):
         if on_device:
             # An output on an input's storage (in place, a view, out=) stays where that
             # input is: `host.copy_(gpu)` writes host memory.
-            given = {id(own_storage(t)) for t in inputs}
+            given = {id(storage) for t in inputs for storage in _storages(t)}
             for tensor in tree_flatten(out)[0]:
-                storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
-                if storage is not None and id(storage) not in given:
-                    self._add(storage)
+                for storage in _storages(tensor):
+                    if id(storage) not in given:
+                        self._add(storage)
         return out
 
     def _scalar(self, func, args, kwargs):

@@ -50,6 +50,8 @@ class SimulationReport:
     refused: Peaks | None = None
     """What the refused allocations would have taken the figures to: the verdict judges
     the memory the run asked for, not only what it got."""
+    gpus: int = 1
+    """The job's GPUs: the script ran as rank 0 of them, so each figure is one GPU's."""
 
     @property
     def peak_bytes(self) -> int:
@@ -95,6 +97,7 @@ class SimulationReport:
             "gpu": self.gpu,
             "gpu_assumed": self.gpu_assumed,
             "memory_bytes": self.memory_bytes,
+            "gpus": self.gpus,
             "steps": [{"allocated_bytes": p.allocated_bytes, "reserved_bytes": p.reserved_bytes,
                        "tensor_bytes": p.tensor_bytes} for p in self.steps],
             "stopped_after_steps": self.stopped_after_steps,

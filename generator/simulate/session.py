@@ -33,6 +33,7 @@ from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
 from generator import gpus
 from generator.simulate import device as cuda_device
+from generator.simulate.distributed import local_gpus, rank_zero_of
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import DeviceStorages, Placement
 from generator.simulate.report import SimulationReport
@@ -74,12 +75,15 @@ class SimulatedGpu:
     steps: stop the block after this many optimizer steps (None: let it run)."""
 
     def __init__(self, gpu: str | None = None, *, memory: int | str | None = None,
-                 device: str = "cuda", steps: int | None = None) -> None:
+                 device: str = "cuda", steps: int | None = None, gpus: int = 1) -> None:
         if steps is not None and (not isinstance(steps, int) or steps < 1):
             raise ConfigError(f"steps must be a positive number of optimizer steps or None, "
                               f"got {steps!r}")
+        if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+            raise ConfigError(f"gpus must be a positive number of GPUs, got {gpus!r}")
         self.target = Target.of(gpu, memory, device)
         self.limit = steps
+        self.gpus = gpus
         self._stack: contextlib.ExitStack | None = None
         self._report: SimulationReport | None = None
 
@@ -110,11 +114,15 @@ class SimulatedGpu:
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
             stack.enter_context(fakes_converted())
             stack.enter_context(self.storages)
+            stack.enter_context(self.storages.resizes_followed())
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
             if cuda:
                 stack.enter_context(cuda_device.answered(
-                    target.gpu, target.memory_bytes, self.memory, self.storages, context[0]))
+                    target.gpu, target.memory_bytes, self.memory, self.storages, context[0],
+                    devices=local_gpus(self.gpus)))
+            if self.gpus > 1:
+                stack.enter_context(rank_zero_of(self.gpus))
             stack.enter_context(self.steps)
             SimulatedGpu._running = self
             stack.callback(setattr, SimulatedGpu, "_running", None)
@@ -137,7 +145,7 @@ class SimulatedGpu:
         target = self.target
         cuda = target.device == "cuda"
         return SimulationReport(
-            device=target.device, gpu=target.gpu.name if cuda else None,
+            device=target.device, gpu=target.gpu.name if cuda else None, gpus=self.gpus,
             gpu_assumed=target.gpu_assumed, memory_bytes=target.memory_bytes,
             context_bytes=target.gpu.context_bytes if cuda else None,
             steps=tuple(self.steps.peaks), run=self.memory.run,
@@ -146,9 +154,12 @@ class SimulatedGpu:
 
 
 def simulated_gpu(gpu: str | None = None, *, memory: int | str | None = None,
-                  device: str = "cuda", steps: int | None = None) -> SimulatedGpu:
+                  device: str = "cuda", steps: int | None = None,
+                  gpus: int = 1) -> SimulatedGpu:
     """Run the block on a simulated GPU of the catalogue (matched loosely: "4090",
     "a100 80gb"; None: the assumed H100), or on a GPU of `memory` bytes ("24GiB"), or
     modelling the CPU (device="cpu"). Tensors made on or moved to "cuda" inside are fake:
-    nothing is allocated, and `torch.cuda` answers from the simulation. Then `report()`."""
-    return SimulatedGpu(gpu, memory=memory, device=device, steps=steps)
+    nothing is allocated, and `torch.cuda` answers from the simulation. gpus: the block runs
+    as rank 0 of a job over this many GPUs, as torchrun starts it (simulate/distributed.py),
+    and each figure is one GPU's. Then `report()`."""
+    return SimulatedGpu(gpu, memory=memory, device=device, steps=steps, gpus=gpus)

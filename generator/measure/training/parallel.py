@@ -256,7 +256,7 @@ def apply_fsdp2(model: nn.Module, mesh: object, *, policy: Any = None,
     if offload:
         options["offload_policy"] = CPUOffloadPolicy(pin_memory=False)
     units = fsdp_units(model)
-    with _one_rank_at_a_time(mesh):
+    with one_rank_at_a_time():
         for _, block in units:
             fully_shard(block, reshard_after_forward=reshard_after_forward, **options)
         fully_shard(model, **options)
@@ -291,23 +291,23 @@ class _Chunks:
 
 
 @contextlib.contextmanager
-def _one_rank_at_a_time(mesh: Any) -> Iterator[None]:
+def one_rank_at_a_time() -> Iterator[None]:
     """While fully_shard runs, FSDP2's two steps whose cost grows with the number of GPUs
     made once or on demand, restored afterwards: a parameter's chunks (_Chunks), and, on
     HSDP's 2-D mesh, the shard dimension's sub-mesh, which FSDP2 slices again for every
-    parameter (each slice lays out all N ranks: 40 s for the tiny model over 2²⁰ GPUs)."""
+    parameter (each slice lays out all N ranks: 40 s for the tiny model over 2²⁰ GPUs),
+    sliced once per mesh."""
     from torch.distributed.fsdp._fully_shard import _fsdp_param
 
     chunk_with_empty = _fsdp_param._chunk_with_empty
     init_shard_mesh = _fsdp_param.FSDPParam._init_shard_mesh
-    sliced: dict[int, Any] = {}
+    sliced: dict[int, tuple[Any, Any]] = {}  # id(mesh) → (mesh, its shard sub-mesh)
 
     def shard_mesh(param: Any) -> Any:
-        if param.mesh_info.mesh is not mesh:
-            return init_shard_mesh(param)
-        if id(mesh) not in sliced:
-            sliced[id(mesh)] = init_shard_mesh(param)
-        return sliced[id(mesh)]
+        mesh = param.mesh_info.mesh
+        if id(mesh) not in sliced:  # the mesh is kept too, so that its id is not reused
+            sliced[id(mesh)] = (mesh, init_shard_mesh(param))
+        return sliced[id(mesh)][1]
 
     _fsdp_param._chunk_with_empty = _Chunks
     _fsdp_param.FSDPParam._init_shard_mesh = shard_mesh
@@ -358,8 +358,9 @@ class DDPBuckets:
                     cap = BUCKET_CAP_BYTES
                 groups.append([param])
                 size = nbytes
-        self.buffers = [torch.empty(sum(p.numel() for p in group), dtype=group[0].dtype)
-                        for group in groups]
+        # on the parameters' device: a simulated run's are on its GPU (simulate/distributed.py)
+        self.buffers = [torch.empty(sum(p.numel() for p in group), dtype=group[0].dtype,
+                                    device=group[0].device) for group in groups]
         self._groups = groups
         self._where: dict[nn.Parameter, tuple[int, torch.Tensor]] = {}
         for index, (group, buffer) in enumerate(zip(groups, self.buffers)):
@@ -367,8 +368,12 @@ class DDPBuckets:
             self._where.update((p, (index, v)) for p, v in zip(group, views))
         self._pending = [len(group) for group in groups]
         self._handles = [p.register_post_accumulate_grad_hook(self._ready) for p in self._where]
+        #: False under DDP's no_sync(): the gradients stay out of the buckets
+        self.syncing = True
 
     def _ready(self, param: nn.Parameter) -> None:
+        if not self.syncing:
+            return
         index, view = self._where[param]
         view.copy_(param.grad.reshape(-1))
         view.div_(dist.get_world_size())
