@@ -145,21 +145,6 @@ def for_device_name(name: str) -> Overheads | None:
     return None
 
 
-def for_compute_capability(major: int, minor: int) -> Overheads | None:
-    """The entry of a compute capability: exact, else the same major (sm12x goes to Blackwell)."""
-    exact = [e for e in OVERHEADS if e.compute_capability == (major, minor)]
-    same_major = [e for e in OVERHEADS if e.compute_capability[0] == major]
-    blackwell = [e for e in OVERHEADS if major in (11, 12) and e.compute_capability[0] == 10]
-    return (exact or same_major or blackwell or [None])[0]
-
-
-def parse_cublas_workspace_config(value: str) -> int | None:
-    """Bytes PyTorch reserves for `CUBLAS_WORKSPACE_CONFIG` (":SIZE_KiB:COUNT" repeated, summed);
-    None where it cannot parse it (it then warns and keeps its default)."""
-    matches = re.findall(r":([0-9]+):([0-9]+)", value)
-    return sum(int(size) * 1024 * int(count) for size, count in matches) if matches else None
-
-
 def nvidia_smi_bytes(allocator: dict) -> tuple[int, int]:
     """What `nvidia-smi` shows for a step whose CUDA allocator was simulated (an estimate's
     `allocator` figures): its reserved peak plus the CUDA context, low and high."""

@@ -361,10 +361,6 @@ def load_all(results_dir: Path) -> list[StepResult]:
     return [result for _, result in load_all_with_paths(results_dir)]
 
 
-def experiment_of(result: StepResult) -> Experiment:
-    return Experiment.from_dict(result["experiment"])
-
-
 def rewrite_older(folder: Path) -> list[Path]:
     """Every result and study result under `folder` of an older schema, written again as the
     current schema keeps it (atomically; migrate.upgrade); the files rewritten. Every file is

@@ -34,16 +34,6 @@ def test_an_unknown_device_finds_nothing() -> None:
     assert gpus.for_device_name("cpu") is None
 
 
-@pytest.mark.parametrize(("cc", "family"), [
-    ((9, 0), "Hopper"), ((8, 0), "Ampere datacenter"), ((8, 6), "Ampere consumer"),
-    ((8, 9), "Ada"), ((10, 0), "Blackwell"), ((12, 0), "Blackwell"),
-])
-def test_a_compute_capability_finds_its_family(cc: tuple[int, int], family: str) -> None:
-    entry = gpus.for_compute_capability(*cc)
-    assert entry is not None and entry.name.startswith(family)
-    assert gpus.for_compute_capability(7, 0) is None
-
-
 @pytest.mark.parametrize("entry", gpus.OVERHEADS, ids=lambda e: e.name.split(" (")[0])
 def test_every_entry_is_consistent_and_sourced(entry: gpus.Overheads) -> None:
     assert 0 < entry.context_bytes_low <= entry.context_bytes_high < 2 * 2**30
@@ -61,14 +51,6 @@ def test_the_workspace_defaults_are_pytorchs() -> None:
     assert gpus.for_device_name("NVIDIA H100 80GB HBM3").cublas_workspace_bytes == 32 * MIB
     assert gpus.for_device_name("NVIDIA A100-SXM4-40GB").cublas_workspace_bytes == 8_519_680
     assert gpus.for_device_name("NVIDIA GeForce RTX 4090").cublas_workspace_bytes == 8_519_680
-
-
-@pytest.mark.parametrize(("config", "nbytes"), [
-    (":4096:8", 32 * MIB), (":16:8", 128 * 1024), (":4096:2:16:8", 8_519_680),
-    ("nonsense", None), ("", None),
-])
-def test_cublas_workspace_config_parses_as_pytorch_does(config: str, nbytes: int | None) -> None:
-    assert gpus.parse_cublas_workspace_config(config) == nbytes
 
 
 # -- the catalogue ------------------------------------------------------------------------------

@@ -42,10 +42,6 @@ class LinearFit:
         return self.intercept + self.slope * x
 
     @property
-    def max_abs_residual(self) -> float:
-        return max(abs(r) for r in self.residuals)
-
-    @property
     def max_rel_residual(self) -> float:
         """The largest residual as a share of its point's value."""
         return max(abs(r) / y for r, y in zip(self.residuals, self.ys) if y)
