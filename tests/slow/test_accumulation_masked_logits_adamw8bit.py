@@ -1,6 +1,6 @@
-"""The levers added for the levers page: gradient accumulation (micro_batches), logits only at
-masked positions (logits = "masked") and bitsandbytes' 8-bit AdamW. Each changes the step as
-its name says; bad combinations fail with one line."""
+"""Gradient accumulation (micro_batches), logits only at masked positions (logits =
+"masked") and bitsandbytes' 8-bit AdamW: each changes the step as its name says; bad
+combinations fail with one line."""
 
 from __future__ import annotations
 
