@@ -39,10 +39,10 @@ def _join(items: list[str], lang: str) -> str:
 
 
 def _spaced(text: str) -> str:
-    """Chinese text with a space between a Han character and a Latin letter, either way round
-    (as the site's Chinese sets "autocast 权重副本")."""
-    text = re.sub(r"(?<=[\u4e00-\u9fff])(?=[A-Za-z])", " ", text)
-    return re.sub(r"(?<=[A-Za-z])(?=[\u4e00-\u9fff])", " ", text)
+    """Chinese text with a space between a Han character and a Latin letter or a digit, either
+    way round (as the site's Chinese sets "autocast 权重副本", "用 FSDP2 时")."""
+    text = re.sub(r"(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])", " ", text)
+    return re.sub(r"(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])", " ", text)
 
 
 def _names(cats: list[str]) -> Words:
@@ -90,6 +90,30 @@ def _ddp_count(ddp: list[Row]) -> Words:
                  f"peaks differ by up to {size(spread)}, and a GPU reserves up to **{top} GiB**.",
                  f"用 DDP 时，{counts.zh}这 {len(ddp)} 行并不完全相同，已预留峰值最多差 "
                  f"{size(spread)}；每张卡最多预留 **{top} GiB**。")
+
+
+def ddp_state(row: Row, parameter_count: int) -> Words:
+    """What DDP's model state takes on a GPU (each category's own maximum), per parameter, and
+    whether its gradient buckets hold the gradients a second time (the same bytes, within
+    SAME_BYTES) or how much they hold beside them."""
+    cats = row["category_max_bytes"]
+    state = sum(cats.get(c, 0) for c in STATE)
+    buckets, grads = cats.get("comm_buffers", 0), cats.get("gradients", 0)
+    head = Words(f"Weights, gradients and optimizer state alone take {gib(state)} GiB",
+                 f"光是权重、梯度和优化器状态就占 {gib(state)} GiB")
+    if parameter_count:
+        per = state / parameter_count
+        head = Words(f"{head.en}, {per:.0f} bytes for each of the {parameter_count:,} "
+                     "parameters", f"{head.zh}，{parameter_count:,} 个参数每个 {per:.0f} 字节")
+    if abs(buckets - grads) < SAME_BYTES:  # Markdown: a code span, written here
+        return written(Words(f"{head.en}, and DDP's buckets hold the gradients a second time "
+                     f"({gib(buckets)} GiB; `gradient_as_bucket_view=True` would make the "
+                     "gradients views into the buckets and save that copy).",
+                     f"{head.zh}；DDP 的梯度桶又存了一份梯度（{gib(buckets)} GiB；"
+                     "`gradient_as_bucket_view=True` 会让梯度成为桶的视图，省下这一份）。"))
+    return Words(f"{head.en}, and DDP's buckets hold {gib(buckets)} GiB beside the gradients' "
+                 f"{gib(grads)} GiB.",
+                 f"{head.zh}；DDP 的梯度桶另占 {gib(buckets)} GiB，梯度本身 {gib(grads)} GiB。")
 
 
 def shrink(items: list[dict[str, Any]], *, cpu: bool = False) -> Words | None:
@@ -174,13 +198,15 @@ def _reserved(row: Row) -> int:
 
 
 def stops_falling(series: list[Row], name: Words) -> Words | None:
-    """Where a line's reserved peak per GPU stops falling: the fewest GPUs from which every
+    """Where a line's tensors' peak per GPU stops falling: the fewest GPUs from which every
     further step up in GPU count (each a doubling or more) lowers it by less than
-    DIMINISHING of it; or, where none does, how much the last step still lowered it."""
+    DIMINISHING of it; or, where none does, how much the last step still lowered it. On the
+    tensors' peak, not the reserved one: the reserved peak also moves with where the
+    simulated allocator places its blocks (reserved_moves)."""
     if len(series) < 2:
         return None
     steps = list(zip(series, series[1:]))
-    falls = [(a, b, (_reserved(a) - _reserved(b)) / _reserved(a)) for a, b in steps]
+    falls = [(a, b, (a["peak_bytes"] - b["peak_bytes"]) / a["peak_bytes"]) for a, b in steps]
     flat_from = None
     for i in range(len(falls)):
         if all(share < DIMINISHING for _, _, share in falls[i:]):
@@ -189,48 +215,87 @@ def stops_falling(series: list[Row], name: Words) -> Words | None:
     last = series[-1]
     if flat_from is None:
         a, b, share = falls[-1]
-        return Words(f"Under {name.en} the reserved peak per GPU still falls from "
+        fell = a["peak_bytes"] - b["peak_bytes"]
+        return Words(f"Under {name.en} the tensors' peak per GPU still falls from "
                      f"{_gpus(a['world_size']).en} to {_gpus(b['world_size']).en}, by "
-                     f"{size(_reserved(a) - _reserved(b))} ({pct(share)}), to "
-                     f"{gib(_reserved(b))} GiB.",
+                     f"{size(fell)} ({pct(share)}), to {gib(b['peak_bytes'])} GiB.",
                      _spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
-                             f"单卡已预留峰值仍然降了 {size(_reserved(a) - _reserved(b))}"
-                             f"（{pct(share)}），降到 {gib(_reserved(b))} GiB。"))
+                             f"单卡张量峰值仍然降了 {size(fell)}（{pct(share)}），降到 "
+                             f"{gib(b['peak_bytes'])} GiB。"))
     n = flat_from["world_size"]
     most = max(share for _, _, share in falls[series.index(flat_from):])
-    total = _reserved(flat_from) - _reserved(last)
+    total = flat_from["peak_bytes"] - last["peak_bytes"]
     if n == series[0]["world_size"]:
-        en_head = (f"Under {name.en} the reserved peak per GPU hardly falls at all: from "
+        en_head = (f"Under {name.en} the tensors' peak per GPU hardly falls at all: from "
                    f"{_gpus(n).en} to {_gpus(last['world_size']).en}")
-        zh_head = f"用{name.zh}时，单卡已预留峰值几乎不降：从 {n} 卡到 {last['world_size']} 卡"
+        zh_head = f"用{name.zh}时，单卡张量峰值几乎不降：从 {n} 卡到 {last['world_size']} 卡"
     else:
-        en_head = (f"Under {name.en} the reserved peak per GPU stops falling at "
+        en_head = (f"Under {name.en} the tensors' peak per GPU stops falling at "
                    f"{_gpus(n).en}: from there to {_gpus(last['world_size']).en}")
-        zh_head = (f"用{name.zh}时，单卡已预留峰值到 {n} 卡就不再下降：从 {n} 卡到 "
+        zh_head = (f"用{name.zh}时，单卡张量峰值到 {n} 卡就不再下降：从 {n} 卡到 "
                    f"{last['world_size']} 卡")
-    return Words(f"{en_head} it goes from {gib(_reserved(flat_from))} to "
-                 f"{gib(_reserved(last))} GiB ({size(abs(total))} {'less' if total >= 0 else 'more'}), "
-                 f"no step up in GPU count lowering it by as much as {pct(DIMINISHING)} "
-                 f"(at most {pct(max(most, 0))}).",
-                 _spaced(f"{zh_head}，从 {gib(_reserved(flat_from))} GiB 变为 "
-                         f"{gib(_reserved(last))} GiB（{'少' if total >= 0 else '多'}了 "
+    return Words(f"{en_head} it goes from {gib(flat_from['peak_bytes'])} to "
+                 f"{gib(last['peak_bytes'])} GiB ({size(abs(total))} "
+                 f"{'less' if total >= 0 else 'more'}), no step up in GPU count lowering it by "
+                 f"as much as {pct(DIMINISHING)} (at most {pct(max(most, 0))}).",
+                 _spaced(f"{zh_head}，从 {gib(flat_from['peak_bytes'])} GiB 变为 "
+                         f"{gib(last['peak_bytes'])} GiB（{'少' if total >= 0 else '多'}了 "
                          f"{size(abs(total))}），每次加卡都降不到 {pct(DIMINISHING)}"
                          f"（最多 {pct(max(most, 0))}）。"))
 
 
-def rises(series: list[Row], name: Words) -> Words | None:
-    """Where more GPUs give a GPU more to hold under one strategy (a reserved peak that rises
-    by more than TOLERANCE of it from one count to the next): said, never hidden."""
+def reserved_moves(series: list[Row], name: Words) -> Words | None:
+    """Where more GPUs give a GPU a larger reserved peak under one strategy (by more than
+    TOLERANCE of it from one count to the next): said on the tensors' peak. Where the
+    tensors' peak rises too, by how much; where it does not, the reserved difference is
+    where the simulated caching allocator places its blocks, not what the tensors need, and
+    the same ranks replayed with another cuBLAS workspace (a row's `replays`, the result's
+    allocator.other_workspaces) show how far placement alone moves it. None where the
+    reserved peak rises nowhere."""
     up = [(a, b) for a, b in zip(series, series[1:])
           if _reserved(b) - _reserved(a) > TOLERANCE * _reserved(a)]
     if not up:
         return None
     a, b = max(up, key=lambda pair: _reserved(pair[1]) - _reserved(pair[0]))
-    diff = size(_reserved(b) - _reserved(a))
-    return Words(f"Under {name.en} the reserved peak per GPU rises from "
-                 f"{_gpus(a['world_size']).en} to {_gpus(b['world_size']).en}, by {diff}.",
-                 _spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
-                         f"单卡已预留峰值反而多了 {diff}。"))
+    na, nb = a["world_size"], b["world_size"]
+    rise = size(_reserved(b) - _reserved(a))
+    tensors = b["peak_bytes"] - a["peak_bytes"]
+    if tensors > TOLERANCE * a["peak_bytes"]:
+        return Words(f"Under {name.en} the tensors' peak per GPU rises from {_gpus(na).en} to "
+                     f"{_gpus(nb).en}, by {size(tensors)} (the reserved peak by {rise}).",
+                     _spaced(f"用{name.zh}时，从 {na} 卡到 {nb} 卡，单卡张量峰值反而多了 "
+                             f"{size(tensors)}（已预留峰值多了 {rise}）。"))
+    peaks = [r["peak_bytes"] for r in series]
+    if max(peaks) - min(peaks) < SAME_BYTES:
+        counts = _counts([r["world_size"] for r in series])
+        head = Words(f"Under {name.en} the tensors' peak per GPU is the same on {counts.en} "
+                     f"({gib(peaks[0])} GiB)",
+                     f"用{name.zh}时，{counts.zh}的单卡张量峰值都一样（{gib(peaks[0])} GiB）")
+    else:
+        head = Words(f"Under {name.en} the tensors' peak per GPU does not rise from "
+                     f"{_gpus(na).en} to {_gpus(nb).en} ({gib(a['peak_bytes'])} and "
+                     f"{gib(b['peak_bytes'])} GiB)",
+                     f"用{name.zh}时，从 {na} 卡到 {nb} 卡，单卡张量峰值并没有增加"
+                     f"（{gib(a['peak_bytes'])} GiB 和 {gib(b['peak_bytes'])} GiB）")
+    reserved = [_reserved(r) for r in series]
+    text = Words(f"{head.en}; its reserved peak still moves between {gib(min(reserved))} and "
+                 f"{gib(max(reserved))} GiB (from {_gpus(na).en} to {_gpus(nb).en} it rises by "
+                 f"{rise}). That difference is where the simulated caching allocator places its "
+                 "blocks, not what the tensors need",
+                 f"{head.zh}；已预留峰值却在 {gib(min(reserved))} 到 {gib(max(reserved))} GiB "
+                 f"之间变动（从 {na} 卡到 {nb} 卡多了 {rise}）。这个差别来自模拟的缓存分配器"
+                 "怎样摆放内存块，不是张量需要的")
+    sizes = set.intersection(*(set(r.get("replays") or {}) for r in series))
+    if sizes and all(r.get("workspace_bytes") for r in series):
+        other = min(sizes)
+        again = [r["replays"][other] for r in series]
+        text = Words(f"{text.en}: replayed with a cuBLAS workspace of {size(other)} instead of "
+                     f"{size(series[0]['workspace_bytes'])}, the same ranks reserve between "
+                     f"{gib(min(again))} and {gib(max(again))} GiB",
+                     f"{text.zh}：把 cuBLAS 工作区从 {size(series[0]['workspace_bytes'])} 换成 "
+                     f"{size(other)} 重放，同样这些 rank 预留 {gib(min(again))} 到 "
+                     f"{gib(max(again))} GiB")
+    return Words(text.en + ".", _spaced(text.zh + "。"))
 
 
 def floor_levers(hi: Row, batch_size: int, policy: list[Row], *,
@@ -325,22 +390,62 @@ def regime_gap(autocast: Row, policy: Row, name: Words) -> Words:
 COMPUTED = ("activations", "autocast_copies")
 
 
-def tensor_parallel(fsdp: list[Row], tp: list[Row], name: Words) -> Words | None:
+def _tp_size(row: Row) -> int:
+    """The GPUs of a row's TP group (its mesh's "tp"), its GPU count where not recorded."""
+    return row.get("tp_size") or row["world_size"]
+
+
+def _computed(cat: str, fb: int, tb: int, t: int, checkpointing: bool) -> Words:
+    """One category a GPU computes with, under TP (tb) against FSDP2 (fb), with a TP group of
+    t GPUs: split as 1/t, not at all, or by how much; and why, where the plans say why (no
+    plan here uses sequence parallelism: tensor_parallel.py translates no such style)."""
+    name = NAMES[cat]
+    pair = Words(f"{gib(tb)} GiB against {gib(fb)}", f"{gib(tb)} GiB 对 {gib(fb)} GiB")
+    factor = fb / tb if tb else None
+    if factor is not None and abs(factor / t - 1) <= TOLERANCE:
+        return Words(f"{name.en} shrink as a TP group of {t} splits them, {pair.en}",
+                     f"{name.zh}按 {t} 卡的 TP 组等分缩小，{pair.zh}")
+    if factor is not None and abs(factor - 1) <= TOLERANCE:
+        if cat == "activations" and checkpointing:
+            return Words(f"{name.en} are the same, {pair.en}: under activation checkpointing "
+                         "what a GPU keeps for backward is each block's input and what the loss "
+                         "saves, which TP without sequence parallelism does not split",
+                         f"{name.zh}一样大，{pair.zh}：用激活检查点时，一张卡为反向留下的是每个 "
+                         "block 的输入和损失保存的张量，没有序列并行的 TP 不切它们")
+        return Words(f"{name.en} are the same, {pair.en}", f"{name.zh}一样大，{pair.zh}")
+    if factor is not None and 1 < factor < t:
+        why = (Words("without sequence parallelism TP splits only what is inside attention and "
+                     "the MLP; the norms', the residual stream's and the loss's tensors are "
+                     "whole on every GPU of the group",
+                     "没有序列并行时，TP 只切注意力和 MLP 里面的东西；归一化层、残差流和损失的张量"
+                     "在组里每张卡上都是完整的")
+               if cat == "activations" else
+               Words("the weights the plan leaves whole are cast whole",
+                     "切分方案没有切开的权重，转换出的副本也是完整的"))
+        return Words(f"{name.en} shrink by {factor:.2f}×, where a TP group of {t} splitting "
+                     f"them all would give {t}×, {pair.en}: {why.en}",
+                     f"{name.zh}缩小了 {factor:.2f}×（{pair.zh}），全部按 {t} 卡的 TP 组切开应是 "
+                     f"{t}×：{why.zh}")
+    return Words(f"{name.en}: {pair.en}", f"{name.zh}：{pair.zh}")
+
+
+def tensor_parallel(fsdp: list[Row], tp: list[Row], name: Words, *,
+                    checkpointing: bool = False) -> Words | None:
     """Tensor parallelism (`name`: TP, or FSDP2 × TP) against FSDP2 on the largest GPU count
-    both were estimated on: the tensors' peak, and the own maxima of what each GPU computes
-    with (activations, autocast's weight copies), which FSDP2 leaves whole and TP splits.
-    None where no count has both."""
+    both were estimated on: the tensors' peak, less or more; and of what each GPU computes
+    with (activations, autocast's weight copies, each one's own maximum), whether the TP
+    group splits it as 1/t, not at all, or in part (_computed). None where no count has
+    both."""
     shared = sorted({r["world_size"] for r in fsdp} & {r["world_size"] for r in tp})
     if not shared:
         return None
     n = shared[-1]
     a = next(r for r in fsdp if r["world_size"] == n)
     b = next(r for r in tp if r["world_size"] == n)
-    parts = [(c, a["category_max_bytes"].get(c, 0), b["category_max_bytes"].get(c, 0))
+    t = _tp_size(b)
+    parts = [_computed(c, a["category_max_bytes"].get(c, 0), b["category_max_bytes"].get(c, 0),
+                       t, checkpointing)
              for c in COMPUTED if a["category_max_bytes"].get(c, 0) >= SAME_BYTES]
-    compared = Words(
-        _join([f"{NAMES[c].en} {gib(tb)} GiB against {gib(fb)}" for c, fb, tb in parts], "en"),
-        _join([f"{NAMES[c].zh} {gib(tb)} GiB 对 {gib(fb)} GiB" for c, fb, tb in parts], "zh"))
     word = Words("less", "少") if b["peak_bytes"] < a["peak_bytes"] else Words("more", "多")
     head = Words(f"On {_gpus(n).en}, {name.en} leaves a GPU {gib(b['peak_bytes'])} GiB of "
                  f"tensors at their peak, {gib(abs(a['peak_bytes'] - b['peak_bytes']))} GiB "
@@ -350,18 +455,61 @@ def tensor_parallel(fsdp: list[Row], tp: list[Row], name: Words) -> Words | None
                  f"{gib(abs(a['peak_bytes'] - b['peak_bytes']))} GiB")
     if not parts:
         return Words(head.en + ".", _spaced(head.zh + "。"))
-    return Words(f"{head.en}; of what a GPU computes with, the largest each holds during the "
-                 f"step: {compared.en} under FSDP2.",
-                 _spaced(f"{head.zh}；计算时要用的东西，各自在一步中的最大值："
-                         f"{compared.zh}（后者为 FSDP2）。"))
+    en = "; ".join(w.en for w in parts)
+    zh = "；".join(w.zh for w in parts)
+    return Words(f"{head.en}. Of what a GPU computes with (each one's largest during the step, "
+                 f"under {name.en} against FSDP2): {en}.",
+                 _spaced(f"{head.zh}。计算时要用的东西（各自在一步中的最大值，{name.zh}对 "
+                         f"FSDP2）：{zh}。"))
+
+
+def tp_gradients(tp: list[Row], name: Words, embedding_bytes: int) -> Words | None:
+    """Where TP leaves a GPU more gradient than parameter bytes at the tensors' peak: the
+    rows, and, where on every such row the excess is (t−1)/t of the token embeddings'
+    `embedding_bytes` (within SAME_BYTES; t: its TP group), why: the plan splits the
+    embeddings by vocabulary, and DTensor's embedding backward gives a replicated gradient
+    from replicated token ids (torch/distributed/tensor/_ops/_embedding_ops.py has no
+    strategy for a vocabulary-sharded one), which each GPU keeps whole; a real run of two
+    CPU processes over gloo shows it (tests/slow/test_tp_embedding_gradient.py). None where
+    no row has more gradient than parameters."""
+    over = [r for r in tp if r["live_at_peak_bytes"].get("gradients", 0)
+            - r["live_at_peak_bytes"].get("parameters", 0) >= SAME_BYTES]
+    if not over:
+        return None
+    pairs = [(r, r["live_at_peak_bytes"]["gradients"], r["live_at_peak_bytes"]["parameters"])
+             for r in over]
+    listed = Words(_join([f"{gib(g)} against {gib(p)} GiB on {_gpus(r['world_size']).en}"
+                          for r, g, p in pairs], "en"),
+                   "，".join(f"{r['world_size']} 卡时 {gib(g)} GiB 对 {gib(p)} GiB"
+                            for r, g, p in pairs))
+    head = Words(f"Under {name.en} a GPU holds more gradients than parameters at the tensors' "
+                 f"peak: {listed.en}",
+                 f"用{name.zh}时，张量峰值处每张卡的梯度比参数多：{listed.zh}")
+    embedding = all(abs((g - p) - embedding_bytes * (_tp_size(r) - 1) / _tp_size(r))
+                    < SAME_BYTES for r, g, p in pairs)
+    if not embedding:
+        return Words(head.en + ".", _spaced(head.zh + "。"))
+    return Words(
+        f"{head.en}. The difference is (t−1)/t of the token embeddings' {gib(embedding_bytes)} "
+        "GiB, t the GPUs of the TP group: the model's plan splits the embeddings by vocabulary, "
+        "but the token ids are whole on every GPU of the group, and PyTorch's DTensor has no "
+        "rule that computes an embedding's gradient from them in vocabulary slices; it computes "
+        "the whole gradient, replicated, and each GPU keeps it beside its share of the weights. "
+        "A real run of two processes on the CPU (gloo) shows the same: each rank's embedding "
+        "weight holds half the vocabulary, its gradient all of it.",
+        _spaced(f"{head.zh}。多出来的正好是词嵌入 {gib(embedding_bytes)} GiB 的 (t−1)/t，t 是 "
+                "TP 组的卡数：模型的切分方案按词表切开词嵌入，但 token id 在组里每张卡上都是完整的，"
+                "PyTorch 的 DTensor 没有按词表分片由它们算词嵌入梯度的规则，只能算出完整的、复制的"
+                "（replicated）梯度，每张卡除了自己那份权重，还留着整个词表的梯度。在 CPU 上用两个"
+                "进程（gloo）实际运行也是这样：每个 rank 的词嵌入权重只有一半词表，它的梯度却是整个词表。"))
 
 
 def cpu_offload(fsdp: list[Row], offload: list[Row]) -> Words | None:
     """FSDP2 with CPU offload against FSDP2 on the fewest GPUs both were estimated on, where
-    each GPU's share of the model state is the largest: each one's reserved peak, the model
-    state FSDP2 held on the GPU at its tensors' peak (what offload moves to the host) and the
-    host memory a rank then needs. None where no count has both, or a row lacks the
-    allocator's figures."""
+    each GPU's share of the model state is the largest: each one's tensors' peak (less or
+    more; their reserved peaks beside), the model state FSDP2 held on the GPU at its
+    tensors' peak (what offload moves to the host) and the host memory a rank then needs.
+    None where no count has both, or a row lacks the allocator's figures."""
     shared = sorted({r["world_size"] for r in fsdp} & {r["world_size"] for r in offload})
     if not shared:
         return None
@@ -372,16 +520,18 @@ def cpu_offload(fsdp: list[Row], offload: list[Row]) -> Words | None:
     if a["reserved_bytes"] is None or b["reserved_bytes"] is None or host is None:
         return None
     state = sum(a["live_at_peak_bytes"].get(c, 0) for c in STATE)
-    word = Words("less", "少") if b["reserved_bytes"] < a["reserved_bytes"] else \
-        Words("more", "多")
-    gap = gib(abs(a["reserved_bytes"] - b["reserved_bytes"]))
+    word = Words("less", "少") if b["peak_bytes"] < a["peak_bytes"] else Words("more", "多")
+    gap = gib(abs(a["peak_bytes"] - b["peak_bytes"]))
     return Words(
-        f"On {_gpus(n).en}, FSDP2 with CPU offload reserves {gib(b['reserved_bytes'])} GiB a "
-        f"GPU, {gap} GiB {word.en} than without it ({gib(a['reserved_bytes'])} GiB): without "
-        f"offload, the shards of parameters, gradients and optimizer state held "
-        f"{gib(state)} GiB of the GPU's tensors at their peak; with it they are in host "
-        f"memory, {gib(host)} GiB a rank as the optimizer starts.",
-        _spaced(f"{n} 卡时，FSDP2 开 CPU 卸载后每张卡预留 {gib(b['reserved_bytes'])} GiB，比不卸载"
-                f"（{gib(a['reserved_bytes'])} GiB）{word.zh} {gap} GiB：不卸载时，参数、梯度和优化器"
-                f"状态的分片在张量峰值处占 {gib(state)} GiB 显存；卸载后它们在主机内存里，优化器开始"
-                f"时每个 rank 占 {gib(host)} GiB 主机内存。"))
+        f"On {_gpus(n).en}, FSDP2 with CPU offload leaves a GPU {gib(b['peak_bytes'])} GiB of "
+        f"tensors at their peak, {gap} GiB {word.en} than without it "
+        f"({gib(a['peak_bytes'])} GiB; reserved: {gib(b['reserved_bytes'])} against "
+        f"{gib(a['reserved_bytes'])} GiB): without offload, the shards of parameters, "
+        f"gradients and optimizer state held {gib(state)} GiB of the GPU's tensors at their "
+        f"peak; with it they are in host memory, {gib(host)} GiB a rank as the optimizer "
+        "starts.",
+        _spaced(f"{n} 卡时，FSDP2 开 CPU 卸载后每张卡的张量峰值是 {gib(b['peak_bytes'])} GiB，"
+                f"比不卸载（{gib(a['peak_bytes'])} GiB）{word.zh} {gap} GiB（已预留峰值："
+                f"{gib(b['reserved_bytes'])} GiB 对 {gib(a['reserved_bytes'])} GiB）：不卸载时，"
+                f"参数、梯度和优化器状态的分片在张量峰值处占 {gib(state)} GiB 显存；卸载后它们在"
+                f"主机内存里，优化器开始时每个 rank 占 {gib(host)} GiB 主机内存。"))
