@@ -1,10 +1,11 @@
 """The scale page says why, under tensor parallelism, a GPU holds more gradient than parameter
-bytes (sentences.tp_gradients): transformers' plan splits the token embeddings by vocabulary
-(embedding_rowwise), yet DTensor computes their gradient whole, replicated, from token ids
-that every rank holds whole. Two real processes (gloo, CPU) show it on a tiny Hugging Face
-LLaMA split by the project's own code (tensor_parallel.apply_tensor_parallel): each rank's
-embedding weight is a Shard(0) DTensor of half the vocabulary, its gradient a Replicate DTensor
-of all of it, while the split linear layers' gradients keep their weights' layout."""
+bytes (site/pages/scale/tensor_parallel.tp_gradients): transformers' plan splits the token
+embeddings by vocabulary (embedding_rowwise), yet DTensor computes their gradient whole,
+replicated, from token ids that every rank holds whole. Two real processes (gloo, CPU) show it
+on a tiny Hugging Face LLaMA split by the project's own code
+(generator/measure/training/tensor_parallel.py): each rank's embedding weight is a Shard(0)
+DTensor of half the vocabulary, its gradient a Replicate DTensor of all of it, while the split
+linear layers' gradients keep their weights' layout."""
 
 from __future__ import annotations
 

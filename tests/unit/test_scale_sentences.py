@@ -1,4 +1,5 @@
-"""The scale page's relation sentences (generator/site/pages/scale/sentences.py), each on small
+"""The scale page's relation sentences (generator/site/pages/scale/sentences.py and
+tensor_parallel.py), each on small
 synthetic rows, both where its relation holds and where it does not; the regimes the scale
 study runs its strategies in, and the page's name for them."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from generator.words import Words
-from generator.site.pages.scale import regime_name, sentences
+from generator.site.pages.scale import regime_name, sentences, tensor_parallel
 
 GIB = 2**30
 CATS = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
@@ -220,17 +221,17 @@ TP = Words("TP", "TP")
 def test_tensor_parallel_splits_as_one_over_the_group_and_not_at_all_under_checkpointing():
     fsdp = [tp_row(8, activations=4.11, autocast_copies=13.98)]
     tp = [tp_row(8, 8, activations=4.11, autocast_copies=13.98 / 8)]
-    text = both(sentences.tensor_parallel(fsdp, tp, TP, checkpointing=True))
+    text = both(tensor_parallel.tensor_parallel(fsdp, tp, TP, checkpointing=True))
     assert "autocast weight copies shrink as a TP group of 8 splits them, 1.75 GiB against " \
            "13.98" in text
     assert "activations are the same, 4.11 GiB against 4.11: under activation checkpointing" \
         in text and "sequence parallelism does not split" in text
     assert "按 8 卡的 TP 组等分缩小" in text and "激活检查点" in text
-    plain = both(sentences.tensor_parallel(fsdp, tp, TP))
+    plain = both(tensor_parallel.tensor_parallel(fsdp, tp, TP))
     assert "activations are the same, 4.11 GiB against 4.11;" in plain
     assert "checkpointing" not in plain and "激活检查点" not in plain
     # FSDP2 × TP: the group is the mesh's tp, not the GPU count
-    two_d = both(sentences.tensor_parallel([tp_row(64, autocast_copies=16)],
+    two_d = both(tensor_parallel.tensor_parallel([tp_row(64, autocast_copies=16)],
                                            [tp_row(64, 8, autocast_copies=2)], TP))
     assert "shrink as a TP group of 8" in two_d
 
@@ -238,34 +239,34 @@ def test_tensor_parallel_splits_as_one_over_the_group_and_not_at_all_under_check
 def test_tensor_parallel_that_splits_in_part_says_what_stays_whole():
     fsdp = [tp_row(4, activations=16.27, autocast_copies=0.23)]
     tp = [tp_row(4, 4, activations=6.57, autocast_copies=0.115)]
-    text = both(sentences.tensor_parallel(fsdp, tp, TP))
+    text = both(tensor_parallel.tensor_parallel(fsdp, tp, TP))
     assert "activations shrink by 2.48×, where a TP group of 4 splitting them all would give " \
            "4×, 6.57 GiB against 16.27: without sequence parallelism TP splits only what is " \
            "inside attention and the MLP" in text
     assert "autocast weight copies shrink by 2.00×" in text
     assert "the weights the plan leaves whole are cast whole" in text
     assert "缩小了 2.48×" in text
-    grew = both(sentences.tensor_parallel([tp_row(4, activations=1)],
+    grew = both(tensor_parallel.tensor_parallel([tp_row(4, activations=1)],
                                           [tp_row(4, 4, activations=2)], TP))
     assert "activations: 2.00 GiB against 1.00" in grew and "shrink" not in grew
-    assert sentences.tensor_parallel([tp_row(2, activations=1)], [tp_row(4, 4)], TP) is None
-    assert "computes with" not in sentences.tensor_parallel(
+    assert tensor_parallel.tensor_parallel([tp_row(2, activations=1)], [tp_row(4, 4)], TP) is None
+    assert "computes with" not in tensor_parallel.tensor_parallel(
         [tp_row(4, temporaries=1)], [tp_row(4, 4, temporaries=1)], TP).en
 
 
 def test_tp_gradients_beyond_the_parameters_are_the_embeddings():
     emb = 2 * GIB
     tp = [row(2, parameters=15, gradients=16), row(4, parameters=7.5, gradients=9)]
-    text = both(sentences.tp_gradients(tp, TP, emb))
+    text = both(tensor_parallel.tp_gradients(tp, TP, emb))
     assert "more gradients than parameters at the tensors' peak: 16.00 against 15.00 GiB on " \
            "2 GPUs and 9.00 against 7.50 GiB on 4 GPUs" in text
     assert "(t−1)/t of the token embeddings' 2.00 GiB" in text and "gloo" in text
     assert "词嵌入 2.00 GiB 的 (t−1)/t" in text
     # an excess that is not the embeddings' is said without a cause
-    other = both(sentences.tp_gradients([row(2, parameters=15, gradients=15.5)], TP, emb))
+    other = both(tensor_parallel.tp_gradients([row(2, parameters=15, gradients=15.5)], TP, emb))
     assert "16.00" not in other and "15.50 against 15.00 GiB" in other
     assert "embeddings" not in other and "词嵌入" not in other
-    assert sentences.tp_gradients([row(2, parameters=15, gradients=15)], TP, emb) is None
+    assert tensor_parallel.tp_gradients([row(2, parameters=15, gradients=15)], TP, emb) is None
 
 
 # -- DDP's model state ---------------------------------------------------------------------

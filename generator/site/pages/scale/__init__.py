@@ -27,7 +27,7 @@ from generator.site.escaping import written
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import Page
 from generator.site.pages.calculator.grid import suite_keys
-from generator.site.pages.scale import sentences
+from generator.site.pages.scale import sentences, tensor_parallel
 from generator.site.pages.scale.charts import HEADROOM, lines_chart, scale_chart
 from generator.site.pages.scale.tables import (
     fewest_table,
@@ -337,12 +337,12 @@ def _words(group: dict[str, Any]) -> dict[str, Any]:
         found["regime"] = sentences.regime_gap(autocast, policy, group["policy_words"])
     by = {line["id"]: line for line in group["lines"]}
     found["tp"] = [w for line in ("tp", "fsdp2-tp") if line in by and fsdp
-                   for w in [sentences.tensor_parallel(fsdp, by[line]["rows"],
+                   for w in [tensor_parallel.tensor_parallel(fsdp, by[line]["rows"],
                                                        by[line]["words"],
                                                        checkpointing=group["checkpointing"])]
                    if w]
     arch = group["architecture"]
-    found["tp_gradients"] = sentences.tp_gradients(
+    found["tp_gradients"] = tensor_parallel.tp_gradients(
         by["tp"]["rows"], by["tp"]["words"], arch["vocab"] * arch["hidden"] *
         WEIGHT_BYTES.get(group["precision"], 4)) \
         if "tp" in by and arch.get("vocab") and arch.get("hidden") else None

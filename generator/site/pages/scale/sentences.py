@@ -33,12 +33,12 @@ NAMES = {cat: Words(label.en[0].lower() + label.en[1:], label.zh)
          for cat, label in CATEGORY_LABELS.items()}
 
 
-def _join(items: list[str], lang: str) -> str:
+def joined(items: list[str], lang: str) -> str:
     """Items of one language in a list, as the site joins names (wording.listed)."""
     return listed([same(item) for item in items])[lang]
 
 
-def _spaced(text: str) -> str:
+def spaced(text: str) -> str:
     """Chinese text with a space between a Han character and a Latin letter or a digit, either
     way round (as the site's Chinese sets "autocast 权重副本", "用 FSDP2 时")."""
     text = re.sub(r"(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])", " ", text)
@@ -46,15 +46,16 @@ def _spaced(text: str) -> str:
 
 
 def _names(cats: list[str]) -> Words:
-    return Words(_join([NAMES[c].en for c in cats], "en"), _join([NAMES[c].zh for c in cats], "zh"))
+    return Words(joined([NAMES[c].en for c in cats], "en"),
+                 joined([NAMES[c].zh for c in cats], "zh"))
 
 
-def _gpus(n: int) -> Words:
+def on_gpus(n: int) -> Words:
     return Words(f"{n} GPU{'s' if n != 1 else ''}", f"{n} 卡")
 
 
 def _counts(ns: list[int]) -> Words:
-    return Words(_join([str(n) for n in ns], "en") + f" GPU{'s' if ns != [1] else ''}",
+    return Words(joined([str(n) for n in ns], "en") + f" GPU{'s' if ns != [1] else ''}",
                  "、".join(map(str, ns)) + " 卡")
 
 
@@ -74,7 +75,7 @@ def _ddp_count(ddp: list[Row]) -> Words:
     if len(ddp) == 1:
         n = ddp[0]["world_size"]
         return Words(f"Under DDP a GPU's reserved peak is **{top} GiB**; it was estimated on "
-                     f"{_gpus(n).en} only.",
+                     f"{on_gpus(n).en} only.",
                      f"用 DDP 时每张卡的已预留峰值是 **{top} GiB**；这里只估算了 {n} 卡。")
     counts = _counts([r["world_size"] for r in ddp])
     spread = max(peaks) - min(peaks)
@@ -177,17 +178,17 @@ def floor(lo: Row, hi: Row) -> Words:
     share_lo, share_hi = rest(lo) / lo["peak_bytes"], rest(hi) / hi["peak_bytes"]
     live = hi["live_at_peak_bytes"]
     parts = sorted((c for c in live if c not in STATE and live[c]), key=lambda c: -live[c])
-    listed = Words(_join([f"{NAMES[c].en} ({gib(live[c])} GiB)" for c in parts], "en"),
-                   _join([f"{NAMES[c].zh}（{gib(live[c])} GiB）" for c in parts], "zh"))
+    listed = Words(joined([f"{NAMES[c].en} ({gib(live[c])} GiB)" for c in parts], "en"),
+                   joined([f"{NAMES[c].zh}（{gib(live[c])} GiB）" for c in parts], "zh"))
     n, peak = hi["world_size"], gib(hi["peak_bytes"])
-    body = Words(f"On {_gpus(n).en}, {pct(share_hi)} of the tensors' {peak} GiB peak is "
+    body = Words(f"On {on_gpus(n).en}, {pct(share_hi)} of the tensors' {peak} GiB peak is "
                  f"{listed.en}.",
-                 _spaced(f"{n} 卡时，{peak} GiB 的张量峰值里有 {pct(share_hi)} 是{listed.zh}。"))
+                 spaced(f"{n} 卡时，{peak} GiB 的张量峰值里有 {pct(share_hi)} 是{listed.zh}。"))
     if share_hi > share_lo:
         return Words("So the more GPUs, the larger the share of the peak that sharding cannot "
                      "touch. " + body.en, "所以卡越多，峰值里“分片管不着”的部分占比越大。" + body.zh)
     return Words(f"What sharding cannot touch is no larger a share of the peak on "
-                 f"{_gpus(n).en} than on {_gpus(lo['world_size']).en} ({pct(share_lo)}). "
+                 f"{on_gpus(n).en} than on {on_gpus(lo['world_size']).en} ({pct(share_lo)}). "
                  + body.en,
                  f"分片管不着的部分，{n} 卡时的占比并不比 {lo['world_size']} 卡时"
                  f"（{pct(share_lo)}）大。" + body.zh)
@@ -217,9 +218,9 @@ def stops_falling(series: list[Row], name: Words) -> Words | None:
         a, b, share = falls[-1]
         fell = a["peak_bytes"] - b["peak_bytes"]
         return Words(f"Under {name.en} the tensors' peak per GPU still falls from "
-                     f"{_gpus(a['world_size']).en} to {_gpus(b['world_size']).en}, by "
+                     f"{on_gpus(a['world_size']).en} to {on_gpus(b['world_size']).en}, by "
                      f"{size(fell)} ({pct(share)}), to {gib(b['peak_bytes'])} GiB.",
-                     _spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
+                     spaced(f"用{name.zh}时，从 {a['world_size']} 卡到 {b['world_size']} 卡，"
                              f"单卡张量峰值仍然降了 {size(fell)}（{pct(share)}），降到 "
                              f"{gib(b['peak_bytes'])} GiB。"))
     n = flat_from["world_size"]
@@ -227,18 +228,18 @@ def stops_falling(series: list[Row], name: Words) -> Words | None:
     total = flat_from["peak_bytes"] - last["peak_bytes"]
     if n == series[0]["world_size"]:
         en_head = (f"Under {name.en} the tensors' peak per GPU hardly falls at all: from "
-                   f"{_gpus(n).en} to {_gpus(last['world_size']).en}")
+                   f"{on_gpus(n).en} to {on_gpus(last['world_size']).en}")
         zh_head = f"用{name.zh}时，单卡张量峰值几乎不降：从 {n} 卡到 {last['world_size']} 卡"
     else:
         en_head = (f"Under {name.en} the tensors' peak per GPU stops falling at "
-                   f"{_gpus(n).en}: from there to {_gpus(last['world_size']).en}")
+                   f"{on_gpus(n).en}: from there to {on_gpus(last['world_size']).en}")
         zh_head = (f"用{name.zh}时，单卡张量峰值到 {n} 卡就不再下降：从 {n} 卡到 "
                    f"{last['world_size']} 卡")
     return Words(f"{en_head} it goes from {gib(flat_from['peak_bytes'])} to "
                  f"{gib(last['peak_bytes'])} GiB ({size(abs(total))} "
                  f"{'less' if total >= 0 else 'more'}), no step up in GPU count lowering it by "
                  f"as much as {pct(DIMINISHING)} (at most {pct(max(most, 0))}).",
-                 _spaced(f"{zh_head}，从 {gib(flat_from['peak_bytes'])} GiB 变为 "
+                 spaced(f"{zh_head}，从 {gib(flat_from['peak_bytes'])} GiB 变为 "
                          f"{gib(last['peak_bytes'])} GiB（{'少' if total >= 0 else '多'}了 "
                          f"{size(abs(total))}），每次加卡都降不到 {pct(DIMINISHING)}"
                          f"（最多 {pct(max(most, 0))}）。"))
@@ -261,9 +262,9 @@ def reserved_moves(series: list[Row], name: Words) -> Words | None:
     rise = size(_reserved(b) - _reserved(a))
     tensors = b["peak_bytes"] - a["peak_bytes"]
     if tensors > TOLERANCE * a["peak_bytes"]:
-        return Words(f"Under {name.en} the tensors' peak per GPU rises from {_gpus(na).en} to "
-                     f"{_gpus(nb).en}, by {size(tensors)} (the reserved peak by {rise}).",
-                     _spaced(f"用{name.zh}时，从 {na} 卡到 {nb} 卡，单卡张量峰值反而多了 "
+        return Words(f"Under {name.en} the tensors' peak per GPU rises from {on_gpus(na).en} to "
+                     f"{on_gpus(nb).en}, by {size(tensors)} (the reserved peak by {rise}).",
+                     spaced(f"用{name.zh}时，从 {na} 卡到 {nb} 卡，单卡张量峰值反而多了 "
                              f"{size(tensors)}（已预留峰值多了 {rise}）。"))
     peaks = [r["peak_bytes"] for r in series]
     if max(peaks) - min(peaks) < SAME_BYTES:
@@ -273,13 +274,13 @@ def reserved_moves(series: list[Row], name: Words) -> Words | None:
                      f"用{name.zh}时，{counts.zh}的单卡张量峰值都一样（{gib(peaks[0])} GiB）")
     else:
         head = Words(f"Under {name.en} the tensors' peak per GPU does not rise from "
-                     f"{_gpus(na).en} to {_gpus(nb).en} ({gib(a['peak_bytes'])} and "
+                     f"{on_gpus(na).en} to {on_gpus(nb).en} ({gib(a['peak_bytes'])} and "
                      f"{gib(b['peak_bytes'])} GiB)",
                      f"用{name.zh}时，从 {na} 卡到 {nb} 卡，单卡张量峰值并没有增加"
                      f"（{gib(a['peak_bytes'])} GiB 和 {gib(b['peak_bytes'])} GiB）")
     reserved = [_reserved(r) for r in series]
     text = Words(f"{head.en}; its reserved peak still moves between {gib(min(reserved))} and "
-                 f"{gib(max(reserved))} GiB (from {_gpus(na).en} to {_gpus(nb).en} it rises by "
+                 f"{gib(max(reserved))} GiB (from {on_gpus(na).en} to {on_gpus(nb).en} it rises by "
                  f"{rise}). That difference is where the simulated caching allocator places its "
                  "blocks, not what the tensors need",
                  f"{head.zh}；已预留峰值却在 {gib(min(reserved))} 到 {gib(max(reserved))} GiB "
@@ -295,7 +296,7 @@ def reserved_moves(series: list[Row], name: Words) -> Words | None:
                      f"{text.zh}：把 cuBLAS 工作区从 {size(series[0]['workspace_bytes'])} 换成 "
                      f"{size(other)} 重放，同样这些 rank 预留 {gib(min(again))} 到 "
                      f"{gib(max(again))} GiB")
-    return Words(text.en + ".", _spaced(text.zh + "。"))
+    return Words(text.en + ".", spaced(text.zh + "。"))
 
 
 def floor_levers(hi: Row, batch_size: int, policy: list[Row], *,
@@ -310,7 +311,7 @@ def floor_levers(hi: Row, batch_size: int, policy: list[Row], *,
         + (["每张卡少放几个样本"] if batch_size > 1 else [])
     en = ("To lower what sharding cannot touch, shrink the activations"
           + (" (the step already recomputes each block in backward)" if checkpointing else "")
-          + ": " + _join(levers_en, "en").replace(" and ", " or "))
+          + ": " + joined(levers_en, "en").replace(" and ", " or "))
     zh = ("想把分片管不着的这部分压下去，要从激活值下手"
           + ("（这一步已经在反向时重算每个 block）" if checkpointing else "")
           + "：" + "、".join(levers_zh[:-1]) + ("，或者" if len(levers_zh) > 1 else "")
@@ -330,8 +331,8 @@ def strategy_gap(versus: dict[str, Any]) -> Words:
     and what the computation keeps; a part that does not differ is said to be the same."""
     ddp, fsdp, gap = versus["ddp"], versus["fsdp"], versus["gap"]
     head = Words(f"In the tensors' peaks, DDP's {gib(ddp['peak_bytes'])} GiB on "
-                 f"{_gpus(ddp['world_size']).en} against FSDP2's {gib(fsdp['peak_bytes'])} GiB "
-                 f"on {_gpus(fsdp['world_size']).en}, in the same regime, is a gap of "
+                 f"{on_gpus(ddp['world_size']).en} against FSDP2's {gib(fsdp['peak_bytes'])} GiB "
+                 f"on {on_gpus(fsdp['world_size']).en}, in the same regime, is a gap of "
                  f"{gib(gap['total'])} GiB",
                  f"同一种精度方式下，按张量峰值算，DDP {ddp['world_size']} 卡是 "
                  f"{gib(ddp['peak_bytes'])} GiB，FSDP2 {fsdp['world_size']} 卡是 "
@@ -345,12 +346,12 @@ def strategy_gap(versus: dict[str, Any]) -> Words:
     en = [f"{gib(gap[k])} GiB {names[k].en}" for k in differ]
     zh = [names[k].zh + ("" if names[k].zh.endswith("）") else " ") + f"{gib(gap[k])} GiB"
           for k in differ]
-    text = Words(head.en + (": " + _join(en, "en") if en else ""),
-                 head.zh + ("，其中" + _join(zh, "zh") if zh else ""))
+    text = Words(head.en + (": " + joined(en, "en") if en else ""),
+                 head.zh + ("，其中" + joined(zh, "zh") if zh else ""))
     if same:
-        text = Words(text.en + "; " + _join([names[k].en for k in same], "en")
+        text = Words(text.en + "; " + joined([names[k].en for k in same], "en")
                      + " is the same in both",
-                     text.zh + "；" + _join([names[k].zh for k in same], "zh") + "两者相同")
+                     text.zh + "；" + joined([names[k].zh for k in same], "zh") + "两者相同")
     return Words(text.en + ".", text.zh + "。")
 
 
@@ -361,7 +362,7 @@ def regime_gap(autocast: Row, policy: Row, name: Words) -> Words:
     n = autocast["world_size"]
     diff = policy["peak_bytes"] - autocast["peak_bytes"]
     head = Words(f"In the other regime, {name.en}, a GPU's tensors peak at "
-                 f"{gib(policy['peak_bytes'])} GiB on {_gpus(n).en}",
+                 f"{gib(policy['peak_bytes'])} GiB on {on_gpus(n).en}",
                  f"换成另一种精度方式，即{name.zh}，{n} 卡时每张卡的张量峰值是 "
                  f"{gib(policy['peak_bytes'])} GiB")
     if abs(diff) < SAME_BYTES:
@@ -371,9 +372,9 @@ def regime_gap(autocast: Row, policy: Row, name: Words) -> Words:
     moved = sorted(((c, b.get(c, 0) - a.get(c, 0)) for c in set(a) | set(b)),
                    key=lambda item: item[1] if diff < 0 else -item[1])
     signed = [(c, d) for c, d in moved if abs(d) >= SAME_BYTES and (d < 0) == (diff < 0)][:2]
-    en = _join([f"{NAMES[c].en} ({'+' if d > 0 else '−'}{gib(abs(d))} GiB)" for c, d in signed],
+    en = joined([f"{NAMES[c].en} ({'+' if d > 0 else '−'}{gib(abs(d))} GiB)" for c, d in signed],
                "en")
-    zh = _join([f"{NAMES[c].zh}（{'+' if d > 0 else '−'}{gib(abs(d))} GiB）" for c, d in signed],
+    zh = joined([f"{NAMES[c].zh}（{'+' if d > 0 else '−'}{gib(abs(d))} GiB）" for c, d in signed],
                "zh")
     word = Words("less", "少") if diff < 0 else Words("more", "多")
     most = abs(sum(d for _, d in signed)) >= abs(diff) / 2
@@ -382,126 +383,8 @@ def regime_gap(autocast: Row, policy: Row, name: Words) -> Words:
              else Words(f"; the largest parts: {en}", f"；差得最多的是{zh}"))
     return Words(f"{head.en}: {gib(abs(diff))} GiB {word.en} than FSDP2 under autocast"
                  f"{where.en}.",
-                 _spaced(f"{head.zh}，比 autocast 下的 FSDP2 {word.zh} {gib(abs(diff))} GiB"
+                 spaced(f"{head.zh}，比 autocast 下的 FSDP2 {word.zh} {gib(abs(diff))} GiB"
                          f"{where.zh}。"))
-
-
-#: What tensor parallelism splits that FSDP2 does not: what a GPU computes with.
-COMPUTED = ("activations", "autocast_copies")
-
-
-def _tp_size(row: Row) -> int:
-    """The GPUs of a row's TP group (its mesh's "tp"), its GPU count where not recorded."""
-    return row.get("tp_size") or row["world_size"]
-
-
-def _computed(cat: str, fb: int, tb: int, t: int, checkpointing: bool) -> Words:
-    """One category a GPU computes with, under TP (tb) against FSDP2 (fb), with a TP group of
-    t GPUs: split as 1/t, not at all, or by how much; and why, where the plans say why (no
-    plan here uses sequence parallelism: tensor_parallel.py translates no such style)."""
-    name = NAMES[cat]
-    pair = Words(f"{gib(tb)} GiB against {gib(fb)}", f"{gib(tb)} GiB 对 {gib(fb)} GiB")
-    factor = fb / tb if tb else None
-    if factor is not None and abs(factor / t - 1) <= TOLERANCE:
-        return Words(f"{name.en} shrink as a TP group of {t} splits them, {pair.en}",
-                     f"{name.zh}按 {t} 卡的 TP 组等分缩小，{pair.zh}")
-    if factor is not None and abs(factor - 1) <= TOLERANCE:
-        if cat == "activations" and checkpointing:
-            return Words(f"{name.en} are the same, {pair.en}: under activation checkpointing "
-                         "what a GPU keeps for backward is each block's input and what the loss "
-                         "saves, which TP without sequence parallelism does not split",
-                         f"{name.zh}一样大，{pair.zh}：用激活检查点时，一张卡为反向留下的是每个 "
-                         "block 的输入和损失保存的张量，没有序列并行的 TP 不切它们")
-        return Words(f"{name.en} are the same, {pair.en}", f"{name.zh}一样大，{pair.zh}")
-    if factor is not None and 1 < factor < t:
-        why = (Words("without sequence parallelism TP splits only what is inside attention and "
-                     "the MLP; the norms', the residual stream's and the loss's tensors are "
-                     "whole on every GPU of the group",
-                     "没有序列并行时，TP 只切注意力和 MLP 里面的东西；归一化层、残差流和损失的张量"
-                     "在组里每张卡上都是完整的")
-               if cat == "activations" else
-               Words("the weights the plan leaves whole are cast whole",
-                     "切分方案没有切开的权重，转换出的副本也是完整的"))
-        return Words(f"{name.en} shrink by {factor:.2f}×, where a TP group of {t} splitting "
-                     f"them all would give {t}×, {pair.en}: {why.en}",
-                     f"{name.zh}缩小了 {factor:.2f}×（{pair.zh}），全部按 {t} 卡的 TP 组切开应是 "
-                     f"{t}×：{why.zh}")
-    return Words(f"{name.en}: {pair.en}", f"{name.zh}：{pair.zh}")
-
-
-def tensor_parallel(fsdp: list[Row], tp: list[Row], name: Words, *,
-                    checkpointing: bool = False) -> Words | None:
-    """Tensor parallelism (`name`: TP, or FSDP2 × TP) against FSDP2 on the largest GPU count
-    both were estimated on: the tensors' peak, less or more; and of what each GPU computes
-    with (activations, autocast's weight copies, each one's own maximum), whether the TP
-    group splits it as 1/t, not at all, or in part (_computed). None where no count has
-    both."""
-    shared = sorted({r["world_size"] for r in fsdp} & {r["world_size"] for r in tp})
-    if not shared:
-        return None
-    n = shared[-1]
-    a = next(r for r in fsdp if r["world_size"] == n)
-    b = next(r for r in tp if r["world_size"] == n)
-    t = _tp_size(b)
-    parts = [_computed(c, a["category_max_bytes"].get(c, 0), b["category_max_bytes"].get(c, 0),
-                       t, checkpointing)
-             for c in COMPUTED if a["category_max_bytes"].get(c, 0) >= SAME_BYTES]
-    word = Words("less", "少") if b["peak_bytes"] < a["peak_bytes"] else Words("more", "多")
-    head = Words(f"On {_gpus(n).en}, {name.en} leaves a GPU {gib(b['peak_bytes'])} GiB of "
-                 f"tensors at their peak, {gib(abs(a['peak_bytes'] - b['peak_bytes']))} GiB "
-                 f"{word.en} than FSDP2's {gib(a['peak_bytes'])} GiB",
-                 f"{n} 卡时，{name.zh}下每张卡的张量峰值是 {gib(b['peak_bytes'])} GiB，比 "
-                 f"FSDP2 的 {gib(a['peak_bytes'])} GiB {word.zh} "
-                 f"{gib(abs(a['peak_bytes'] - b['peak_bytes']))} GiB")
-    if not parts:
-        return Words(head.en + ".", _spaced(head.zh + "。"))
-    en = "; ".join(w.en for w in parts)
-    zh = "；".join(w.zh for w in parts)
-    return Words(f"{head.en}. Of what a GPU computes with (each one's largest during the step, "
-                 f"under {name.en} against FSDP2): {en}.",
-                 _spaced(f"{head.zh}。计算时要用的东西（各自在一步中的最大值，{name.zh}对 "
-                         f"FSDP2）：{zh}。"))
-
-
-def tp_gradients(tp: list[Row], name: Words, embedding_bytes: int) -> Words | None:
-    """Where TP leaves a GPU more gradient than parameter bytes at the tensors' peak: the
-    rows, and, where on every such row the excess is (t−1)/t of the token embeddings'
-    `embedding_bytes` (within SAME_BYTES; t: its TP group), why: the plan splits the
-    embeddings by vocabulary, and DTensor's embedding backward gives a replicated gradient
-    from replicated token ids (torch/distributed/tensor/_ops/_embedding_ops.py has no
-    strategy for a vocabulary-sharded one), which each GPU keeps whole; a real run of two
-    CPU processes over gloo shows it (tests/slow/test_tp_embedding_gradient.py). None where
-    no row has more gradient than parameters."""
-    over = [r for r in tp if r["live_at_peak_bytes"].get("gradients", 0)
-            - r["live_at_peak_bytes"].get("parameters", 0) >= SAME_BYTES]
-    if not over:
-        return None
-    pairs = [(r, r["live_at_peak_bytes"]["gradients"], r["live_at_peak_bytes"]["parameters"])
-             for r in over]
-    listed = Words(_join([f"{gib(g)} against {gib(p)} GiB on {_gpus(r['world_size']).en}"
-                          for r, g, p in pairs], "en"),
-                   "，".join(f"{r['world_size']} 卡时 {gib(g)} GiB 对 {gib(p)} GiB"
-                            for r, g, p in pairs))
-    head = Words(f"Under {name.en} a GPU holds more gradients than parameters at the tensors' "
-                 f"peak: {listed.en}",
-                 f"用{name.zh}时，张量峰值处每张卡的梯度比参数多：{listed.zh}")
-    embedding = all(abs((g - p) - embedding_bytes * (_tp_size(r) - 1) / _tp_size(r))
-                    < SAME_BYTES for r, g, p in pairs)
-    if not embedding:
-        return Words(head.en + ".", _spaced(head.zh + "。"))
-    return Words(
-        f"{head.en}. The difference is (t−1)/t of the token embeddings' {gib(embedding_bytes)} "
-        "GiB, t the GPUs of the TP group: the model's plan splits the embeddings by vocabulary, "
-        "but the token ids are whole on every GPU of the group, and PyTorch's DTensor has no "
-        "rule that computes an embedding's gradient from them in vocabulary slices; it computes "
-        "the whole gradient, replicated, and each GPU keeps it beside its share of the weights. "
-        "A real run of two processes on the CPU (gloo) shows the same: each rank's embedding "
-        "weight holds half the vocabulary, its gradient all of it.",
-        _spaced(f"{head.zh}。多出来的正好是词嵌入 {gib(embedding_bytes)} GiB 的 (t−1)/t，t 是 "
-                "TP 组的卡数：模型的切分方案按词表切开词嵌入，但 token id 在组里每张卡上都是完整的，"
-                "PyTorch 的 DTensor 没有按词表分片由它们算词嵌入梯度的规则，只能算出完整的、复制的"
-                "（replicated）梯度，每张卡除了自己那份权重，还留着整个词表的梯度。在 CPU 上用两个"
-                "进程（gloo）实际运行也是这样：每个 rank 的词嵌入权重只有一半词表，它的梯度却是整个词表。"))
 
 
 def cpu_offload(fsdp: list[Row], offload: list[Row]) -> Words | None:
@@ -523,14 +406,14 @@ def cpu_offload(fsdp: list[Row], offload: list[Row]) -> Words | None:
     word = Words("less", "少") if b["peak_bytes"] < a["peak_bytes"] else Words("more", "多")
     gap = gib(abs(a["peak_bytes"] - b["peak_bytes"]))
     return Words(
-        f"On {_gpus(n).en}, FSDP2 with CPU offload leaves a GPU {gib(b['peak_bytes'])} GiB of "
+        f"On {on_gpus(n).en}, FSDP2 with CPU offload leaves a GPU {gib(b['peak_bytes'])} GiB of "
         f"tensors at their peak, {gap} GiB {word.en} than without it "
         f"({gib(a['peak_bytes'])} GiB; reserved: {gib(b['reserved_bytes'])} against "
         f"{gib(a['reserved_bytes'])} GiB): without offload, the shards of parameters, "
         f"gradients and optimizer state held {gib(state)} GiB of the GPU's tensors at their "
         f"peak; with it they are in host memory, {gib(host)} GiB a rank as the optimizer "
         "starts.",
-        _spaced(f"{n} 卡时，FSDP2 开 CPU 卸载后每张卡的张量峰值是 {gib(b['peak_bytes'])} GiB，"
+        spaced(f"{n} 卡时，FSDP2 开 CPU 卸载后每张卡的张量峰值是 {gib(b['peak_bytes'])} GiB，"
                 f"比不卸载（{gib(a['peak_bytes'])} GiB）{word.zh} {gap} GiB（已预留峰值："
                 f"{gib(b['reserved_bytes'])} GiB 对 {gib(a['reserved_bytes'])} GiB）：不卸载时，"
                 f"参数、梯度和优化器状态的分片在张量峰值处占 {gib(state)} GiB 显存；卸载后它们在"
