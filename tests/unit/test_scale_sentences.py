@@ -269,6 +269,15 @@ def test_tp_gradients_beyond_the_parameters_are_the_embeddings():
     assert tensor_parallel.tp_gradients([row(2, parameters=15, gradients=15)], TP, emb) is None
 
 
+def test_trained_says_every_weight_only_where_every_weight_is_trained():
+    assert both(sentences.trained(100, 100)) == ("fully fine-tuned (every weight trained) | "
+                                                  "全参数微调（每个权重都训练）")
+    assert "fully" in sentences.trained(100, None).en
+    part = both(sentences.trained(8_000, 40))
+    assert "40 of its 8,000 parameters trained" in part and "训练 40 个" in part
+    assert "every weight" not in part
+
+
 # -- DDP's model state ---------------------------------------------------------------------
 def test_ddp_state_buckets_a_second_copy_of_the_gradients_or_not():
     first = tp_row(8, parameters=2, gradients=2, optimizer_state=4, comm_buffers=2)

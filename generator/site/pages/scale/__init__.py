@@ -317,7 +317,10 @@ def _reserved(row: dict[str, Any]) -> int:
 def _words(group: dict[str, Any]) -> dict[str, Any]:
     """The group's relation sentences (sentences.py), each checked on its rows."""
     fsdp, mp = group["fsdp"], group["mp"]
+    first = group["sources"][0]
     found: dict[str, Any] = {
+        "trained": sentences.trained(first.get("parameter_count") or 0,
+                                     first.get("trainable_parameter_count")),
         "ddp": sentences.ddp_count(group["ddp"]),
         "ddp_state": sentences.ddp_state(group["ddp"][0], group["parameter_count"])
         if group["ddp"] else None,

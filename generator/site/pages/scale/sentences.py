@@ -93,6 +93,15 @@ def _ddp_count(ddp: list[Row]) -> Words:
                  f"{size(spread)}；每张卡最多预留 **{top} GiB**。")
 
 
+def trained(parameter_count: int, trainable: int | None) -> Words:
+    """How much of the model the step trains: every weight (fully fine-tuned) where the
+    trainable count is the whole count, else how many of them."""
+    if trainable is None or trainable == parameter_count:
+        return Words("fully fine-tuned (every weight trained)", "全参数微调（每个权重都训练）")
+    return Words(f"{trainable:,} of its {parameter_count:,} parameters trained",
+                 f"{parameter_count:,} 个参数里训练 {trainable:,} 个")
+
+
 def ddp_state(row: Row, parameter_count: int) -> Words:
     """What DDP's model state takes on a GPU (each category's own maximum), per parameter, and
     whether its gradient buckets hold the gradients a second time (the same bytes, within
