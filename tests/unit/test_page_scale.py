@@ -71,11 +71,87 @@ def test_fewest_gpus_read_from_the_estimated_points(context):
             rows = cell["line"]["series"] or cell["line"]["rows"]
             fits = [r for r in rows if scale.verdict(r, plan["gpu"]).fits]
             assert cell["fewest"] is (fits[0] if fits else None)
-            if cell["fewest"] is not None and cell["too_few"] is not None:
-                assert not scale.verdict(cell["too_few"], plan["gpu"]).fits
-                # the fewest for sure only where half as many were estimated too few
-                assert cell["exact"] == (2 * cell["too_few"]["world_size"]
-                                         == cell["fewest"]["world_size"])
+            if cell["fewest"] is not None and cell["below"] is not None:
+                assert cell["below_verdict"] == scale.verdict(cell["below"], plan["gpu"])
+                assert not cell["below_verdict"].fits
+
+
+# -- the fewest GPUs: scale.fewest and tables.fewest_cell ------------------------------------
+def _verdict(word: str, need: float):
+    from generator.plan.fit import Verdict
+
+    return Verdict(word, word == "yes", int(need * 2**30), 0, 0, "")
+
+
+def _fewest(points: dict[int, tuple[str, float]]) -> dict:
+    rows = [{"world_size": n} for n in sorted(points)]
+    return scale.fewest(rows, lambda r: _verdict(*points[r["world_size"]]))
+
+
+def test_fewest_cell_uses_the_verdicts_own_word_for_the_count_below():
+    from generator.site.pages.scale.tables import fewest_cell
+
+    for word, en, zh in (("only just", "on 2: only just", "2 卡时勉强"),
+                         ("maybe", "on 2: may fit", "2 卡时可能放得下"),
+                         ("no", "on 2: does not fit", "2 卡时放不下")):
+        cell = _fewest({2: (word, 90), 4: ("yes", 54.61)})
+        assert cell["fewest"]["world_size"] == 4 and cell["unestimated"] is None
+        assert fewest_cell(cell, "en") == f"**4** (needs 54.61 GiB; {en})"
+        assert zh in fewest_cell(cell, "zh")
+        assert "too few" not in fewest_cell(cell, "en")
+
+
+def test_fewest_cell_says_which_counts_were_not_estimated():
+    from generator.site.pages.scale.tables import fewest_cell
+
+    # the line starts at 2 GPUs: 1 was not estimated, whatever the plain step on one GPU says
+    first = _fewest({2: ("yes", 34.23), 4: ("yes", 32)})
+    assert first["below"] is None and first["unestimated"] == (1, 1)
+    assert fewest_cell(first, "en") == "**2** (needs 34.23 GiB; 1 not estimated)"
+    assert "1 卡没有估算" in fewest_cell(first, "zh")
+    late = _fewest({16: ("yes", 20.55), 64: ("yes", 17)})
+    assert fewest_cell(late, "en") == "**16** (needs 20.55 GiB; 1 to 8 not estimated)"
+    gap = _fewest({8: ("only just", 29.52), 64: ("yes", 18.7)})
+    assert fewest_cell(gap, "en") == ("**64** (needs 18.70 GiB; on 8: only just; 16 to 32 not "
+                                      "estimated)")
+    one = _fewest({1: ("yes", 22.74), 2: ("yes", 24)})
+    assert fewest_cell(one, "en") == "**1** (needs 22.74 GiB)"
+
+
+def test_fewest_cell_where_no_count_fits_names_the_verdict_on_the_most():
+    from generator.site.pages.scale.tables import fewest_cell
+
+    cell = _fewest({2: ("no", 79), 8: ("only just", 29.77)})
+    assert cell["fewest"] is None
+    assert fewest_cell(cell, "en") == ("no count estimated fits (on 8: only just, needs 29.77 "
+                                       "GiB)")
+    assert "8 卡时勉强" in fewest_cell(cell, "zh")
+
+
+def test_a_line_starts_from_one_gpu_only_where_that_step_is_its_strategy():
+    plain = {"parallel": "fsdp2", "precision": "amp-bf16", "fsdp_mixed_precision": "none",
+             "cpu_offload": False, "shard_size": 0, "tp_size": 0}
+    assert scale.starts_from_one_gpu(plain, "amp-bf16")
+    assert scale.starts_from_one_gpu({**plain, "parallel": "tp"}, "amp-bf16")
+    assert not scale.starts_from_one_gpu({**plain, "cpu_offload": True}, "amp-bf16")
+    assert not scale.starts_from_one_gpu({**plain, "parallel": "fsdp2-tp"}, "amp-bf16")
+    assert not scale.starts_from_one_gpu({**plain, "fsdp_mixed_precision": "bf16/fp32"},
+                                         "amp-bf16")
+    assert not scale.starts_from_one_gpu(plain, "fp32")
+
+
+def test_the_reserved_column_names_the_gpu_it_replays():
+    from generator.site.pages.scale.tables import reserved_head
+
+    def row(gpu):
+        return {"result": {"allocator": {"gpu": gpu}}}
+
+    assert scale.replayed_for([row("NVIDIA H100 80GB HBM3")] * 2) == "H100 80GB HBM3"
+    assert scale.replayed_for([row("NVIDIA H100 80GB HBM3"), row("NVIDIA A100-SXM4-40GB")]) \
+        is None
+    assert scale.replayed_for([{"result": {}}]) is None
+    assert reserved_head("H100 80GB HBM3", "en") == "Reserved peak (H100 80GB HBM3 replay)"
+    assert reserved_head(None, "zh") == "已预留峰值"
 
 
 def test_the_page_prints_the_fixture_numbers(context):
@@ -85,7 +161,7 @@ def test_the_page_prints_the_fixture_numbers(context):
         for row in main["rows"]:
             assert f"**{gib(row['reserved_bytes'])}**" in text
         assert "figures/scale-lines-gpt2-small" in text and "figures/scale-gpt2-small" in text
-        assert {"en": "stops falling", "zh": "不再下降"}[lang] in text
+        assert {"en": "hardly falls at all", "zh": "几乎不降"}[lang] in text
         assert {"en": "none comes from a run on a GPU", "zh": "没有一个是实际运行得到的"}[lang] in text
         assert {"en": "measured on", "zh": "实测"}[lang] not in text
         assert "NCCL" in text and "nccl/issues/864" in text
@@ -130,14 +206,19 @@ def test_the_offload_sentence_reads_its_rows():
 
     def row(n: int, reserved: int, live: dict, host: int | None = None) -> dict:
         return {"world_size": n, "reserved_bytes": reserved, "live_at_peak_bytes": live,
+                "peak_bytes": sum(live.values()) + gib_,
                 "result": {"parallel": {"host_bytes": host}}}
 
     fsdp = [row(2, 10 * gib_, state), row(8, 5 * gib_, state)]
     offload = [row(2, 4 * gib_, {}, host=9 * gib_), row(8, 4 * gib_, {}, host=3 * gib_)]
     words = sentences.cpu_offload(fsdp, offload)
-    # on the fewest GPUs both have: where offload takes the most off each GPU
-    assert words.en.startswith("On 2 GPUs, FSDP2 with CPU offload reserves 4.00 GiB a GPU, "
-                               "6.00 GiB less than without it (10.00 GiB)")
+    # on the fewest GPUs both have: where offload takes the most off each GPU; on the tensors'
+    # peak, the reserved peaks beside
+    assert words.en.startswith("On 2 GPUs, FSDP2 with CPU offload leaves a GPU 1.00 GiB of "
+                               "tensors at their peak, 7.00 GiB less than without it (8.00 GiB; "
+                               "reserved: 4.00 against 10.00 GiB)")
     assert "held 7.00 GiB" in words.en and "9.00 GiB a rank" in words.en
-    assert "少 6.00 GiB" in words.zh and "每个 rank 占 9.00 GiB" in words.zh
+    assert "少 7.00 GiB" in words.zh and "每个 rank 占 9.00 GiB" in words.zh
+    more = sentences.cpu_offload([row(2, 10 * gib_, {})], [row(2, 4 * gib_, state, host=gib_)])
+    assert "7.00 GiB more than without it" in more.en and "多 7.00 GiB" in more.zh
     assert sentences.cpu_offload(fsdp, [row(4, gib_, {}, host=gib_)]) is None

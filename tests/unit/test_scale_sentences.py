@@ -1,4 +1,5 @@
-"""The scale page's relation sentences (generator/site/pages/scale/sentences.py), each on small
+"""The scale page's relation sentences (generator/site/pages/scale/sentences.py and
+tensor_parallel.py), each on small
 synthetic rows, both where its relation holds and where it does not; the regimes the scale
 study runs its strategies in, and the page's name for them."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from generator.words import Words
-from generator.site.pages.scale import regime_name, sentences
+from generator.site.pages.scale import regime_name, sentences, tensor_parallel
 
 GIB = 2**30
 CATS = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
@@ -94,24 +95,56 @@ def test_floor_share_that_does_not_grow_is_said():
 
 
 def test_stops_falling_where_every_later_doubling_pays_little():
-    series = [row(1, reserved=40), row(2, reserved=24), row(4, reserved=16),
-              row(8, reserved=15.8), row(16, reserved=15.7)]
+    series = [row(1, peak=40), row(2, peak=24), row(4, peak=16), row(8, peak=15.8),
+              row(16, peak=15.7)]
     text = both(sentences.stops_falling(series, sentences.FSDP2))
-    assert "stops falling at 4 GPUs" in text and "from 16.00 to 15.70 GiB" in text
-    assert "4 卡就不再下降" in text
-    flat = both(sentences.stops_falling([row(2, reserved=10), row(64, reserved=9.9)], POLICY))
+    assert "tensors' peak per GPU stops falling at 4 GPUs" in text
+    assert "from 16.00 to 15.70 GiB" in text and "4 卡就不再下降" in text
+    flat = both(sentences.stops_falling([row(2, peak=10), row(64, peak=9.9)], POLICY))
     assert "hardly falls at all" in flat and "几乎不降" in flat
-    steep = both(sentences.stops_falling([row(32, reserved=10), row(64, reserved=8)],
+    steep = both(sentences.stops_falling([row(32, peak=10), row(64, peak=8)],
                                          sentences.FSDP2))
     assert "still falls from 32 GPUs to 64 GPUs, by 2.00 GiB (20.0 %)" in steep
     assert sentences.stops_falling([row(8, activations=1)], sentences.FSDP2) is None
 
 
-def test_a_reserved_peak_that_rises_with_the_gpu_count_is_said():
-    text = both(sentences.rises([row(2, reserved=20), row(4, reserved=21), row(8, reserved=19)],
-                                sentences.FSDP2))
-    assert "rises from 2 GPUs to 4 GPUs, by 1.00 GiB" in text and "反而多了" in text
-    assert sentences.rises([row(2, reserved=20), row(4, reserved=20.01)], sentences.FSDP2) is None
+def test_stops_falling_reads_the_tensors_peak_not_the_reserved_one():
+    # the reserved peak drops 20 % from 8 to 16 GPUs, the tensors' peak 2 %: placement
+    series = [row(8, peak=10, reserved=15), row(16, peak=9.8, reserved=12)]
+    text = both(sentences.stops_falling(series, sentences.FSDP2))
+    assert "hardly falls at all" in text and "from 10.00 to 9.80 GiB" in text
+    assert "12.00" not in text
+
+
+def test_a_reserved_peak_that_rises_with_the_tensors_peak_is_said_on_the_tensors():
+    text = both(sentences.reserved_moves([row(2, peak=18, reserved=20),
+                                          row(4, peak=19, reserved=21),
+                                          row(8, peak=17, reserved=19)], sentences.FSDP2))
+    assert "tensors' peak per GPU rises from 2 GPUs to 4 GPUs, by 1.00 GiB" in text
+    assert "(the reserved peak by 1.00 GiB)" in text and "反而多了" in text
+    assert sentences.reserved_moves([row(2, reserved=20), row(4, reserved=20.01)],
+                                    sentences.FSDP2) is None
+
+
+def test_a_reserved_peak_that_rises_alone_is_placement():
+    def placed(n, reserved, other):
+        r = row(n, peak=25.82, reserved=reserved)
+        return {**r, "workspace_bytes": 64 * 2**20, "replays": {16 * 2**20: int(other * GIB)}}
+
+    series = [placed(2, 33.78, 31.81), placed(8, 29.65, 29.64), placed(64, 33.55, 29.62)]
+    text = both(sentences.reserved_moves(series, sentences.FSDP2))
+    assert "tensors' peak per GPU is the same on 2, 8 and 64 GPUs (25.82 GiB)" in text
+    assert "moves between 29.65 and 33.78 GiB (from 8 GPUs to 64 GPUs it rises by 3.90 GiB)" \
+        in text
+    assert "where the simulated caching allocator places its blocks" in text
+    assert "workspace of 16.0 MiB instead of 64.0 MiB, the same ranks reserve between 29.62 " \
+           "and 31.81 GiB" in text
+    assert "单卡张量峰值都一样" in text and "摆放内存块" in text
+    # without replays: no figures of them; a tensors' peak that differs but does not rise
+    bare = both(sentences.reserved_moves([row(2, peak=26, reserved=30),
+                                          row(4, peak=25, reserved=33)], sentences.FSDP2))
+    assert "does not rise from 2 GPUs to 4 GPUs (26.00 and 25.00 GiB)" in bare
+    assert "places its blocks" in bare and "replayed" not in bare and "并没有增加" in bare
 
 
 def test_floor_levers_name_the_policy_only_where_it_makes_no_copies():
@@ -175,6 +208,88 @@ def test_regime_gap_spread_over_many_parts_is_not_most_of_it():
 
 
 # -- the regimes ---------------------------------------------------------------------------
+# -- tensor parallelism ------------------------------------------------------------------
+def tp_row(n: int, t: int | None = None, **maxima: float) -> dict:
+    """A rank's row with each category's own maximum (GiB) and its TP group."""
+    r = row(n, **maxima)
+    return {**r, "category_max_bytes": dict(r["live_at_peak_bytes"]), "tp_size": t}
+
+
+TP = Words("TP", "TP")
+
+
+def test_tensor_parallel_splits_as_one_over_the_group_and_not_at_all_under_checkpointing():
+    fsdp = [tp_row(8, activations=4.11, autocast_copies=13.98)]
+    tp = [tp_row(8, 8, activations=4.11, autocast_copies=13.98 / 8)]
+    text = both(tensor_parallel.tensor_parallel(fsdp, tp, TP, checkpointing=True))
+    assert "autocast weight copies shrink as a TP group of 8 splits them, 1.75 GiB against " \
+           "13.98" in text
+    assert "activations are the same, 4.11 GiB against 4.11: under activation checkpointing" \
+        in text and "sequence parallelism does not split" in text
+    assert "按 8 卡的 TP 组等分缩小" in text and "激活检查点" in text
+    plain = both(tensor_parallel.tensor_parallel(fsdp, tp, TP))
+    assert "activations are the same, 4.11 GiB against 4.11;" in plain
+    assert "checkpointing" not in plain and "激活检查点" not in plain
+    # FSDP2 × TP: the group is the mesh's tp, not the GPU count
+    two_d = both(tensor_parallel.tensor_parallel([tp_row(64, autocast_copies=16)],
+                                           [tp_row(64, 8, autocast_copies=2)], TP))
+    assert "shrink as a TP group of 8" in two_d
+
+
+def test_tensor_parallel_that_splits_in_part_says_what_stays_whole():
+    fsdp = [tp_row(4, activations=16.27, autocast_copies=0.23)]
+    tp = [tp_row(4, 4, activations=6.57, autocast_copies=0.115)]
+    text = both(tensor_parallel.tensor_parallel(fsdp, tp, TP))
+    assert "activations shrink by 2.48×, where a TP group of 4 splitting them all would give " \
+           "4×, 6.57 GiB against 16.27: without sequence parallelism TP splits only what is " \
+           "inside attention and the MLP" in text
+    assert "autocast weight copies shrink by 2.00×" in text
+    assert "the weights the plan leaves whole are cast whole" in text
+    assert "缩小了 2.48×" in text
+    grew = both(tensor_parallel.tensor_parallel([tp_row(4, activations=1)],
+                                          [tp_row(4, 4, activations=2)], TP))
+    assert "activations: 2.00 GiB against 1.00" in grew and "shrink" not in grew
+    assert tensor_parallel.tensor_parallel([tp_row(2, activations=1)], [tp_row(4, 4)], TP) is None
+    assert "computes with" not in tensor_parallel.tensor_parallel(
+        [tp_row(4, temporaries=1)], [tp_row(4, 4, temporaries=1)], TP).en
+
+
+def test_tp_gradients_beyond_the_parameters_are_the_embeddings():
+    emb = 2 * GIB
+    tp = [row(2, parameters=15, gradients=16), row(4, parameters=7.5, gradients=9)]
+    text = both(tensor_parallel.tp_gradients(tp, TP, emb))
+    assert "more gradients than parameters at the tensors' peak: 16.00 against 15.00 GiB on " \
+           "2 GPUs and 9.00 against 7.50 GiB on 4 GPUs" in text
+    assert "(t−1)/t of the token embeddings' 2.00 GiB" in text and "gloo" in text
+    assert "词嵌入 2.00 GiB 的 (t−1)/t" in text
+    # an excess that is not the embeddings' is said without a cause
+    other = both(tensor_parallel.tp_gradients([row(2, parameters=15, gradients=15.5)], TP, emb))
+    assert "16.00" not in other and "15.50 against 15.00 GiB" in other
+    assert "embeddings" not in other and "词嵌入" not in other
+    assert tensor_parallel.tp_gradients([row(2, parameters=15, gradients=15)], TP, emb) is None
+
+
+def test_trained_says_every_weight_only_where_every_weight_is_trained():
+    assert both(sentences.trained(100, 100)) == ("fully fine-tuned (every weight trained) | "
+                                                  "全参数微调（每个权重都训练）")
+    assert "fully" in sentences.trained(100, None).en
+    part = both(sentences.trained(8_000, 40))
+    assert "40 of its 8,000 parameters trained" in part and "训练 40 个" in part
+    assert "every weight" not in part
+
+
+# -- DDP's model state ---------------------------------------------------------------------
+def test_ddp_state_buckets_a_second_copy_of_the_gradients_or_not():
+    first = tp_row(8, parameters=2, gradients=2, optimizer_state=4, comm_buffers=2)
+    text = both(sentences.ddp_state(first, 2**29))
+    assert "take 8.00 GiB, 16 bytes for each of the 536,870,912 parameters" in text
+    assert "hold the gradients a second time (2.00 GiB" in text and "又存了一份梯度" in text
+    other = both(sentences.ddp_state({**first, "category_max_bytes": {
+        **first["category_max_bytes"], "comm_buffers": GIB // 4}}, 0))
+    assert "second time" not in other and "hold 0.25 GiB beside the gradients' 2.00 GiB" in other
+    assert "bytes for each" not in other and "另占 0.25 GiB" in other
+
+
 def test_regime_names():
     assert regime_name("amp-bf16").en == "autocast bf16"
     assert regime_name("fp32").en == "FP32"

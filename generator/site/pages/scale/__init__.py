@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from generator.experiment.suite import DEFAULT_SUITE
 from generator import gpus
+from generator.errors import GeneratorError
 from generator.plan.fit import Verdict
 from generator.results.shapes import StepResult
 from generator.results.step import StepMemory
@@ -26,7 +27,7 @@ from generator.site.escaping import written
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import Page
 from generator.site.pages.calculator.grid import suite_keys
-from generator.site.pages.scale import sentences
+from generator.site.pages.scale import sentences, tensor_parallel
 from generator.site.pages.scale.charts import HEADROOM, lines_chart, scale_chart
 from generator.site.pages.scale.tables import (
     fewest_table,
@@ -56,6 +57,9 @@ LINE_FIELDS = ("gpus", "parallel", "precision", "fsdp_mixed_precision", "shard_s
 #: The order of the lines: one GPU, then the strategies in one regime, then FSDP2's policy.
 ORDER = ("single", "ddp", "fsdp2", "hsdp", "tp", "fsdp2-tp")
 PHASES = ("forward", "backward", "optimizer")
+#: Bytes of a weight (and of its gradient) by precision: FP32 weights except under the pure
+#: 16-bit precisions.
+WEIGHT_BYTES = {"bf16": 2, "fp16": 2}
 #: The GPU count strategies are compared at where both have it: one node of 8 GPUs.
 COMPARE_AT = 8
 #: Where GPUs are counted: NCCL's communicators, outside the caching allocator, are a stated
@@ -169,6 +173,33 @@ def line_of(exp: dict[str, Any], precision: str) -> str:
     return name
 
 
+def starts_from_one_gpu(exp: dict[str, Any], precision: str) -> bool:
+    """Whether a line's strategy on one GPU is the plain step on one GPU, so that its series
+    starts there: DDP, FSDP2 and TP in the group's regime (one replica, one shard, one TP
+    rank hold the whole model). Not FSDP2 with CPU offload (on one GPU its state would still
+    be in host memory: no such step was estimated), FSDP2's mixed-precision policy (another
+    regime), nor a line with fixed groups of GPUs (HSDP's shard groups, FSDP2 × TP's TP
+    groups), whose fewest GPUs are one group."""
+    return (exp["parallel"] in ("ddp", "fsdp2", "tp") and exp["precision"] == precision
+            and exp.get("fsdp_mixed_precision", "none") == "none"
+            and not exp.get("cpu_offload") and not exp.get("shard_size")
+            and not exp.get("tp_size"))
+
+
+def replayed_for(rows: list[dict[str, Any]]) -> str | None:
+    """The GPU whose cuBLAS workspaces the rows' reserved peaks were replayed with (the
+    allocator's `gpu`), by its short name, where every row names the same one; else None
+    (the table then names none)."""
+    names = {(r["result"].get("allocator") or {}).get("gpu") for r in rows}
+    if len(names) != 1 or None in names:
+        return None
+    [name] = names
+    try:
+        return gpus.find(name).short_name
+    except GeneratorError:
+        return name
+
+
 def _setup(result: Result) -> tuple:
     exp = result["experiment"]
     return (tuple(sorted((k, str(v)) for k, v in exp.items() if k not in LINE_FIELDS)),
@@ -193,7 +224,14 @@ def _row(result: Result, line: str) -> dict[str, Any]:
             "reserved_bytes": allocator.get("peak_reserved_bytes"),
             "live_at_peak_bytes": live,
             "category_max_bytes": {"comm_buffers": 0, **result["category_max_bytes"]},
-            "peak_phase": peak_phase(result), "result": result}
+            "peak_phase": peak_phase(result),
+            # the same rank replayed with other cuBLAS workspaces: {workspace bytes: reserved}
+            "workspace_bytes": allocator.get("workspace_bytes"),
+            "replays": {o["workspace_bytes"]: o["peak_reserved_bytes"]
+                        for o in allocator.get("other_workspaces") or []},
+            # the GPUs of its TP group (its mesh's "tp"), None without TP
+            "tp_size": ((result.get("parallel") or {}).get("mesh") or {}).get("tp"),
+            "result": result}
 
 
 def _group(members: list[Result], singles: list[Result]) -> dict[str, Any]:
@@ -219,15 +257,20 @@ def _group(members: list[Result], singles: list[Result]) -> dict[str, Any]:
         "precision": precision, "optimizer": exp["optimizer"], "attention": first["attention"],
         "checkpointing": exp.get("checkpointing", False), "backend": "estimate",
         "device": exp["device"], "regime": regime_name(precision),
+        "architecture": first.get("architecture") or {},
         "parameter_count": first.get("parameter_count") or 0, "rows": rows,
         "single": single[0] if single else None,
         "lines": [{"id": line, "words": strategy_words(line, lines[line][0]["result"]),
                    "rows": line_rows, "policy": "-mp-" in line,
-                   # the lines in the group's regime start from the step on one GPU
-                   "series": (single if "-mp-" not in line and line != "single" else [])
+                   # a line starts from the step on one GPU only where that step is its
+                   # strategy on one GPU (starts_from_one_gpu)
+                   "series": (single if line != "single" and
+                              starts_from_one_gpu(line_rows[0]["result"]["experiment"],
+                                                  precision) else [])
                    + line_rows}
                   for line, line_rows in lines.items()],
         "world_sizes": sorted({r["world_size"] for r in rows}),
+        "replayed_for": replayed_for(rows),
         # the results the page shows, for its data files
         "sources": [r["result"] for r in rows]}
     by = {line["id"]: line for line in group["lines"]}
@@ -246,7 +289,6 @@ def _group(members: list[Result], singles: list[Result]) -> dict[str, Any]:
         if all(r["reserved_bytes"] is not None for r in rows) else []
     group["verdicts"] = [{"row": r, "verdicts": [verdict(r, gpu) for gpu in plan_gpus]}
                          for r in rows] if group["plan"] else []
-    group.update(_ddp_figures(ddp, group["parameter_count"]))
     group.update(_fsdp_figures(fsdp))
     if ddp and fsdp:
         a, b = _pair(ddp, [r for r in fsdp if r["strategy"] != "single"] or fsdp)
@@ -275,13 +317,18 @@ def _reserved(row: dict[str, Any]) -> int:
 def _words(group: dict[str, Any]) -> dict[str, Any]:
     """The group's relation sentences (sentences.py), each checked on its rows."""
     fsdp, mp = group["fsdp"], group["mp"]
+    first = group["sources"][0]
     found: dict[str, Any] = {
+        "trained": sentences.trained(first.get("parameter_count") or 0,
+                                     first.get("trainable_parameter_count")),
         "ddp": sentences.ddp_count(group["ddp"]),
+        "ddp_state": sentences.ddp_state(group["ddp"][0], group["parameter_count"])
+        if group["ddp"] else None,
         "shrink": sentences.shrink(group["shrink"], cpu=group["device"] == "cpu"),
         "stops": sentences.stops_falling(fsdp, sentences.FSDP2),
         "mp_stops": sentences.stops_falling(mp, group["policy_words"]) if mp else None,
         "rises": [w for line in group["lines"] if line["id"] != "single"
-                  for w in [sentences.rises(line["rows"], line["words"])] if w]}
+                  for w in [sentences.reserved_moves(line["rows"], line["words"])] if w]}
     if fsdp:
         found["floor"] = sentences.floor(fsdp[0], fsdp[-1])
         found["levers"] = sentences.floor_levers(fsdp[-1], group["batch_size"], mp,
@@ -293,21 +340,18 @@ def _words(group: dict[str, Any]) -> dict[str, Any]:
         found["regime"] = sentences.regime_gap(autocast, policy, group["policy_words"])
     by = {line["id"]: line for line in group["lines"]}
     found["tp"] = [w for line in ("tp", "fsdp2-tp") if line in by and fsdp
-                   for w in [sentences.tensor_parallel(fsdp, by[line]["rows"],
-                                                       by[line]["words"])] if w]
+                   for w in [tensor_parallel.tensor_parallel(fsdp, by[line]["rows"],
+                                                       by[line]["words"],
+                                                       checkpointing=group["checkpointing"])]
+                   if w]
+    arch = group["architecture"]
+    found["tp_gradients"] = tensor_parallel.tp_gradients(
+        by["tp"]["rows"], by["tp"]["words"], arch["vocab"] * arch["hidden"] *
+        WEIGHT_BYTES.get(group["precision"], 4)) \
+        if "tp" in by and arch.get("vocab") and arch.get("hidden") else None
     found["offload"] = sentences.cpu_offload(fsdp, by["fsdp2-offload"]["rows"]) \
         if fsdp and "fsdp2-offload" in by else None
     return found
-
-
-def _ddp_figures(ddp: list[dict[str, Any]], parameter_count: int) -> dict[str, Any]:
-    """DDP's model state and its buckets, from its first row."""
-    if not ddp:
-        return {}
-    first = ddp[0]["category_max_bytes"]
-    state = sum(first[c] for c in STATE)
-    return {"ddp_state": {"bytes": state, "buckets": first["comm_buffers"],
-                          "per_parameter": state / parameter_count if parameter_count else 0}}
 
 
 def _fsdp_figures(fsdp: list[dict[str, Any]]) -> dict[str, Any]:
@@ -380,22 +424,31 @@ def _floor(row: dict[str, Any]) -> dict[str, Any]:
 
 def _plan(lines: list[dict[str, Any]], gpu: gpus.GPU) -> dict[str, Any]:
     """For one GPU: per line, the fewest GPU counts estimated whose rank fits it by the one
-    rule, and the most that are still too few."""
-    return {"gpu": gpu, "lines": [{"line": line, **_fewest(line["series"] or line["rows"], gpu)}
+    rule, and the verdict on the count below it."""
+    return {"gpu": gpu, "lines": [{"line": line, **fewest(line["series"] or line["rows"],
+                                                          lambda r: verdict(r, gpu))}
                                   for line in lines if line["id"] != "single"]}
 
 
-def _fewest(rows: list[dict[str, Any]], gpu: gpus.GPU) -> dict[str, Any]:
-    """The fewest of `rows`' GPU counts whose rank fits `gpu` (None: none does)."""
-    fits = [r for r in rows if verdict(r, gpu).fits]
-    below = [r for r in rows if fits and r["world_size"] < fits[0]["world_size"]]
-    return {"fewest": fits[0] if fits else None,
-            "needed": verdict(fits[0], gpu).needed_bytes if fits else None,
-            # the most GPUs estimated that are still too few: the answer lies above it
-            "too_few": below[-1] if below else None,
-            # the fewest powers of two that fit, or an upper bound when the count below it
-            # (half as many) was not estimated
-            "exact": bool(fits) and (fits[0]["world_size"] == 1 or bool(below) and
-                                     2 * below[-1]["world_size"] == fits[0]["world_size"]),
-            "most": rows[-1]["world_size"],
-            "most_needed": verdict(rows[-1], gpu).needed_bytes}
+def fewest(rows: list[dict[str, Any]], judge) -> dict[str, Any]:
+    """The fewest of `rows`' GPU counts whose rank fits (judge(row): its Verdict; "fits" is
+    the verdict's "yes"), what it needs there, and the verdict on the most GPUs estimated
+    below it, in the verdict's own word (may fit, only just, does not fit); `unestimated`:
+    the GPU counts below the fewest that no row holds, as (first, last) powers of two, None
+    where the count below was estimated (or the fewest is 1). With no count that fits, the
+    verdict on the most GPUs estimated."""
+    fits = [r for r in rows if judge(r).fits]
+    found: dict[str, Any] = {"fewest": fits[0] if fits else None, "needed": None,
+                             "below": None, "below_verdict": None, "unestimated": None,
+                             "most": rows[-1]["world_size"], "most_verdict": judge(rows[-1])}
+    if not fits:
+        return found
+    n = fits[0]["world_size"]
+    found["needed"] = judge(fits[0]).needed_bytes
+    below = [r for r in rows if r["world_size"] < n]
+    if below:
+        found["below"], found["below_verdict"] = below[-1], judge(below[-1])
+    lowest = 2 * below[-1]["world_size"] if below else 1
+    if lowest <= n // 2:  # counts between (powers of two) that were not estimated
+        found["unestimated"] = (lowest, n // 2)
+    return found

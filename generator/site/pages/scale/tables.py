@@ -42,18 +42,18 @@ TEXT: dict[str, Words] = {
     "row": Words("{}, {}", "{}，{} 卡"),
     "peak": Words("Tensors' peak", "张量峰值"),
     "reserved": Words("Reserved peak", "已预留峰值"),
+    "reserved_on": Words("Reserved peak ({} replay)", "已预留峰值（按 {} 回放）"),
     "category": Words("Category (own maximum)", "类别（各自最大值）"),
     "on": Words("{} GPUs", "{} 卡"), "on1": Words("{} GPU", "{} 卡"),
     "factor": Words("Shrinks by", "缩小倍数"),
     "ideal": Words("1/N would give", "按 1/N 应缩小"),
     "gpu": Words("GPU (memory for a process)", "GPU（进程可用显存）"),
     "needs": Words("needs {} GiB", "需要 {} GiB"),
-    "none": Words("no count estimated fits (on {n}: {need} GiB)",
-                  "估算过的卡数都放不下（{n} 卡时需要 {need} GiB）"),
-    "too_few": Words("; {} are too few", "，{} 卡不够"),
-    "too_few1": Words("; {} is too few", "，{} 卡不够"),
-    "perhaps": Words("; fewer not estimated", "，更少的卡数没有估算"),
-    "gap": Words("; {} to {} not estimated", "，{}–{} 卡没有估算"),
+    "none": Words("no count estimated fits (on {n}: {word}, needs {need} GiB)",
+                  "估算过的卡数都放不下（{n} 卡时{word}，需要 {need} GiB）"),
+    "below": Words("; on {n}: {word}", "；{n} 卡时{word}"),
+    "unestimated": Words("; {} to {} not estimated", "；{}–{} 卡没有估算"),
+    "unestimated1": Words("; {} not estimated", "；{} 卡没有估算"),
     "paren": Words(" ({})", "（{}）"),
 }
 
@@ -115,7 +115,7 @@ def peak_table(group: dict[str, Any], lang: str) -> Markup:
     then the caching allocator's reserved peak (what a GPU must hold)."""
     shown = shown_categories(group)
     headers = [_t("setup", lang)] + [_swatch(c, lang, short=True) for c in shown] + \
-        [_t("peak", lang), _t("reserved", lang)]
+        [_t("peak", lang), reserved_head(group.get("replayed_for"), lang)]
     rows = []
     for line in group["lines"]:
         for row in line["rows"]:
@@ -126,6 +126,12 @@ def peak_table(group: dict[str, Any], lang: str) -> Markup:
                         + [gib(row["peak_bytes"]),
                            "–" if reserved is None else f"**{gib(reserved)}**"])
     return markdown_table(headers, rows)
+
+
+def reserved_head(gpu: str | None, lang: str) -> str:
+    """The reserved column's head: which GPU's replay it holds (its cuBLAS workspaces change
+    where the simulated allocator places blocks), where the rows share one."""
+    return _t("reserved", lang) if gpu is None else escape(_t("reserved_on", lang).format(gpu))
 
 
 def shrink_table(group: dict[str, Any], lang: str) -> Markup:
@@ -170,20 +176,29 @@ def fewest_table(group: dict[str, Any], lang: str) -> Markup:
     for plan in group["plan"]:
         gpu = plan["gpu"]
         rows.append([f"{escape(gpu.short_name)} ({gib(gpu.memory_bytes)} GiB)"]
-                    + [_fewest_cell(cell, lang) for cell in plan["lines"]])
+                    + [fewest_cell(cell, lang) for cell in plan["lines"]])
     return markdown_table(headers, rows, numeric_from=len(headers))
 
 
-def _fewest_cell(cell: dict[str, Any], lang: str) -> str:
+def fewest_cell(cell: dict[str, Any], lang: str) -> str:
+    """One cell of the fewest-GPUs table (cell: scale.fewest's): the fewest count that fits
+    and what it needs there; the count below it with the one rule's own word for it (plan/
+    fit.py WORD_TEXT: may fit, only just, does not fit), never a word of its own; the counts
+    below it that were not estimated, as such. Where no count fits, the rule's word on the
+    most GPUs estimated."""
+    from generator.plan.fit import WORD_TEXT
+
     fewest = cell["fewest"]
     if fewest is None:
-        return _t("none", lang).format(n=cell["most"], need=gib(cell["most_needed"]))
+        most = cell["most_verdict"]
+        return _t("none", lang).format(n=cell["most"], word=WORD_TEXT[most.word][lang],
+                                       need=gib(most.needed_bytes))
     inner = _t("needs", lang).format(gib(cell["needed"]))
-    if cell["too_few"]:
-        n = cell["too_few"]["world_size"]
-        inner += _t("too_few1" if n == 1 else "too_few", lang).format(n)
-        if not cell["exact"]:  # e.g. 1 is too few, 16 fits, and 2 to 8 were not estimated
-            inner += _t("gap", lang).format(2 * n, fewest["world_size"] // 2)
-    elif not cell["exact"]:
-        inner += _t("perhaps", lang)
+    if cell["below"] is not None:
+        inner += _t("below", lang).format(n=cell["below"]["world_size"],
+                                          word=WORD_TEXT[cell["below_verdict"].word][lang])
+    if cell["unestimated"] is not None:
+        first, last = cell["unestimated"]
+        inner += (_t("unestimated1", lang).format(first) if first == last
+                  else _t("unestimated", lang).format(first, last))
     return f"**{fewest['world_size']}**" + _t("paren", lang).format(inner)
