@@ -1,0 +1,171 @@
+"""PyTorch's memory snapshot: the simulated run written as `torch.cuda.memory._snapshot()`
+gives a real one, and a snapshot from someone else read back safely.
+
+The format (torch/cuda/memory.py `_snapshot`, read by torch/cuda/_memory_viz.py and the
+viewer at pytorch.org/memory_viz): a dict with
+- "segments": the cudaMalloc segments held when it was taken, each {device, address,
+  total_size, allocated_size, active_size, requested_size, stream, segment_type ("small" |
+  "large"), segment_pool_id, is_expandable, frames, blocks}, and each block {address, size,
+  requested_size, state ("active_allocated" | "inactive"), frames};
+- "device_traces": per device, the allocator's events in order (history.py), each {action,
+  addr, size, stream, frames}; an "oom" entry has device_free in place of addr;
+- "allocator_settings", and here "simulated": what was simulated (a real snapshot lacks it;
+  the viewer ignores it).
+Frames are {filename, line, name}, innermost first.
+
+A snapshot pickle from someone else is code until proven otherwise: pickle calls whatever
+global it names. What `_snapshot()` holds is dicts, lists, tuples (segment_pool_id), str,
+int, float, bool and None, which pickle builds from its own opcodes without naming any global,
+so `load` admits no global at all, and refuses the file in one line at the first it names,
+before anything is called. The file is read with a size limit first (files.read_limited),
+and what it held is checked to be a snapshot's shape.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+from typing import Any
+
+from generator.allocator.blocks import SMALL_BUFFER
+from generator.errors import ConfigError, shown
+from generator.files import read_limited, write_atomic
+from generator.simulate.memory import DeviceMemory
+
+#: The largest snapshot read: PyTorch's grow with the trace's length (a few KB an entry).
+READ_LIMIT = 1 << 30
+
+
+def taken(memory: DeviceMemory, *, gpu: str | None = None) -> dict[str, Any]:
+    """The memory's state now and its history (empty if not recorded), as a snapshot."""
+    if memory.allocator is None:
+        raise ConfigError("a memory snapshot is of the CUDA caching allocator: a run that "
+                          "models the CPU has none")
+    history = memory.history
+    with memory.lock:
+        requested = memory.live()
+        keys = {id(memory.allocator.block(key)): key for key in requested}
+        segments = [_segment(address, size, blocks, requested, keys, history)
+                    for address, size, blocks in memory.allocator.segment_blocks()]
+        traces = [list(history.events)] if history is not None else [[]]
+    return {
+        "segments": segments,
+        "device_traces": traces,
+        "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "expandable_segments": False},
+        "simulated": {"by": "generator (显存去哪了)", "gpu": gpu,
+                      "kind": "estimated: a script run on a simulated GPU"},
+    }
+
+
+def _segment(address: int, size: int, blocks: list, requested: dict, keys: dict,
+             history) -> dict[str, Any]:
+    listed = []
+    for block in blocks:
+        key = keys.get(id(block)) if block.allocated else None
+        frames = [] if history is None or key is None else \
+            history.allocation_frames.get(key, [])
+        listed.append({"address": block.addr, "size": block.size,
+                       "requested_size": requested[key] if key is not None else 0,
+                       "state": "active_allocated" if block.allocated else "inactive",
+                       "frames": frames})
+    allocated = sum(b["size"] for b in listed if b["state"] == "active_allocated")
+    small = blocks[0].pool.small if blocks else size == SMALL_BUFFER
+    return {"device": 0, "address": address, "total_size": size,
+            "allocated_size": allocated, "active_size": allocated,
+            "requested_size": sum(b["requested_size"] for b in listed),
+            "stream": 0, "segment_type": "small" if small else "large",
+            "segment_pool_id": (0, 0), "is_expandable": False,
+            "frames": [] if history is None else history.segment_frames.get(address, []),
+            "blocks": listed}
+
+
+def dump(snapshot: dict[str, Any], path: Path) -> Path:
+    """Write the snapshot as `torch.cuda.memory._dump_snapshot` does (a pickle), whole or
+    not at all."""
+    return write_atomic(Path(path), pickle.dumps(snapshot, protocol=4),
+                        what="the memory snapshot")
+
+
+class _Refused(Exception):
+    """A global the pickle names (private: load turns it into one line)."""
+
+
+class _SnapshotUnpickler(pickle.Unpickler):
+    """Builds only what pickle's own opcodes build; any global or persistent id is refused
+    before it is looked up, so nothing the file names is imported or called."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise _Refused(f"{module}.{name}")
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise _Refused(f"a persistent id {shown(pid)}")
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A snapshot read from `path` (see the module); a ConfigError in one line if the file
+    cannot be read, is not a pickle, names any global, or is not a snapshot's shape."""
+    path = Path(path)
+    try:
+        data = read_limited(path, READ_LIMIT)
+    except FileNotFoundError:
+        raise ConfigError(f"no memory snapshot at {path}") from None
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise ConfigError(f"cannot read the memory snapshot {path}: {reason}") from None
+    try:
+        found = _SnapshotUnpickler(io.BytesIO(data)).load()
+    except _Refused as refused:
+        raise ConfigError(f"{path} is not a memory snapshot: it names {refused}") from None
+    except Exception as error:  # noqa: BLE001 - hostile bytes fail in many ways; all say so
+        raise ConfigError(f"{path} is not a memory snapshot: not a pickle that can be read "
+                          f"({type(error).__name__})") from None
+    problem = shape_problem(found)
+    if problem:
+        raise ConfigError(f"{path} is not a memory snapshot: {problem}")
+    return found
+
+
+def _ints(entry: dict, *names: str) -> bool:
+    return all(type(entry.get(n)) is int for n in names)
+
+
+def _frames_problem(frames: Any) -> str | None:
+    if not isinstance(frames, list):
+        return "frames that are not a list"
+    for frame in frames:
+        if not (isinstance(frame, dict) and isinstance(frame.get("filename"), str)
+                and isinstance(frame.get("name"), str) and type(frame.get("line")) is int):
+            return f"a frame {shown(frame)}"
+    return None
+
+
+def shape_problem(found: Any) -> str | None:
+    """What makes `found` not a snapshot's shape (None: it is one). Only what comparing
+    reads is required; other keys may be anything a newer PyTorch adds."""
+    if not isinstance(found, dict) or not isinstance(found.get("segments"), list):
+        return "it holds no list of segments"
+    if not isinstance(found.get("device_traces"), list) or not all(
+            isinstance(trace, list) for trace in found["device_traces"]):
+        return "its device_traces are not lists of trace entries"
+    for segment in found["segments"]:
+        if not (isinstance(segment, dict) and _ints(segment, "address", "total_size")
+                and isinstance(segment.get("blocks"), list)):
+            return f"a segment {shown(segment)}"
+        for block in segment["blocks"]:
+            if not (isinstance(block, dict) and _ints(block, "size")
+                    and isinstance(block.get("state"), str)):
+                return f"a block {shown(block)}"
+            problem = _frames_problem(block.get("frames", []))
+            if problem:
+                return problem
+    for trace in found["device_traces"]:
+        for entry in trace:
+            if not (isinstance(entry, dict) and isinstance(entry.get("action"), str)
+                    and _ints(entry, "size")
+                    and (entry["action"] == "oom" or _ints(entry, "addr"))):
+                return f"a trace entry {shown(entry)}"
+            problem = _frames_problem(entry.get("frames", []))
+            if problem:
+                return problem
+    return None
