@@ -52,7 +52,7 @@ def print_comparison(theirs: compare.Figures, ours: compare.Figures, *, top: int
                  else " · ".join(differences))
         say(f"{label:<34}{cells[0]:>24}{cells[1]:>24}   {shown}")
 
-    row("peak allocated (tensors' bytes)", (theirs.peak_allocated,), (ours.peak_allocated,), "b")
+    row("peak allocated (bytes asked for)", (theirs.peak_allocated,), (ours.peak_allocated,), "b")
     row("peak reserved", (theirs.peak_reserved,), (ours.peak_reserved,), "b")
     row("segments at the end", (theirs.segments,), (ours.segments,), "n")
     row("segments at most", (theirs.most_segments,), (ours.most_segments,), "n")

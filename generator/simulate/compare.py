@@ -40,6 +40,7 @@ SIZE_CLASSES = ("up to 1 MiB", "1 to 10 MiB", "10 MiB and more")
 #: What each action does to the reserved bytes (times its size) and to the segments held.
 _GROWS = {"segment_alloc": 1, "segment_map": 1, "segment_free": -1, "segment_unmap": -1}
 _SEGMENTS = {"segment_alloc": 1, "segment_free": -1}
+_NO_FRAMES: list = []
 
 
 @dataclass(frozen=True)
@@ -155,18 +156,21 @@ def figures(snapshot: dict[str, Any], device: int = 0) -> Figures:
     phases: dict[str, list[int]] = {p: [0, 0] for p in PHASES}
     made: Counter = Counter()
     ooms = 0
+    read: dict[int, tuple[str, str]] = {}  # id(frames) → (phase, site): stacks repeat
     for entry in trace:
         action, size = entry["action"], entry["size"]
         if action == "alloc":
-            frames = entry.get("frames", [])
-            where = phase(frames)
+            frames = entry.get("frames") or _NO_FRAMES
+            if id(frames) not in read:
+                read[id(frames)] = (phase(frames), site(frames))
+            where, made_at = read[id(frames)]
             live[entry["addr"]] = (size, where)
             allocated += size
             by_phase[where] += size
             for tally in (classes[size_class(size)], phases[where]):
                 tally[0] += 1
                 tally[1] += size
-            made[(site(frames), size)] += 1
+            made[(made_at, size)] += 1
             if allocated > peak:
                 peak, at_peak = allocated, dict(by_phase)
         elif action == "free_completed":

@@ -25,16 +25,21 @@ from __future__ import annotations
 
 import io
 import pickle
+import reprlib
 from pathlib import Path
 from typing import Any
 
 from generator.allocator.blocks import SMALL_BUFFER
-from generator.errors import ConfigError, shown
+from generator.errors import ConfigError
 from generator.files import read_limited, write_atomic
 from generator.simulate.memory import DeviceMemory
 
 #: The largest snapshot read: PyTorch's grow with the trace's length (a few KB an entry).
 READ_LIMIT = 1 << 30
+#: The most segments, blocks, trace entries and frames (each time one is referred to) a
+#: snapshot may hold: a pickle can refer to one list many times over, so a small file can
+#: stand for more than any reading of it could walk. A real one holds tens of millions at most.
+ITEM_LIMIT = 100_000_000
 
 
 def taken(memory: DeviceMemory, *, gpu: str | None = None) -> dict[str, Any]:
@@ -45,9 +50,10 @@ def taken(memory: DeviceMemory, *, gpu: str | None = None) -> dict[str, Any]:
     history = memory.history
     with memory.lock:
         requested = memory.live()
-        keys = {id(memory.allocator.block(key)): key for key in requested}
-        segments = [_segment(address, size, blocks, requested, keys, history)
-                    for address, size, blocks in memory.allocator.segment_blocks()]
+        blocks = {key: memory.allocator.block(key) for key in requested}
+        keys = {id(block): key for key, block in blocks.items() if block is not None}
+        segments = [_segment(address, size, held, requested, keys, history)
+                    for address, size, held in memory.allocator.segment_blocks()]
         traces = [list(history.events)] if history is not None else [[]]
     return {
         "segments": segments,
@@ -99,7 +105,7 @@ class _SnapshotUnpickler(pickle.Unpickler):
         raise _Refused(f"{module}.{name}")
 
     def persistent_load(self, pid: Any) -> Any:
-        raise _Refused(f"a persistent id {shown(pid)}")
+        raise _Refused(f"a persistent id {_quoted(pid)}")
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -126,46 +132,84 @@ def load(path: Path) -> dict[str, Any]:
     return found
 
 
+def _quoted(value: Any) -> str:
+    """A value from the file as a message quotes it: short, and at a bounded depth (a hostile
+    file may nest lists deeper than repr can go)."""
+    text = reprlib.repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _ints(entry: dict, *names: str) -> bool:
     return all(type(entry.get(n)) is int for n in names)
 
 
-def _frames_problem(frames: Any) -> str | None:
-    if not isinstance(frames, list):
-        return "frames that are not a list"
-    for frame in frames:
-        if not (isinstance(frame, dict) and isinstance(frame.get("filename"), str)
-                and isinstance(frame.get("name"), str) and type(frame.get("line")) is int):
-            return f"a frame {shown(frame)}"
-    return None
+class _Shape:
+    """Walks a snapshot once: each frames list checked once however often it is referred
+    to, and every reference counted against ITEM_LIMIT (see shape_problem)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.frames_checked: set[int] = set()
+
+    def count(self, n: int) -> None:
+        self.items += n
+        if self.items > ITEM_LIMIT:
+            raise _TooLarge
+
+    def frames_problem(self, frames: Any) -> str | None:
+        if not isinstance(frames, list):
+            return "frames that are not a list"
+        self.count(len(frames))
+        if id(frames) in self.frames_checked:
+            return None
+        for frame in frames:
+            if not (isinstance(frame, dict) and isinstance(frame.get("filename"), str)
+                    and isinstance(frame.get("name"), str) and type(frame.get("line")) is int):
+                return f"a frame {_quoted(frame)}"
+        self.frames_checked.add(id(frames))
+        return None
+
+    def problem(self, found: Any) -> str | None:
+        if not isinstance(found, dict) or not isinstance(found.get("segments"), list):
+            return "it holds no list of segments"
+        if not isinstance(found.get("device_traces"), list) or not all(
+                isinstance(trace, list) for trace in found["device_traces"]):
+            return "its device_traces are not lists of trace entries"
+        for segment in found["segments"]:
+            if not (isinstance(segment, dict) and _ints(segment, "address", "total_size")
+                    and type(segment.get("device", 0)) is int
+                    and isinstance(segment.get("blocks"), list)):
+                return f"a segment {_quoted(segment)}"
+            self.count(1 + len(segment["blocks"]))
+            for block in segment["blocks"]:
+                if not (isinstance(block, dict) and _ints(block, "size")
+                        and type(block.get("requested_size", 0)) is int
+                        and isinstance(block.get("state"), str)):
+                    return f"a block {_quoted(block)}"
+                problem = self.frames_problem(block.get("frames", []))
+                if problem:
+                    return problem
+        for trace in found["device_traces"]:
+            self.count(len(trace))
+            for entry in trace:
+                if not (isinstance(entry, dict) and isinstance(entry.get("action"), str)
+                        and _ints(entry, "size")
+                        and (entry["action"] == "oom" or _ints(entry, "addr"))):
+                    return f"a trace entry {_quoted(entry)}"
+                problem = self.frames_problem(entry.get("frames", []))
+                if problem:
+                    return problem
+        return None
+
+
+class _TooLarge(Exception):
+    """More items than ITEM_LIMIT (private: shape_problem says so)."""
 
 
 def shape_problem(found: Any) -> str | None:
     """What makes `found` not a snapshot's shape (None: it is one). Only what comparing
     reads is required; other keys may be anything a newer PyTorch adds."""
-    if not isinstance(found, dict) or not isinstance(found.get("segments"), list):
-        return "it holds no list of segments"
-    if not isinstance(found.get("device_traces"), list) or not all(
-            isinstance(trace, list) for trace in found["device_traces"]):
-        return "its device_traces are not lists of trace entries"
-    for segment in found["segments"]:
-        if not (isinstance(segment, dict) and _ints(segment, "address", "total_size")
-                and isinstance(segment.get("blocks"), list)):
-            return f"a segment {shown(segment)}"
-        for block in segment["blocks"]:
-            if not (isinstance(block, dict) and _ints(block, "size")
-                    and isinstance(block.get("state"), str)):
-                return f"a block {shown(block)}"
-            problem = _frames_problem(block.get("frames", []))
-            if problem:
-                return problem
-    for trace in found["device_traces"]:
-        for entry in trace:
-            if not (isinstance(entry, dict) and isinstance(entry.get("action"), str)
-                    and _ints(entry, "size")
-                    and (entry["action"] == "oom" or _ints(entry, "addr"))):
-                return f"a trace entry {shown(entry)}"
-            problem = _frames_problem(entry.get("frames", []))
-            if problem:
-                return problem
-    return None
+    try:
+        return _Shape().problem(found)
+    except _TooLarge:
+        return f"it holds more than {ITEM_LIMIT:,} segments, blocks, entries and frames"

@@ -240,6 +240,32 @@ def test_what_is_not_a_snapshot_is_one_line(tmp_path: Path, data: bytes, needle:
     assert needle in str(refused.value) and "\n" not in str(refused.value)
 
 
+def _key(name: str) -> bytes:
+    return b"X" + len(name).to_bytes(4, "little") + name.encode()
+
+
+def test_a_small_file_that_stands_for_too_much_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """A pickle refers to one list many times over: 1,000 entries of 1,000 frames in 10 KB."""
+    frames = [{"filename": "a.py", "line": 1, "name": "f"}] * 1000
+    entry = {"action": "alloc", "addr": 0, "size": 1, "frames": frames}
+    path = tmp_path / "bomb.pickle"
+    path.write_bytes(pickle.dumps({"segments": [], "device_traces": [[entry] * 1000]}))
+    assert path.stat().st_size < 10_000
+    monkeypatch.setattr(snapshots, "ITEM_LIMIT", 100_000)
+    with pytest.raises(ConfigError, match="it holds more than 100,000 segments"):
+        snapshots.load(path)
+
+
+def test_lists_nested_deeper_than_repr_goes_are_one_line(tmp_path: Path) -> None:
+    depth = 200_000  # built from opcodes: pickle.dumps itself would recurse that deep
+    path = tmp_path / "deep.pickle"
+    path.write_bytes(b"\x80\x02}" + _key("device_traces") + b"]s" + _key("segments") + b"]"
+                     + b"]" * depth + b"a" * depth + b"s.")
+    with pytest.raises(ConfigError, match=r"not a memory snapshot: a segment \[\[\[") as refused:
+        snapshots.load(path)
+    assert len(str(refused.value)) < 200
+
+
 def test_files_that_cannot_be_read_are_one_line(tmp_path: Path, monkeypatch) -> None:
     with pytest.raises(ConfigError, match="no memory snapshot at"):
         snapshots.load(tmp_path / "missing.pickle")
