@@ -4,7 +4,8 @@ memory snapshot recorded on a real GPU beside the simulated run of the same scri
 The snapshot is loaded first (simulate/snapshot.py: a ConfigError in one line, exit 2, for
 a file that is not one, before the script runs), then the script runs on the simulated GPU
 with its history recorded, and both are read the same way (simulate/compare.py) and printed
-side by side. Exit status 0, or the script's own where it did not end normally.
+side by side. Where the script takes its own snapshot (as one recorded on a GPU does), its
+last is compared: the same stretch of the run as the real one. Exit status 0, or the script's own where it did not end normally.
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ def run(args: argparse.Namespace) -> int:
         status = script.run()
     sys.stdout.flush()
     theirs = compare.figures(recorded, device)
-    ours = compare.figures(simulation.snapshot())
+    dumped = simulation.recording.dumped
+    if dumped:  # the script recorded its own: the simulated one over the same stretch
+        name, ours_taken = dumped[-1]
+        print(f"\nthe script took its own snapshot (torch.cuda.memory._dump_snapshot({name!r})): "
+              "compared with the simulated GPU's at that call, over what the script recorded")
+    else:
+        ours_taken = simulation.snapshot()
+    ours = compare.figures(ours_taken)
     kind = recorded.get("simulated")
     print_comparison(theirs, ours, top=args.top,
                      snapshot_kind="estimated, simulated" if kind else "measured on a GPU",

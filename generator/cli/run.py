@@ -65,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_atomic(args.json, json.dumps(report.to_dict(), indent=2) + "\n",
                      what="the JSON report")
+    for name, _taken in simulation.recording.dumped if simulation.recording else ():
+        print(f"the script's torch.cuda.memory._dump_snapshot({name!r}) wrote nothing: the "
+              "simulated run's snapshot is written by --snapshot FILE")
     if args.snapshot is not None:
         simulation.dump_snapshot(args.snapshot)
         print(f"memory snapshot written to {args.snapshot}: open it at "

@@ -222,8 +222,9 @@ def difference(snapshot: int, simulated: int, *, nbytes: bool = True) -> str:
     if snapshot == simulated:
         return "the same"
     delta = simulated - snapshot
-    shown = f"{'+' if delta > 0 else '−'}{_amount(abs(delta), nbytes)}"
-    return f"{shown} ({delta / snapshot:+.1%})" if snapshot else shown
+    sign = "+" if delta > 0 else "−"
+    shown = f"{sign}{_amount(abs(delta), nbytes)}"
+    return f"{shown} ({sign}{abs(delta) / snapshot:.1%})" if snapshot else shown
 
 
 def _amount(value: int, nbytes: bool) -> str:

@@ -73,12 +73,13 @@ def _kind(code: CodeType) -> int:
 
 class History:
     """The allocator's events as they happen (`record`), and what the snapshot's state needs:
-    the frames of each live allocation and of each segment held."""
+    the frames of each live allocation and of each segment held, with the index of the
+    event that made it (a snapshot whose trace begins later shows none, as PyTorch's)."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
-        self.allocation_frames: dict[Hashable, list[Frame]] = {}  # live key → frames
-        self.segment_frames: dict[int, list[Frame]] = {}  # segment address → frames
+        self.allocation_frames: dict[Hashable, tuple[int, list[Frame]]] = {}  # live key →
+        self.segment_frames: dict[int, tuple[int, list[Frame]]] = {}  # segment address →
         self._kinds: dict[CodeType, int] = {}
         self._frames: dict[tuple[CodeType, int], Frame] = {}
         self._stacks: dict[tuple, list[Frame]] = {}
@@ -117,7 +118,8 @@ class History:
                             "frames": frames})
 
     def allocated(self, key: Hashable, addr: int, nbytes: int) -> None:
-        frames = self.allocation_frames[key] = self.stack()
+        frames = self.stack()
+        self.allocation_frames[key] = (len(self.events), frames)
         self.record("alloc", addr, nbytes, frames)
 
     def freed(self, key: Hashable, addr: int, nbytes: int) -> None:
@@ -130,7 +132,7 @@ class History:
     def segment(self, action: str, addr: int, size: int) -> None:
         frames = self.stack()
         if action == "segment_alloc":
-            self.segment_frames[addr] = frames
+            self.segment_frames[addr] = (len(self.events), frames)
         else:
             self.segment_frames.pop(addr, None)
         self.record(action, addr, size, frames)

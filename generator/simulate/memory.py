@@ -57,10 +57,10 @@ class DeviceMemory:
                  history: bool = False) -> None:
         self.cuda, self.capacity = cuda, capacity
         self.allocator = CachingAllocator(capacity=capacity) if cuda else None
-        self.history = History() if history and cuda else None
-        if self.history is not None:
-            self.allocator.on_segment = self.history.segment
         self.lock = threading.RLock()  # frees fire from the garbage collector and autograd
+        self.history: History | None = None
+        if history and cuda:
+            self.record_history()
         self._bytes: dict[Hashable, tuple[int, bool]] = {}  # live key → (bytes, a tensor's?)
         self.tensor_bytes = 0
         self._cpu_bytes = 0  # the CPU's allocated (= reserved) bytes
@@ -137,6 +137,14 @@ class DeviceMemory:
                 self.allocator.free(key)
             else:
                 self._cpu_bytes -= nbytes
+
+    def record_history(self) -> History:
+        """Record from now on, if not yet (GPU only); the history."""
+        with self.lock:
+            if self.history is None:
+                self.history = History()
+                self.allocator.on_segment = self.history.segment
+            return self.history
 
     def live(self) -> dict[Hashable, int]:
         """The bytes each live allocation asked for, by key."""

@@ -18,7 +18,8 @@ of them back out on exit, however the block ends (style point 5g):
 With `history=True` the allocator's every call is recorded with the script's stack, as
 `torch.cuda.memory._record_memory_history()` does on a GPU, and `snapshot()` /
 `dump_snapshot(path)` give it in the format of `torch.cuda.memory._snapshot()`
-(snapshot.py), which PyTorch's memory visualizer opens.
+(snapshot.py), which PyTorch's memory visualizer opens. The script's own calls to that API
+are answered from the simulated GPU too (`recording`: what it dumped).
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ class SimulatedGpu:
         self.limit, self.history = steps, history
         self._stack: contextlib.ExitStack | None = None
         self._report: SimulationReport | None = None
+        self.recording: snapshots.ScriptRecording | None = None
+        """On the GPU: the script's own calls to torch.cuda.memory's snapshot API."""
 
     #: The run in progress: torch.cuda and FakeTensor have one simulated GPU at a time.
     _running: "SimulatedGpu | None" = None
@@ -126,6 +129,8 @@ class SimulatedGpu:
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0]))
+                self.recording = snapshots.ScriptRecording(self.memory, target.gpu.name)
+                stack.enter_context(self.recording.answering())
             stack.enter_context(self.steps)
             SimulatedGpu._running = self
             stack.callback(setattr, SimulatedGpu, "_running", None)

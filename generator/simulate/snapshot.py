@@ -13,6 +13,13 @@ viewer at pytorch.org/memory_viz): a dict with
   the viewer ignores it).
 Frames are {filename, line, name}, innermost first.
 
+A script that takes its own snapshot (`torch.cuda.memory._record_memory_history()`, then
+`_snapshot()` or `_dump_snapshot(FILE)`: the script a user runs on a GPU to record one) gets
+the simulated GPU's, its trace from its own call on (`ScriptRecording`). `_dump_snapshot`
+writes nothing there: the file may be the real snapshot the simulation is compared with;
+what the script would have written is kept (`dumped`), and `run --snapshot FILE` writes the
+whole run's.
+
 A snapshot pickle from someone else is code until proven otherwise: pickle calls whatever
 global it names. What `_snapshot()` holds is dicts, lists, tuples (segment_pool_id), str,
 int, float, bool and None, which pickle builds from its own opcodes without naming any global,
@@ -23,11 +30,16 @@ and what it held is checked to be a snapshot's shape.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import pickle
 import reprlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from generator.allocator.blocks import SMALL_BUFFER
 from generator.errors import ConfigError
@@ -42,19 +54,29 @@ READ_LIMIT = 1 << 30
 ITEM_LIMIT = 100_000_000
 
 
-def taken(memory: DeviceMemory, *, gpu: str | None = None) -> dict[str, Any]:
-    """The memory's state now and its history (empty if not recorded), as a snapshot."""
+def taken(memory: DeviceMemory, *, gpu: str | None = None, since: int = 0,
+          until: int | None = None) -> dict[str, Any]:
+    """The memory's state now and its history as a snapshot: the history's events from
+    `since` to `until` (empty if none was recorded); frames for what was made within them."""
     if memory.allocator is None:
         raise ConfigError("a memory snapshot is of the CUDA caching allocator: a run that "
                           "models the CPU has none")
     history = memory.history
+
+    def frames(made: tuple[int, list] | None) -> list:
+        return made[1] if made is not None and made[0] >= since else []
+
     with memory.lock:
         requested = memory.live()
         blocks = {key: memory.allocator.block(key) for key in requested}
         keys = {id(block): key for key, block in blocks.items() if block is not None}
-        segments = [_segment(address, size, held, requested, keys, history)
-                    for address, size, held in memory.allocator.segment_blocks()]
-        traces = [list(history.events)] if history is not None else [[]]
+        made = {} if history is None else history.allocation_frames
+        segments = [
+            _segment(address, size, held, requested, keys,
+                     {key: frames(made.get(key)) for key in keys.values()},
+                     frames(None if history is None else history.segment_frames.get(address)))
+            for address, size, held in memory.allocator.segment_blocks()]
+        traces = [history.events[since:until]] if history is not None else [[]]
     return {
         "segments": segments,
         "device_traces": traces,
@@ -65,16 +87,14 @@ def taken(memory: DeviceMemory, *, gpu: str | None = None) -> dict[str, Any]:
 
 
 def _segment(address: int, size: int, blocks: list, requested: dict, keys: dict,
-             history) -> dict[str, Any]:
+             frames: dict, segment_frames: list) -> dict[str, Any]:
     listed = []
     for block in blocks:
         key = keys.get(id(block)) if block.allocated else None
-        frames = [] if history is None or key is None else \
-            history.allocation_frames.get(key, [])
         listed.append({"address": block.addr, "size": block.size,
                        "requested_size": requested[key] if key is not None else 0,
                        "state": "active_allocated" if block.allocated else "inactive",
-                       "frames": frames})
+                       "frames": frames[key] if key is not None else []})
     allocated = sum(b["size"] for b in listed if b["state"] == "active_allocated")
     small = blocks[0].pool.small if blocks else size == SMALL_BUFFER
     return {"device": 0, "address": address, "total_size": size,
@@ -82,8 +102,7 @@ def _segment(address: int, size: int, blocks: list, requested: dict, keys: dict,
             "requested_size": sum(b["requested_size"] for b in listed),
             "stream": 0, "segment_type": "small" if small else "large",
             "segment_pool_id": (0, 0), "is_expandable": False,
-            "frames": [] if history is None else history.segment_frames.get(address, []),
-            "blocks": listed}
+            "frames": segment_frames, "blocks": listed}
 
 
 def dump(snapshot: dict[str, Any], path: Path) -> Path:
@@ -91,6 +110,54 @@ def dump(snapshot: dict[str, Any], path: Path) -> Path:
     not at all."""
     return write_atomic(Path(path), pickle.dumps(snapshot, protocol=4),
                         what="the memory snapshot")
+
+
+class ScriptRecording:
+    """torch.cuda.memory's snapshot API as the script calls it, answered from the simulated
+    GPU while `answering()` (see the module). `dumped`: (file, snapshot) for each
+    `_dump_snapshot` the script called, in order."""
+
+    def __init__(self, memory: DeviceMemory, gpu: str) -> None:
+        self.memory, self.gpu = memory, gpu
+        self.since: int | None = None  # where the script's recording began, in the history
+        self.until: int | None = None  # and where it stopped
+        self.dumped: list[tuple[str, dict[str, Any]]] = []
+
+    def record_memory_history(self, enabled: str | None = "all", *_args, **_kwargs) -> None:
+        if enabled:
+            self.since, self.until = len(self.memory.record_history().events), None
+        elif self.since is not None and self.until is None:
+            self.until = len(self.memory.history.events)
+
+    def snapshot(self, *_args, **_kwargs) -> dict[str, Any]:
+        history = self.memory.history
+        if self.since is None:  # not recording: the state alone, as PyTorch gives it
+            since = len(history.events) if history is not None else 0
+            return taken(self.memory, gpu=self.gpu, since=since, until=since)
+        return taken(self.memory, gpu=self.gpu, since=self.since, until=self.until)
+
+    def dump_snapshot(self, filename: str = "dump_snapshot.pickle", *_args, **_kwargs) -> None:
+        self.dumped.append((os.fspath(filename), self.snapshot()))
+
+    def memory_snapshot(self, *_args, **_kwargs) -> list[dict[str, Any]]:
+        return self.snapshot()["segments"]
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """These answers in torch.cuda.memory (and torch.cuda.memory_snapshot) for the block."""
+        answers = {"_record_memory_history": self.record_memory_history,
+                   "_snapshot": self.snapshot, "_dump_snapshot": self.dump_snapshot,
+                   "memory_snapshot": self.memory_snapshot}
+        owners = [(torch.cuda.memory, name) for name in answers] + [
+            (torch.cuda, "memory_snapshot")]
+        before = [(owner, name, getattr(owner, name)) for owner, name in owners]
+        try:
+            for owner, name in owners:
+                setattr(owner, name, answers[name])
+            yield
+        finally:
+            for owner, name, value in before:
+                setattr(owner, name, value)
 
 
 class _Refused(Exception):

@@ -140,6 +140,38 @@ def test_without_history_the_state_alone_and_the_cpu_has_none() -> None:
         g.simulated_gpu(device="cpu", history=True)
 
 
+RECORDS_ITS_OWN = '''
+import torch
+model = torch.nn.Linear(64, 64).cuda()
+torch.cuda.memory._record_memory_history(max_entries=100000)
+model(torch.randn(4, 64, device="cuda")).sum().backward()
+assert len(torch.cuda.memory_snapshot()) == len(torch.cuda.memory._snapshot()["segments"])
+torch.cuda.memory._dump_snapshot(OUT)
+torch.cuda.memory._record_memory_history(enabled=None)
+'''
+
+
+def test_a_script_that_takes_its_own_snapshot_gets_the_simulated_one(tmp_path: Path) -> None:
+    out = tmp_path / "real.pickle"
+    out.write_bytes(b"the user's real snapshot")
+    before = {n: getattr(torch.cuda.memory, n) for n in ("_snapshot", "_dump_snapshot",
+                                                          "_record_memory_history")}
+    with g.simulated_gpu("RTX 4090") as gpu:
+        exec(RECORDS_ITS_OWN, {"__name__": "__main__", "OUT": str(out)})
+    assert out.read_bytes() == b"the user's real snapshot"  # never written over
+    [(name, taken)] = gpu.recording.dumped
+    assert name == str(out) and snapshots.shape_problem(taken) is None
+    trace = taken["device_traces"][0]
+    assert trace and trace[0]["action"] == "alloc"  # from the script's call on, not before
+    blocks = [b for s in taken["segments"] for b in s["blocks"] if b["state"] != "inactive"]
+    # the weight, made before the script recorded: no frames, as on a GPU; its gradient's
+    assert [b["frames"] for b in blocks if b["requested_size"] == 64 * 64 * 4] == [
+        [], [ENGINE_FRAME]]
+    assert {n: getattr(torch.cuda.memory, n) for n in before} == before
+    # the run asked for no history: it began with the script's call
+    assert gpu.snapshot()["device_traces"][0][:len(trace)] == trace
+
+
 def test_dump_then_load_gives_it_back(simulated: dict, tmp_path: Path) -> None:
     path = tmp_path / "run.pickle"
     snapshots.dump(simulated, path)
@@ -329,6 +361,7 @@ def test_figures_count_what_was_live_before_the_trace_began() -> None:
 def test_the_sentences_say_what_the_figures_hold() -> None:
     assert compare.difference(100, 100) == "the same"
     assert compare.difference(2**20, 3 * 2**20) == "+2.00 MiB (+200.0%)"
+    assert compare.difference(4, 3, nbytes=False) == "−1 (−25.0%)"
     assert compare.difference(0, 3, nbytes=False) == "+3"
     def made(size: int) -> compare.Figures:
         return compare.figures({"segments": [], "device_traces": [[
