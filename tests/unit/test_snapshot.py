@@ -289,7 +289,7 @@ def test_a_small_file_that_stands_for_too_much_is_refused(tmp_path: Path, monkey
 
 
 def test_lists_nested_deeper_than_repr_goes_are_one_line(tmp_path: Path) -> None:
-    depth = 200_000  # built from opcodes: pickle.dumps itself would recurse that deep
+    depth = 20_000  # built from opcodes: pickle.dumps itself would recurse that deep
     path = tmp_path / "deep.pickle"
     path.write_bytes(b"\x80\x02}" + _key("device_traces") + b"]s" + _key("segments") + b"]"
                      + b"]" * depth + b"a" * depth + b"s.")
