@@ -24,6 +24,7 @@ each once.
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 from collections.abc import Hashable
 from types import CodeType
@@ -31,11 +32,10 @@ from typing import Any
 
 import torch
 
-import generator
-
 Frame = dict[str, Any]
 
-_TOOL = os.path.dirname(os.path.abspath(generator.__file__)) + os.sep
+#: This tool's package: the folder above this module's.
+_TOOL = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 #: The example scripts ship with the tool but are the user's kind of code: kept.
 _EXAMPLES = os.path.join(_TOOL, "examples") + os.sep
 _TORCH = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
@@ -45,7 +45,7 @@ _MACHINERY = tuple(_TORCH + part for part in (
     "_ops.py", "_decomp" + os.sep, "_refs" + os.sep, "_prims" + os.sep,
     "_prims_common" + os.sep, "_meta_registrations.py", "_library" + os.sep,
     "utils" + os.sep + "_stats.py", "fx" + os.sep + "experimental" + os.sep))
-_RUNPY = ("<frozen runpy>", os.path.abspath(__import__("runpy").__file__))
+_RUNPY = ("<frozen runpy>", os.path.abspath(runpy.__file__))
 #: Wrappers (`torch._disable_dynamo`) that the modes' calls pass through: dropped while
 #: innermost, where a GPU run has the script's call into a kernel instead.
 _WRAPPERS = (_TORCH + "_compile.py", _TORCH + "_dynamo" + os.sep)
