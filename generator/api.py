@@ -8,7 +8,7 @@ question (generator/__init__.py exports them).
     fewest_gpus(model, batch_size=, seq_len=, parallel=, gpu= | memory=, ...) -> FewestGpus
     levers(model, batch_size=, seq_len=, ...)                 -> LeverReport
     track(model, optimizer)                                   -> Tracking (a context manager)
-    simulated_gpu(gpu= | memory=, steps=, gpus=)              -> SimulatedGpu (a context manager)
+    simulated_gpu(gpu= | memory=, steps=, gpus=, history=)    -> SimulatedGpu (a context manager)
 
 A step over several GPUs takes gpus= and parallel= (ddp, fsdp2, hsdp, tp, fsdp2-tp) among
 its options; every figure is then one GPU's, and a verdict says whether each GPU fits.
@@ -317,7 +317,8 @@ def track(model: Any, optimizer: Any, *, name: str | None = None, batch_size: in
 
 
 def simulated_gpu(gpu: str | None = None, *, memory: int | str | None = None,
-                  device: str = "cuda", steps: int | None = None, gpus: int = 1):
+                  device: str = "cuda", steps: int | None = None, gpus: int = 1,
+                  history: bool = False):
     """A context manager that runs the code inside on a simulated GPU of the catalogue
     (`gpu`, matched loosely; the assumed H100 when None), or one of `memory` bytes ("24GiB"),
     or modelling the CPU (device="cpu"): `with generator.simulated_gpu("RTX 4090") as gpu:
@@ -325,10 +326,14 @@ def simulated_gpu(gpu: str | None = None, *, memory: int | str | None = None,
     peaks, the run's peak, the verdict). Nothing is allocated; torch.cuda answers from the
     simulation; every patch is undone when the block ends. steps: end the block after this
     many optimizer steps (None: let it run). gpus: run the block as rank 0 of a torchrun job
-    over this many GPUs (its process group a fake one); each figure is one GPU's."""
+    over this many GPUs (its process group a fake one); each figure is one GPU's. history:
+    record every allocation with its stack, so that `gpu.snapshot()` /
+    `gpu.dump_snapshot(path)` give the run in the format of `torch.cuda.memory._snapshot()`,
+    which PyTorch's memory visualizer opens."""
     from generator.simulate import simulated_gpu as simulated
 
-    return simulated(gpu, memory=memory, device=device, steps=steps, gpus=gpus)
+    return simulated(gpu, memory=memory, device=device, steps=steps, gpus=gpus,
+                     history=history)
 
 
 # -- helpers ---------------------------------------------------------------------------------

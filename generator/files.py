@@ -30,13 +30,15 @@ def read_limited(path: Path, limit: int) -> bytes:
     return data
 
 
-def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> Path:
-    """Write `text` via a temporary file in the same folder renamed into place, so a reader
-    or an interrupted run never sees half a file; `what` names the output in errors.
-    durable: fsync before the rename (results, which cost minutes to measure again).
-    A file that already holds `text` is left alone, so its mtime stays."""
+def write_atomic(path: Path, text: str | bytes, *, what: str, durable: bool = False) -> Path:
+    """Write `text` (UTF-8; or bytes as they are) via a temporary file in the same folder
+    renamed into place, so a reader or an interrupted run never sees half a file; `what`
+    names the output in errors. durable: fsync before the rename (results, which cost
+    minutes to measure again). A file that already holds `text` is left alone, so its mtime
+    stays."""
     path = Path(path)
-    if path.is_file() and path.read_bytes() == text.encode("utf-8"):
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    if path.is_file() and path.read_bytes() == data:
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -45,7 +47,9 @@ def write_atomic(path: Path, text: str, *, what: str, durable: bool = False) -> 
         raise OutputError(f"cannot write {what} to {path.parent}: "
                           f"{error.strerror or error}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        opened = (os.fdopen(fd, "wb") if isinstance(text, bytes)
+                  else os.fdopen(fd, "w", encoding="utf-8"))
+        with opened as handle:
             handle.write(text)
             if durable:
                 handle.flush()

@@ -36,7 +36,7 @@ Not modelled: other streams and `record_stream` (events delay reuse), CUDA graph
 `MemPool` private pools, `set_per_process_memory_fraction` and with it
 `garbage_collection_threshold`, free-memory callbacks, the 'oversize', 'inactive_split' and
 'requested' statistics, and real cudaMalloc addresses (segments get increasing addresses,
-which only break ties between equal sizes). Nor what it is not told: memory outside the
+which break ties between equal sizes and place blocks in a snapshot: `segment_blocks`). Nor what it is not told: memory outside the
 allocator (CUDA context, NCCL's own buffers), and blocks that kernels take from it for no
 tensor (cuBLAS and cuDNN workspaces), which count in reserved and allocated on a GPU but
 only appear here if given as events.
@@ -48,7 +48,7 @@ expandable.py; this module holds the allocator's default rules and its API.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 from generator.allocator.blocks import (
@@ -101,6 +101,11 @@ class CachingAllocator:
         self.peak_allocated_bytes = self.peak_reserved_bytes = 0
         self.segments = self.segment_allocations = 0
         self.out_of_memory: str | None = None
+        self.segment_sizes: dict[int, int] = {}
+        """The cudaMalloc segments held, address → size (not expandable segments)."""
+        self.on_segment: Callable[[str, int, int], None] | None = None
+        """Told ("segment_alloc" | "segment_free", address, size) as a segment is got or
+        given back (cudaMalloc, cudaFree): what `_record_memory_history` traces."""
 
     def allocate(self, key: Hashable, nbytes: int) -> bool:
         """`malloc`: a cached block, else a new segment, else free cached segments and
@@ -158,6 +163,27 @@ class CachingAllocator:
                 if not block.mapped and not block.is_split():  # release_expandable_segment
                     del pool.unmapped[block.addr]
                     self.segments -= 1
+
+    def block(self, key: Hashable) -> Block | None:
+        """The block a live allocation holds (None for zero bytes)."""
+        return self._live[key]
+
+    def segment_blocks(self) -> list[tuple[int, int, list[Block]]]:
+        """Each cudaMalloc segment held, by address: (address, size, its blocks in address
+        order, allocated and free), as `torch.cuda.memory._snapshot()` lists them."""
+        if self.expandable:
+            raise ValueError("segment_blocks lists cudaMalloc segments, not expandable ones")
+        blocks = [b for b in self._live.values() if b is not None]
+        blocks += [*self.small.blocks.values(), *self.large.blocks.values()]
+        blocks.sort(key=lambda b: b.addr)
+        found, index = [], 0
+        for address in sorted(self.segment_sizes):
+            size, inside = self.segment_sizes[address], []
+            while index < len(blocks) and blocks[index].addr < address + size:
+                inside.append(blocks[index])
+                index += 1
+            found.append((address, size, inside))
+        return found
 
     def reset_peak_stats(self) -> None:
         """`resetPeakStats` (torch.cuda.reset_peak_memory_stats): the peaks start again
@@ -219,7 +245,11 @@ class CachingAllocator:
         self.segments += 1
         self.segment_allocations += 1
         self.grow_reserved(alloc_size)
-        return Block(self.reserve_addresses(alloc_size), alloc_size, pool)
+        address = self.reserve_addresses(alloc_size)
+        self.segment_sizes[address] = alloc_size
+        if self.on_segment is not None:
+            self.on_segment("segment_alloc", address, alloc_size)
+        return Block(address, alloc_size, pool)
 
     def _release_available_cached_blocks(self, pool: Pool, size: int) -> bool:
         """`release_available_cached_blocks`: with max_split_size set, cudaFree the
@@ -244,6 +274,9 @@ class CachingAllocator:
         block.pool.remove(block)
         self.reserved_bytes -= block.size
         self.segments -= 1
+        del self.segment_sizes[block.addr]
+        if self.on_segment is not None:
+            self.on_segment("segment_free", block.addr, block.size)
 
     def grow_reserved(self, nbytes: int) -> None:
         """Count memory got from the device (a segment or pages) in reserved and its peak."""

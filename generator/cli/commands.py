@@ -187,3 +187,10 @@ def run(args: argparse.Namespace) -> int:
     from generator.cli import run as run_command
 
     return run_command.run(args)
+
+
+def compare(args: argparse.Namespace) -> int:
+    _require_torch()
+    from generator.cli import compare as compare_command
+
+    return compare_command.run(args)

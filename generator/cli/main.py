@@ -1,4 +1,5 @@
-"""The command line: build, measure, render, migrate, site, estimate, run, models, gpus."""
+"""The command line: build, measure, render, migrate, site, estimate, run, compare, models,
+gpus."""
 
 from __future__ import annotations
 
@@ -174,24 +175,54 @@ def _parser() -> argparse.ArgumentParser:
                     "in place of a real one, then prints each optimizer step's allocated and "
                     "reserved peaks, the run's peak and whether it fits. Exit status 3 when "
                     "it fits only just or not at all.")
-    for name in ("gpu", "gpu_memory"):  # as estimate reads them
-        add_option(run, name, options()[name])
-    run.add_argument("--gpus", type=_positive_int, default=1, metavar="N",
-                     help="run the script as rank 0 of N GPUs, as torchrun would start it "
-                          "(its process group a fake one of N ranks); each figure is one GPU's")
+    def simulated(sub: argparse.ArgumentParser, steps: int | None) -> None:
+        for name in ("gpu", "gpu_memory"):  # as estimate reads them
+            add_option(sub, name, options()[name])
+        sub.add_argument("--gpus", type=_positive_int, default=1, metavar="N",
+                         help="run the script as rank 0 of N GPUs, as torchrun would start it "
+                              "(its process group a fake one of N ranks); each figure is one "
+                              "GPU's")
+        sub.add_argument("--steps", type=_steps, default=steps, metavar="N|all",
+                         help="stop the script after N optimizer steps "
+                              f"(default {steps or 'all'}), or run it to its end (all)")
+
+    def script(sub: argparse.ArgumentParser, *, after_dashes: bool = False) -> None:
+        sub.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE",
+                         help="run a module as `python -m MODULE` would (the rest is its own)")
+        # compare's script comes after `--` (main() cuts it off): its own positional would
+        # take the options that follow SNAPSHOT
+        sub.add_argument("target", nargs="*" if after_dashes else argparse.REMAINDER,
+                         metavar="SCRIPT [ARGS ...]", help="the script, then its own arguments")
+        sub.set_defaults(usage_error=sub.error)
+
+    simulated(run, 20)
     run.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                      help="cuda: a simulated GPU (default); cpu: the simulation modelling "
                           "this CPU (to check it against a real run of the script)")
-    run.add_argument("--steps", type=_steps, default=20, metavar="N|all",
-                     help="stop the script after N optimizer steps (default 20), or run it "
-                          "to its end (all)")
     run.add_argument("--json", type=Path, default=None, metavar="FILE",
                      help="also write the report to FILE as JSON")
-    run.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE",
-                     help="run a module as `python -m MODULE` would (the rest is its own)")
-    run.add_argument("target", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]",
-                     help="the script, then its own arguments")
-    run.set_defaults(usage_error=run.error)
+    run.add_argument("--snapshot", type=Path, default=None, metavar="FILE",
+                     help="also write the run as torch.cuda.memory._snapshot() does (a "
+                          "pickle), for PyTorch's memory visualizer")
+    script(run)
+    compare = commands.add_parser(
+        "compare", help="a memory snapshot recorded on a real GPU beside the simulated run "
+                        "of the same script: where they differ",
+        usage="python -m generator compare SNAPSHOT [options] -- SCRIPT [ARGS ...] | "
+              "-m MODULE [ARGS ...]",
+        description="Loads SNAPSHOT (a pickle from torch.cuda.memory._dump_snapshot after "
+                    "_record_memory_history, read with an unpickler that admits no code), "
+                    "runs the same script on the simulated GPU, and prints both side by "
+                    "side: peaks, segments, allocations by size class and by phase, and "
+                    "which allocations one has and the other lacks.")
+    compare.add_argument("snapshot", type=Path, metavar="SNAPSHOT",
+                         help="the snapshot recorded on a GPU (.pickle)")
+    simulated(compare, None)
+    compare.add_argument("--snapshot-device", type=int, default=None, metavar="N",
+                         help="the device of the snapshot to compare, where it holds several")
+    compare.add_argument("--top", type=_positive_int, default=10, metavar="N",
+                         help="list at most N allocations each side lacks (default 10)")
+    script(compare, after_dashes=True)
     commands.add_parser("models", help="list the model zoo")
     commands.add_parser("gpus", help="list the GPUs --gpu knows, with the memory a process "
                                      "gets of each")
@@ -202,9 +233,24 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM (a CI job cancelled, `kill`): clean up as for Ctrl-C
 
 
+def _after_dashes(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """compare's own arguments, and the script's after its first `--` (None: no `--`).
+    argparse cannot tell them apart itself: a positional left open to the end (the script)
+    right after another (the snapshot) takes the options between them too."""
+    if argv[:1] != ["compare"] or "--" not in argv:
+        return argv, None
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1:]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
+    argv, script = _after_dashes(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
+    if script is not None:
+        if args.target or args.module:
+            args.usage_error("give the script once: after --, or -m MODULE before it")
+        args.target = script
     if getattr(args, "scheduler", None) is not None and args.executor != "dask":
         parser.error("--scheduler needs --executor dask")
     from generator.cli import commands

@@ -5,7 +5,8 @@ Everything after the script (or module) is the script's. The script runs as Pyth
 (simulate/runner.py), inside `simulated_gpu` (simulate/session.py); this module only turns
 the arguments into that call and prints the report it returns. Exit status: the script's
 own where it did not end normally (1 for an exception, with its own traceback); else 3 when
-the verdict is "only just" or "no", and 0.
+the verdict is "only just" or "no", and 0. `--snapshot FILE` also writes the run in the
+format of `torch.cuda.memory._snapshot()` (simulate/snapshot.py), whatever the status.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from generator.files import write_atomic
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND
@@ -26,18 +28,35 @@ DOES_NOT_FIT = 3
 _BAD_WORDS = ("only just", "no")
 
 
-def run(args: argparse.Namespace) -> int:
+def script_of(args: argparse.Namespace) -> Script:
+    """The script (or module) the arguments name, checked to be there."""
+    target = args.target[1:] if args.target[:1] == ["--"] else args.target
+    if target[:1] and target[0].startswith("-"):
+        args.usage_error(f"{target[0]} is not a script: options go before the script "
+                         "(for compare: before SNAPSHOT, or the script after --)")
     if args.module:
         script = Script(args.module[0], tuple(args.module[1:]), module=True)
-    elif args.target:
-        script = Script(args.target[0], tuple(args.target[1:]))
+    elif target:
+        script = Script(target[0], tuple(target[1:]))
     else:
         args.usage_error("give a script to run (SCRIPT [ARGS…]) or -m MODULE [ARGS…]")
     script.check()
-    if args.json is not None and not args.json.parent.is_dir():
-        args.usage_error(f"--json: no folder {args.json.parent} to write {args.json.name} in")
+    return script
+
+
+def check_output(args: argparse.Namespace, flag: str, path: Path | None) -> None:
+    """A usage error before the run where an output file has no folder to go in."""
+    if path is not None and not path.parent.is_dir():
+        args.usage_error(f"{flag}: no folder {path.parent} to write {path.name} in")
+
+
+def run(args: argparse.Namespace) -> int:
+    script = script_of(args)
+    check_output(args, "--json", args.json)
+    check_output(args, "--snapshot", args.snapshot)
     simulation = simulated_gpu(args.gpu or None, memory=args.gpu_memory, device=args.device,
-                               steps=args.steps, gpus=args.gpus)
+                               steps=args.steps, gpus=args.gpus,
+                               history=args.snapshot is not None)
     status = 0
     with simulation:
         status = script.run()
@@ -47,6 +66,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_atomic(args.json, json.dumps(report.to_dict(), indent=2) + "\n",
                      what="the JSON report")
+    for name, _taken in simulation.recording.dumped if simulation.recording else ():
+        print(f"the script's torch.cuda.memory._dump_snapshot({name!r}) wrote nothing: the "
+              "simulated run's snapshot is written by --snapshot FILE")
+    if args.snapshot is not None:
+        simulation.dump_snapshot(args.snapshot)
+        print(f"memory snapshot written to {args.snapshot}: open it at "
+              "https://pytorch.org/memory_viz, or `python -m torch.cuda._memory_viz "
+              f"trace_plot {args.snapshot} -o trace.html`")
     if status:
         return status
     verdict = report.verdict

@@ -9,6 +9,9 @@
     steps      the optimizer steps, as step boundaries and as the run's limit
     report     the run's figures and verdict
     runner     a script or module run as Python runs it (`python -m cProfile`'s way)
+    history    the allocator's calls with the script's stack, as _record_memory_history
+    snapshot   torch.cuda.memory._snapshot()'s format: written, and read back safely
+    compare    a snapshot from a real GPU beside the simulated run
 """
 
 from generator.simulate.report import SimulationReport

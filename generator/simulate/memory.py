@@ -14,6 +14,8 @@ bytes and takes them back on free, so allocated and reserved are one figure.
 
 Beside what `torch.cuda` reports (peaks the script may reset), the run keeps its own
 figures: each window's peaks (a window ends at each optimizer step, steps.py) and the run's.
+With `history`, it also records each allocation, free and segment with the script's stack
+(history.py), as `torch.cuda.memory._record_memory_history()` does, for a snapshot.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import torch
 
 from generator.allocator.blocks import allocation_size, round_size
 from generator.allocator.caching import CachingAllocator
+from generator.simulate.history import History
 from generator.units import format_bytes
 
 
@@ -47,12 +50,17 @@ def _figures(peaks: Peaks) -> tuple[int, int, int]:
 
 class DeviceMemory:
     """One device's allocator, driven online. capacity: what the allocator may take from
-    the device (None: no limit); cuda: the caching allocator's rules, else the CPU's."""
+    the device (None: no limit); cuda: the caching allocator's rules, else the CPU's;
+    history: record what the allocator does (GPU only: the CPU's has no snapshot)."""
 
-    def __init__(self, *, cuda: bool = True, capacity: int | None = None) -> None:
+    def __init__(self, *, cuda: bool = True, capacity: int | None = None,
+                 history: bool = False) -> None:
         self.cuda, self.capacity = cuda, capacity
         self.allocator = CachingAllocator(capacity=capacity) if cuda else None
         self.lock = threading.RLock()  # frees fire from the garbage collector and autograd
+        self.history: History | None = None
+        if history and cuda:
+            self.record_history()
         self._bytes: dict[Hashable, tuple[int, bool]] = {}  # live key → (bytes, a tensor's?)
         self.tensor_bytes = 0
         self._cpu_bytes = 0  # the CPU's allocated (= reserved) bytes
@@ -104,10 +112,14 @@ class DeviceMemory:
                 self.allocator.out_of_memory = None  # the script may catch it and go on
                 message = self._out_of_memory(nbytes)
                 self._refused(nbytes, message)
+                if self.history is not None:
+                    self.history.out_of_memory(nbytes, self._device_free())
                 raise torch.cuda.OutOfMemoryError(message)
             if not self.cuda:
                 self._cpu_bytes += nbytes
                 self._cpu_peak = max(self._cpu_peak, self._cpu_bytes)
+            elif self.history is not None and nbytes:
+                self.history.allocated(key, self.allocator.block(key).addr, nbytes)
             self._bytes[key] = (nbytes, tensor)
             self.tensor_bytes += nbytes if tensor else 0
             self._note_peaks()
@@ -120,9 +132,30 @@ class DeviceMemory:
             nbytes, tensor = entry
             self.tensor_bytes -= nbytes if tensor else 0
             if self.cuda:
+                if self.history is not None and nbytes:
+                    self.history.freed(key, self.allocator.block(key).addr, nbytes)
                 self.allocator.free(key)
             else:
                 self._cpu_bytes -= nbytes
+
+    def record_history(self) -> History:
+        """Record from now on, if not yet (GPU only); the history."""
+        with self.lock:
+            if self.history is None:
+                self.history = History()
+                self.allocator.on_segment = self.history.segment
+            return self.history
+
+    def live(self) -> dict[Hashable, int]:
+        """The bytes each live allocation asked for, by key."""
+        with self.lock:
+            return {key: nbytes for key, (nbytes, _tensor) in self._bytes.items()}
+
+    def _device_free(self) -> int:
+        """What the device has left for the allocator (an OOM entry's device_free)."""
+        if self.capacity is None:
+            return 0
+        return max(0, self.capacity - self.reserved_bytes)
 
     def end_window(self) -> Peaks:
         """The peaks since the last window ended (an optimizer step); a new window begins

@@ -14,6 +14,12 @@ of them back out on exit, however the block ends (style point 5g):
 3. The device's storages and its memory, online (placement.py, memory.py), and the values
    a simulated tensor cannot give (values.py).
 4. On the GPU, torch.cuda's answers (device.py); the optimizer steps (steps.py).
+
+With `history=True` the allocator's every call is recorded with the script's stack, as
+`torch.cuda.memory._record_memory_history()` does on a GPU, and `snapshot()` /
+`dump_snapshot(path)` give it in the format of `torch.cuda.memory._snapshot()`
+(snapshot.py), which PyTorch's memory visualizer opens. The script's own calls to that API
+are answered from the simulated GPU too (`recording`: what it dumped).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from generator.simulate import device as cuda_device
 from generator.simulate.distributed import local_gpus, rank_zero_of
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import DeviceStorages, Placement
+from generator.simulate import snapshot as snapshots
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
 from generator.simulate.values import Placeholders
@@ -72,20 +79,27 @@ class Target:
 
 class SimulatedGpu:
     """The run's context manager (see the module); `report()` once the block has ended.
-    steps: stop the block after this many optimizer steps (None: let it run)."""
+    steps: stop the block after this many optimizer steps (None: let it run). gpus: run it
+    as rank 0 of a job over this many GPUs (simulate/distributed.py).
+    history: record the allocator's calls with their stacks, for `snapshot()`."""
 
     def __init__(self, gpu: str | None = None, *, memory: int | str | None = None,
-                 device: str = "cuda", steps: int | None = None, gpus: int = 1) -> None:
+                 device: str = "cuda", steps: int | None = None, gpus: int = 1,
+                 history: bool = False) -> None:
         if steps is not None and (not isinstance(steps, int) or steps < 1):
             raise ConfigError(f"steps must be a positive number of optimizer steps or None, "
                               f"got {steps!r}")
         if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
             raise ConfigError(f"gpus must be a positive number of GPUs, got {gpus!r}")
         self.target = Target.of(gpu, memory, device)
-        self.limit = steps
-        self.gpus = gpus
+        if history and self.target.device != "cuda":
+            raise ConfigError("a memory snapshot is of the CUDA caching allocator: history "
+                              "needs the simulated GPU (device='cuda')")
+        self.limit, self.history, self.gpus = steps, history, gpus
         self._stack: contextlib.ExitStack | None = None
         self._report: SimulationReport | None = None
+        self.recording: snapshots.ScriptRecording | None = None
+        """On the GPU: the script's own calls to torch.cuda.memory's snapshot API."""
 
     #: The run in progress: torch.cuda and FakeTensor have one simulated GPU at a time.
     _running: "SimulatedGpu | None" = None
@@ -100,7 +114,7 @@ class SimulatedGpu:
         # estimate with a budget does, measure/backends/estimate.py).
         capacity = max(0, target.memory_bytes - context[0]) if cuda else None
         overheads = target.gpu.overheads if cuda else None
-        self.memory = DeviceMemory(cuda=cuda, capacity=capacity)
+        self.memory = DeviceMemory(cuda=cuda, capacity=capacity, history=self.history)
         self.values = Placeholders()
         self.storages = DeviceStorages(
             self.memory, self.values, every_storage=not cuda,
@@ -121,6 +135,8 @@ class SimulatedGpu:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0],
                     devices=local_gpus(self.gpus)))
+                self.recording = snapshots.ScriptRecording(self.memory, target.gpu.name)
+                stack.enter_context(self.recording.answering())
             if self.gpus > 1:
                 stack.enter_context(rank_zero_of(self.gpus))
             stack.enter_context(self.steps)
@@ -141,6 +157,22 @@ class SimulatedGpu:
             raise ConfigError("no report yet: call report() after the `with` block")
         return self._report
 
+    def snapshot(self) -> dict:
+        """The simulated GPU's memory as `torch.cuda.memory._snapshot()` gives a real one's:
+        its segments and blocks now, and with history the trace of every call (else empty).
+        During the block or after it (then: as the run left it)."""
+        if not hasattr(self, "memory"):
+            raise ConfigError("no snapshot yet: the simulated GPU has not run")
+        if self.target.device != "cuda":
+            raise ConfigError("a memory snapshot is of the CUDA caching allocator: a run "
+                              "that models the CPU has none")
+        return snapshots.taken(self.memory, gpu=self.target.gpu.name)
+
+    def dump_snapshot(self, path) -> None:
+        """`snapshot()` written to `path` as `torch.cuda.memory._dump_snapshot` writes one
+        (a pickle), whole or not at all."""
+        snapshots.dump(self.snapshot(), path)
+
     def _made(self) -> SimulationReport:
         target = self.target
         cuda = target.device == "cuda"
@@ -155,11 +187,13 @@ class SimulatedGpu:
 
 def simulated_gpu(gpu: str | None = None, *, memory: int | str | None = None,
                   device: str = "cuda", steps: int | None = None,
-                  gpus: int = 1) -> SimulatedGpu:
+                  gpus: int = 1, history: bool = False) -> SimulatedGpu:
     """Run the block on a simulated GPU of the catalogue (matched loosely: "4090",
     "a100 80gb"; None: the assumed H100), or on a GPU of `memory` bytes ("24GiB"), or
     modelling the CPU (device="cpu"). Tensors made on or moved to "cuda" inside are fake:
     nothing is allocated, and `torch.cuda` answers from the simulation. gpus: the block runs
     as rank 0 of a job over this many GPUs, as torchrun starts it (simulate/distributed.py),
-    and each figure is one GPU's. Then `report()`."""
-    return SimulatedGpu(gpu, memory=memory, device=device, steps=steps, gpus=gpus)
+    and each figure is one GPU's. Then `report()`; with history=True, `snapshot()` /
+    `dump_snapshot(path)` as PyTorch's own."""
+    return SimulatedGpu(gpu, memory=memory, device=device, steps=steps, gpus=gpus,
+                        history=history)

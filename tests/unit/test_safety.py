@@ -53,12 +53,19 @@ def test_the_checker_finds_what_it_looks_for() -> None:
         ["pickle", "marshal", "eval()", "torch.load()"]
 
 
+#: The one exception, and why: PyTorch's memory snapshot is a pickle, written for its
+#: visualizer and read with an unpickler that admits no global (test_snapshot.py).
+ALLOWED = {"simulate/snapshot.py": ["pickle"]}
+
+
 def test_no_pickle_eval_or_exec_in_the_package() -> None:
     sources = sorted(PACKAGE.rglob("*.py"))
     assert len(sources) > 20
-    found = {str(p.relative_to(PACKAGE)): _unsafe_uses(p.read_text(encoding="utf-8"))
+    found = {p.relative_to(PACKAGE).as_posix(): _unsafe_uses(p.read_text(encoding="utf-8"))
              for p in sources}
-    assert not {name: uses for name, uses in found.items() if uses}
+    assert not {name: uses for name, uses in found.items()
+                if uses and uses != ALLOWED.get(name)}
+    assert all(found[name] == uses for name, uses in ALLOWED.items())  # still needed
 
 
 def test_templates_are_autoescaped() -> None:
