@@ -137,7 +137,9 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
         for index, life in enumerate(lives):
             if life.born == 0:
                 ident = alive.pop(life.key, None)
-                if ident is None:
+                if ident is not None:  # matched by its key, so no other may take it by size
+                    survivors = [(size, other) for size, other in survivors if other != ident]
+                else:
                     ident = _take(survivors, life.nbytes)
                 if ident is None:
                     ident = next(serial)
