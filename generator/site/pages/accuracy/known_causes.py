@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
+from generator.site.escaping import written
 from generator.units import mib, pct
 from generator.words import Words
 
@@ -103,7 +104,7 @@ def softmax_said(rows: list[dict[str, Any]]) -> Words | None:
         f"{first['all_layers']} 层同时留着，做检查点时只有正在重算的那一层。最后一列给出每个"
         f"数据点上的这部分大小。")
     if not short:
-        return lead
+        return written(lead)
     if len(within) == len(short):
         tail = Words(f" At each of the {len(short)} points where the estimate falls short, it "
                      f"is no larger than the shortfall.",
@@ -117,7 +118,9 @@ def softmax_said(rows: list[dict[str, Any]]) -> Words | None:
                      f"short, it is no larger than the shortfall; {other} {mib(over)} MiB.",
                      f"估算偏低的 {len(short)} 个数据点中，有 {len(within)} 个上它不超过差额；"
                      f"其余 {len(short) - len(within)} 个上它比差额大，最多大 {mib(over)} MiB。")
-    return Words(lead.en + tail.en, lead.zh + tail.zh)
+    # written here, its link included; nothing in it comes from outside but numbers and the
+    # source's PyTorch versions
+    return written(Words(lead.en + tail.en, lead.zh + tail.zh))
 
 
 def first_estimate(point: HeldOutPoint, estimated_figure) -> dict[str, Any] | None:
