@@ -27,6 +27,7 @@ Each `Overheads` entry is one GPU generation or family, with stated, sourced ass
   nothing beyond `cublas_workspace_bytes`.
 Sources are issue/PR URLs or `repo:path@commit`; ranges say where sources disagree. Where no
 measurement of a family was found (Hopper, Blackwell context) the range is an extrapolation.
+Each entry's two context figures carry, beside them, the readings they come from.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import re
 from dataclasses import dataclass
 
 from generator.errors import ConfigError
+from generator.words import Words
 
 MIB = 2**20
 #: ":4096:2:16:8": 2 x 4 MiB + 8 x 16 KiB, PyTorch's default off Hopper (Blackwell: see below).
@@ -56,6 +58,16 @@ _WORKSPACE_SOURCES = (
     "https://github.com/pytorch/pytorch/pull/175879",  # unified cuBLAS/Lt workspace by default
     "https://docs.pytorch.org/docs/2.15/cuda_environment_variables.html",  # TORCH_CUBLAS_WORKSPACE_CACHE
 )
+#: What the two ends of a context range hold, as the nvidia-smi figure names them: what lies
+#: outside the caching allocator grows after the first kernels run (the HF guide's 1,343 MiB
+#: after one tensor on a V100; 738 MiB then 1,114 MiB after the first forward and backward in
+#: mscherrmann's RTX 3090 notebook, below).
+CONTEXT_ENDS = Words(
+    "{low} after the first tensor, up to {high} once the step's first kernels have loaded "
+    "cuBLAS, cuDNN and the kernels PyTorch loads lazily",
+    "第一个张量之后是 {low}，训练步的头几个内核加载了 cuBLAS、cuDNN 和 PyTorch 延迟加载的内核之后"
+    "最多 {high}")
+
 _CONTEXT_SOURCES = (
     "stas00/ml-engineering:training/performance/README.md@a4549bc6b2fce24f6ec9a039197a8b304818b112",
     "https://github.com/pytorch/pytorch/pull/86509",  # lazy 287,047,680 B vs eager 666,632,192 B
@@ -109,26 +121,45 @@ def _entry(name, cc, low_mib, high_mib, workspace, patterns, sources, note=""):
 
 
 OVERHEADS: tuple[Overheads, ...] = (
+    # low 450, high 1,024: A100's 420 and 950 (below) grown for 132 SMs against 108; no H100
+    # reading was found
     _entry("Hopper (H100, H200, GH200, H800, H20)", (9, 0), 450, 1024, CUBLAS_WORKSPACE_32MIB,
            (r"\bG?H(100|200|800|20)\b", r"\bHopper\b"),
            ("https://github.com/pytorch/pytorch/pull/120925",  # cuBLAS: 32 MiB for Hopper
             "https://github.com/ggml-org/llama.cpp/pull/23604"),  # bare context grows with SMs
            "context extrapolated from A100 (132 vs 108 SMs): no H100 figure was found"),
+    # low 420: 426 MiB per process on an A100 80GB (torchrec#3580), 0.47 GiB lazy
+    # (ml-engineering); high 950: 0.92 GiB with eager loading, torch 2.1.1+cu121, A100 80GB
+    # (ml-engineering)
     _entry("Ampere datacenter (A100, A800, A30)", (8, 0), 420, 950, CUBLAS_WORKSPACE_DEFAULT,
            (r"\bA(100|800|30)\b", r"\bPG509"),
            ("https://github.com/meta-pytorch/torchrec/pull/3580",),  # 426 MiB/process, A100 80GB
            "0.47 GiB lazy, 0.92 GiB eager: torch 2.1.1+cu121 on A100 80GB (ml-engineering)"),
-    _entry("Ampere consumer/workstation (RTX 30, A10, A40, RTX A6000)", (8, 6), 250, 800,
+    # low 250: 256 MiB, RTX 3090, torch 2.7.1 (InvokeAI#9413), 128-256 MiB bare context
+    # (InvokeAI#9447); high 1,114: nvidia-smi used less memory_reserved() less the 895.04 MiB
+    # used before PyTorch started, in mscherrmann's RTX 3090 notebook (HELD_OUT.md source 2):
+    # 738.2 MiB once the model was on the GPU (2,923.20 - 1,290.00 - 895.04), 1,105.7 after
+    # the first forward pass and 1,113.7 after the first backward (4,980.72 - 2,972.00 -
+    # 895.04), the same through the second step: cuBLAS and the lazily loaded kernels
+    _entry("Ampere consumer/workstation (RTX 30, A10, A40, RTX A6000)", (8, 6), 250, 1114,
            CUBLAS_WORKSPACE_DEFAULT,
            (r"RTX\s*30\d0", r"RTX\s*A\d{3,4}\b", r"\bA(10G?|40|16|2)\b"),
            ("https://github.com/invoke-ai/InvokeAI/issues/9413",  # 256 MiB, RTX 3090, 2.7.1
-            "https://github.com/invoke-ai/InvokeAI/pull/9447"),  # 128-256 MiB bare context
-           "high end not measured on this family: eager figures of other GPUs"),
+            "https://github.com/invoke-ai/InvokeAI/pull/9447",  # 128-256 MiB bare context
+            "mscherrmann/mscherrmann.github.io:assets/jupyter/testGPUMemoryBertTraining.ipynb"
+            "@2f5ab7537b4fdd097422e9dc39b87a41975f64ed"),  # 738 then 1,114 MiB, RTX 3090
+           "high end: an RTX 3090 after a BERT-large training step (PyTorch 2.1 or 2.2 by "
+           "the notebook's date)"),
+    # low 250: 107 MiB bare on an RTX 4060 Ti (llama.cpp#23604) and 426 MiB on an RTX 6000
+    # Ada (unsloth-zoo#1053); high 900: no Ada reading after a training step was found, an
+    # extrapolation
     _entry("Ada (RTX 40, L4, L40, RTX 6000 Ada)", (8, 9), 250, 900, CUBLAS_WORKSPACE_DEFAULT,
            (r"RTX\s*40\d0", r"\bL(4|40S?|20)\b", r"\bAda\b"),
            ("https://github.com/unslothai/unsloth-zoo/pull/1053",  # 426 MiB, RTX 6000 Ada
             "https://github.com/ggml-org/llama.cpp/pull/23604"),  # 107 MiB bare, RTX 4060 Ti
            "small Ada parts (4060) sit below the low end; 142-SM RTX 6000 Ada at 426 MiB"),
+    # low 550: 555 MiB bare on an RTX PRO 6000 (llama.cpp#23604); high 1,280: no reading
+    # after a training step was found, an extrapolation
     _entry("Blackwell (B200, GB200, RTX 50, RTX PRO 6000)", (10, 0), 550, 1280,
            CUBLAS_WORKSPACE_32MIB, (r"\bG?B[123]00\b", r"RTX\s*50\d0", r"\bBlackwell\b"),
            ("https://github.com/pytorch/pytorch/pull/175344",  # 32 MiB for sm10x/sm12x

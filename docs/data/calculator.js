@@ -52,7 +52,7 @@ window.CALCULATOR_DATA = {
   {
    "context_bytes": [
     262144000,
-    838860800
+    1168113664
    ],
    "generation": "Ampere consumer/workstation (RTX 30, A10, A40, RTX A6000)",
    "memory_bytes": 12629508096,
@@ -65,7 +65,7 @@ window.CALCULATOR_DATA = {
   {
    "context_bytes": [
     262144000,
-    838860800
+    1168113664
    ],
    "generation": "Ampere consumer/workstation (RTX 30, A10, A40, RTX A6000)",
    "memory_bytes": 8351318016,
@@ -78,7 +78,7 @@ window.CALCULATOR_DATA = {
   {
    "context_bytes": [
     262144000,
-    838860800
+    1168113664
    ],
    "generation": "Ampere consumer/workstation (RTX 30, A10, A40, RTX A6000)",
    "memory_bytes": 25327697920,
@@ -117,7 +117,7 @@ window.CALCULATOR_DATA = {
   {
    "context_bytes": [
     262144000,
-    838860800
+    1168113664
    ],
    "generation": "Ampere consumer/workstation (RTX 30, A10, A40, RTX A6000)",
    "memory_bytes": 23595909120,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from generator import api, units
+from generator import api, gpus, units
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
 from generator.jobs.progress import ticking
@@ -164,6 +164,8 @@ def print_allocator(estimate: Estimate, say: Say = print) -> None:
         say(line)
     say(f"  nvidia-smi      {mib(shown_low)} – {mib(shown_high)}"
         f"   reserved + a {estimate.context_name} of {mib(low)} – {mib(high)}")
+    if estimate.context_name == "CUDA context":  # what its two ends hold (NCCL's: its own)
+        say(f"{'':18}the context: {gpus.CONTEXT_ENDS.en.format(low=mib(low), high=mib(high))}")
 
 
 def fit_line(verdict: Verdict, *, each: bool = False) -> str:

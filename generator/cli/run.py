@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from generator import gpus
 from generator.files import write_atomic
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND
 from generator.simulate import simulated_gpu
@@ -110,6 +111,8 @@ def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:
         shown_low, shown_high = report.nvidia_smi_bytes
         say(f"  nvidia-smi      {mib(shown_low)} – {mib(shown_high)} MiB   reserved + a CUDA "
             f"context of {mib(low)} – {mib(high)} MiB")
+        say(f"{'':18}the context: "
+            f"{gpus.CONTEXT_ENDS.en.format(low=f'{mib(low)} MiB', high=f'{mib(high)} MiB')}")
         if report.out_of_memory:
             say(f"out of memory: {report.out_of_memory}")
         verdict = report.verdict

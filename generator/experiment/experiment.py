@@ -41,7 +41,10 @@ DEVICES = ("cuda", "cpu")
 ATTENTIONS = ("auto", "eager", "sdpa")
 #: How a model name says Hugging Face builds it (generator/measure/models/hf.py).
 HF_PREFIX = "hf:"
-ZERO_GRADS = ("none", "zeros")
+#: When and how the gradients are let go: none, set to None after the optimizer step
+#: (PyTorch's default); zeros, zeroed there and kept; before-backward, set to None after the
+#: next forward pass, as a loop that calls zero_grad() between forward and backward does.
+ZERO_GRADS = ("none", "zeros", "before-backward")
 LOSS_SCALINGS = ("auto", "off")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
 #: 4-bit base weights (bitsandbytes' Linear4bit, QLoRA); none: the weights as built.
@@ -64,6 +67,12 @@ _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
 _KEY_PLAIN = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
 #: A tag of the key that needs no fold (tags' own characters: "ckpt-llamamlp_llamarmsnorm").
 _TAG_PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]*")
+#: How a step that does not free its gradients after the optimizer step is named.
+_ZERO_GRAD_WORDS = {
+    "zeros": same("zero_grad(set_to_none=False)"),
+    "before-backward": Words("zero_grad() between forward and backward",
+                             "zero_grad() 在前向和反向之间"),
+}
 #: The Hub configs that ship with the tool (measure/models/hf_configs/, "org--name.json"),
 #: read here without importing the measuring code (it imports PyTorch).
 _SHIPPED_HF = Path(__file__).resolve().parent.parent / "measure" / "models" / "hf_configs"
@@ -150,10 +159,13 @@ class Experiment:
     """Built on the GPU: the allocator starts with what building freed (reserved only)."""
     zero_grad: str = option(
         "none", choices=ZERO_GRADS, step_option=True, lever="none",
-        tag=lambda v: f"grad-{v}", label=lambda v: "set_to_none=False",
-        words=lambda v: same("zero_grad(set_to_none=False)"),
-        help="none: zero_grad(set_to_none=True) (default); zeros: set_to_none=False")
-    """none: zero_grad(set_to_none=True) frees .grad; zeros: set_to_none=False keeps it."""
+        tag=lambda v: f"grad-{v}", label=lambda v: _ZERO_GRAD_WORDS[v].en,
+        words=lambda v: _ZERO_GRAD_WORDS[v],
+        help="none: zero_grad(set_to_none=True) after the optimizer step (default); zeros: "
+             "set_to_none=False; before-backward: zero_grad() after the forward pass, so the "
+             "last step's gradients live through it")
+    """none: zero_grad(set_to_none=True) frees .grad; zeros: set_to_none=False keeps it;
+    before-backward: freed only between the next forward and backward."""
     optimizer_impl: str = option(
         "auto", choices=OPTIMIZER_IMPLS, step_option=True, lever="foreach",
         tag=str, label=str, words=lambda v: Words(f"{v} optimizer", f"{v} 优化器实现"),

@@ -194,6 +194,9 @@ class HeldOutSource:
     versions: dict[str, tuple[str, ...]]
     """The source's torch and transformers: stated, or assumed from its date."""
     notes: Words
+    correction: Words | None = None
+    """Why its points were estimated a second time: a setting first transcribed differently
+    from how the source ran (None: never)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,11 @@ class HeldOutPoint:
     estimated: dict[str, int] | None
     """The estimate's allocated and reserved peaks: {"allocated": …, "reserved": …}."""
     versions: dict[str, str]
+    zero_grad: str = "none"
+    """When the source's loop lets its gradients go (the estimate's --zero-grad)."""
+    first: dict[str, Any] | None = None
+    """The first estimate, where the setting was corrected and the point estimated again:
+    {"command", "zero_grad", "commit", "estimated"} as above (None: estimated once)."""
 
     @property
     def seq_len(self) -> int:
@@ -249,11 +257,27 @@ def held_out() -> list[HeldOutPoint]:
                 precision=config["precision"], optimizer=config["optimizer"],
                 checkpointing=config["checkpointing"], published_bytes=published_bytes(point),
                 command=point["command"], commit=estimate["commit"] if estimate else None,
-                estimated={"allocated": estimate["peak_allocated_bytes"],
-                           "reserved": estimate["peak_reserved_bytes"]} if estimate else None,
+                estimated=_peaks(estimate),
                 versions={k: estimate[k] for k in ("torch", "transformers", "bitsandbytes")
-                          if estimate and k in estimate}))
+                          if estimate and k in estimate},
+                zero_grad=config.get("zero_grad", "none"), first=_first(point)))
     return points
+
+
+def _peaks(estimate: dict[str, Any] | None) -> dict[str, int] | None:
+    if not estimate:
+        return None
+    return {"allocated": estimate["peak_allocated_bytes"],
+            "reserved": estimate["peak_reserved_bytes"]}
+
+
+def _first(point: dict[str, Any]) -> dict[str, Any] | None:
+    """A corrected point's first estimate, kept as it was recorded."""
+    first = point.get("first_estimate")
+    if first is None:
+        return None
+    return {"command": first["command"], "zero_grad": first["zero_grad"],
+            "commit": first["estimate"]["commit"], "estimated": _peaks(first["estimate"])}
 
 
 def published_bytes(point: dict[str, Any]) -> int:
@@ -278,7 +302,8 @@ def _source(raw: dict[str, Any]) -> HeldOutSource:
         context_bytes=raw["context"]["mib"] * 2**20 if raw["context"] else 0,
         date=raw["date"], model_name=raw["model_name"], versions_stated=versions["stated"],
         versions={k: tuple(versions[k]) for k in ("torch", "transformers")},
-        notes=Words(**raw["notes"]))
+        notes=Words(**raw["notes"]),
+        correction=Words(**raw["correction"]) if raw.get("correction") else None)
 
 
 # The held-out points over several GPUs (HELD_OUT.md, "Multi-GPU points"): published per-GPU

@@ -29,6 +29,7 @@ from generator.site.glossary_links import link_first_uses
 from generator.site.owned import PAGES, check_folder, claim_folder
 from generator.site.pages import Page, all_pages, pages_of
 from generator.site.templating import environment, template_text
+from generator.site.wording import chinese_spaced
 from generator.words import LANGS
 
 #: The data files, once for both languages, under the docs folder: the project's results
@@ -113,6 +114,8 @@ def render_page(page: Page, lang: str, *, context: Any, tables: dict[str, Markup
     template = environment().get_template(f"{page.template}.{lang}.md.j2")
     text = template.render(lang=lang, tables=tables, site=site, page=context, figures=figures,
                            **page.variables)
+    if lang == "zh":  # however a sentence or cell was joined, spaced as the site writes Chinese
+        text = chinese_spaced(text)
     if page.path != "glossary.md":
         text = link_first_uses(text, lang, page.path)
     # Every page ends with the data files its numbers come from (or says it has none), from

@@ -17,11 +17,11 @@ from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.nodes import Concat
 from markupsafe import Markup
 
-from generator import units
+from generator import gpus, units
 from generator.experiment import option_words
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.notes import text as note_text
-from generator.site import escaping
+from generator.site import escaping, offers
 from generator.site.labels import (
     BACKEND_LABELS,
     CATEGORY_LABELS,
@@ -99,5 +99,10 @@ def environment() -> jinja2.Environment:
                        options_of=option_words, kind=kind, print_alike=units.print_alike,
                        note_text=note_text,
                        # the one fit rule's words, and what a reserved peak means (plan/fit.py)
-                       fit_words=WORD_TEXT, upper_bound=RESERVED_IS_AN_UPPER_BOUND)
+                       fit_words=WORD_TEXT, upper_bound=RESERVED_IS_AN_UPPER_BOUND,
+                       # what the two ends of a CUDA context range hold (gpus.py)
+                       context_ends=gpus.CONTEXT_ENDS,
+                       # what the home page says other pages offer, from their contexts
+                       calculator_models=offers.calculator_models,
+                       scale_strategies=offers.scale_strategies)
     return env

@@ -5,6 +5,7 @@ beside full-width punctuation (tests/unit/test_levers_sentences.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from generator.words import Words
@@ -57,3 +58,45 @@ def listed(items: Sequence[Words]) -> Words:
 def capital(text: str) -> str:
     """A sentence's first letter upper-cased (Chinese is left as it is)."""
     return text[:1].upper() + text[1:]
+
+
+#: What is not prose within a line: inline code, a link's or image's target, raw HTML tags,
+#: attribute lists ({ #id }, {: …}), maths and bare URLs. Their own text stays as written.
+_NOT_TEXT = re.compile(r"`[^`]*`|\]\([^)]*\)|<[^>]+>|\{[:.#][^}]*\}|\$[^$]*\$"
+                       r"|https?://[^\s)>\]]+")
+#: A Chinese character beside a Latin letter or a digit, either way round.
+_MEETS = re.compile(r"([\u4e00-\u9fff])(?=[A-Za-z0-9])|([A-Za-z0-9])(?=[\u4e00-\u9fff])")
+
+
+def chinese_spaced(markdown: str) -> str:
+    """A Chinese page as the site spaces Chinese (see spaced): a space wherever a Chinese
+    character meets a Latin letter or a digit in prose ("用 FSDP2时" → "用 FSDP2 时",
+    "4 × 2,048和16 × 256" → "4 × 2,048 和 16 × 256"). Code (fenced or inline), raw HTML
+    blocks and tags, link targets, attribute lists, maths and URLs are left as they are. The
+    one place generated Chinese gets its spacing: render.render_page applies it to every
+    Chinese page, whatever template, sentence or table cell the text came from."""
+    lines = markdown.split("\n")
+    in_fence = in_html = False
+    for number, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if in_html:  # a raw HTML block lasts until a blank line, as in Markdown
+            in_html = bool(line.strip())
+            continue
+        if stripped.startswith("<"):
+            in_html = True
+            continue
+        pieces, last = [], 0
+        for kept in _NOT_TEXT.finditer(line):
+            pieces += [_space(line[last:kept.start()]), kept.group()]
+            last = kept.end()
+        lines[number] = "".join(pieces + [_space(line[last:])])
+    return "\n".join(lines)
+
+
+def _space(text: str) -> str:
+    return _MEETS.sub(lambda m: (m.group(1) or m.group(2)) + " ", text)

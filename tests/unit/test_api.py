@@ -90,7 +90,7 @@ def test_a_python_callable_is_a_model(tiny: g.Estimate) -> None:
 def test_judged_on_another_gpu_as_an_estimate_for_it_would_be(tiny: g.Estimate) -> None:
     rtx = g.estimate("tiny", **TINY, gpu="RTX 3090")
     assert rtx.gpu == "NVIDIA GeForce RTX 3090" and rtx.fits() == tiny.fits("3090")
-    assert tiny.fits("RTX 3090").needed_bytes == rtx.reserved_bytes + 800 * 2**20
+    assert tiny.fits("RTX 3090").needed_bytes == rtx.reserved_bytes + 1114 * 2**20
     # the step is the same; its allocated peak differs by the persistent cuBLAS workspaces
     # (2 × 32 MiB on Hopper, 2 × 8,519,680 B on Ampere), where no block moves because of them
     assert rtx.peak_bytes == tiny.peak_bytes

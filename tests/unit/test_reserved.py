@@ -52,6 +52,33 @@ def test_a_replaced_survivor_is_matched_by_size_in_a_replay() -> None:
     assert len(live) == 1
 
 
+def test_a_survivor_matched_by_its_key_is_not_taken_again_by_size() -> None:
+    """Gradients let go before backward (zero_grad between forward and backward): a new
+    gradient may get the key of an old one, freed before it was born. In a replay the old
+    gradient of that key is the new one of the step before, and the other old gradient of the
+    same size must take the other new one, not free that one a second time; a key matches
+    only a storage of its own size."""
+    for old in ([1, 2], [2, 1]):  # the one matched by key first in the list, or last
+        step = TrackedSteps([life(MIB, 0, 3, key=old[0], category="gradients"),
+                             life(MIB, 0, 3, key=old[1], category="gradients"),
+                             life(MIB, 5, None, key=1, category="gradients"),
+                             life(MIB, 6, None, key=3, category="gradients"),
+                             life(2 * MIB, 0, 3, key=4, category="gradients"),
+                             life(2 * MIB, 7, None, key=2, category="gradients")])
+        events = allocation_events([step], replays=2)
+        sizes = {e[1]: e[2] for e in events if e[0] == "alloc"}
+        # each old gradient frees a new one of its own size
+        assert sorted(sizes[e[1]] for e in events if e[0] == "free") == \
+            sorted([MIB, MIB, 2 * MIB] * 3)  # the step and its two replays
+        live: set = set()
+        for event in events:
+            if event[0] == "alloc":
+                live.add(event[1])
+            else:
+                live.remove(event[1])  # never frees what is not live
+        assert len(live) == 3
+
+
 def test_workspaces_are_taken_as_forward_and_backward_begin() -> None:
     step = TrackedSteps([life(MIB, 3, 8, key=1)], phases=[("forward", 1), ("backward", 5)])
     events = allocation_events([step], workspace_bytes=32 * MIB)

@@ -39,12 +39,12 @@ def make_batch(batch_size: int, _seq_len: int, device: torch.device):
                                                                      device=device)
 
 
-def trainer(precision: str = "fp32") -> Trainer:
+def trainer(precision: str = "fp32", **options) -> Trainer:
     """A two-layer model with Adam, warmed up: the optimizer has its state."""
     model = nn.Sequential(nn.Linear(IN, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, OUT))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     run = Trainer(Workload(model, make_batch, F.mse_loss), BATCH, 1, precision,
-                  torch.device("cpu"), optimizer, None)
+                  torch.device("cpu"), optimizer, None, **options)
     run.warm_up()
     return run
 
@@ -76,6 +76,28 @@ def test_a_step_is_labelled() -> None:
     assert activations["0"] == BATCH * IN * FLOAT
     assert activations["1"] == BATCH * HIDDEN * FLOAT
     assert OUTSIDE_MODULES in activations
+
+
+@pytest.mark.parametrize("before_backward", [False, True])
+def test_zero_grad_before_backward_keeps_the_last_gradients_through_forward(
+        before_backward: bool) -> None:
+    """zero_grad() between forward and backward (a loop as Raschka's DistilBERT experiment
+    writes it): the last step's gradients live through the forward pass and are let go before
+    backward makes new ones; after the optimizer step (the default) none are there."""
+    run = trainer(zero_grad_before_backward=before_backward)
+    params = list(run.workload.model.parameters())
+    assert run.keeps_gradients is before_backward
+    with tracker_of(run) as tracker:
+        run.step(tracker.mark_phase)
+    backward = dict(tracker.phases())["backward"]
+    kept = [life for life in tracker.lives() if life.category == "gradients" and life.born == 0]
+    if before_backward:
+        assert sum(life.nbytes for life in kept) == storage_bytes(params)
+        assert all(life.died is not None and life.died <= backward for life in kept)
+        assert all(p.grad is not None for p in params)  # this step's, for the next forward
+    else:
+        assert kept == []
+        assert all(p.grad is None for p in params)
 
 
 def test_autocast_copies_of_the_parameters() -> None:

@@ -90,7 +90,7 @@ def run(exp: Experiment, spec) -> dict[str, Any]:
         # and two readings would then disagree on what the next step starts with.
         warm_up = TrackedSteps(warm.lives(), warm.phases())
         # (Not for a rank of a sharded step: FSDP2's first step does its lazy set-up.)
-        if cuda and warmups == 1 and trainer.set_to_none and trainer.scaler is None \
+        if cuda and warmups == 1 and not trainer.keeps_gradients and trainer.scaler is None \
                 and sharding is None:
             measured = TrackedSteps(the_next_step(warm_up.lives), warm_up.phases)
             report = warm.report(measured.lives)

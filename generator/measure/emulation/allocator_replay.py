@@ -126,7 +126,7 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
     of each step's first event."""
     serial = itertools.count()
     events: list[tuple] = []
-    alive: dict[int, int] = {}         # storage key → event id, across a step boundary
+    alive: dict[int, tuple[int, int]] = {}  # storage key → (event id, size), across a step
     survivors: list[tuple[int, int]] = []  # (nbytes, event id) born in the last step, alive
     placed = False  # the cuBLAS workspaces, taken once
     for step in list(steps) + [steps[-1]] * replays if steps else []:
@@ -134,15 +134,24 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
         if step_starts is not None:
             step_starts.append(len(events))
         ids: dict[int, int] = {}
-        for index, life in enumerate(lives):
-            if life.born == 0:
-                ident = alive.pop(life.key, None)
-                if ident is None:
-                    ident = _take(survivors, life.nbytes)
-                if ident is None:
-                    ident = next(serial)
-                    events.append(("alloc", ident, _requested(life)))
+        found = [index for index, life in enumerate(lives) if life.born == 0]
+        # Matched by key (and size: a storage alive across steps keeps it) first, so that
+        # none of those is also taken by size below: a new gradient may get the key of an old
+        # one freed before it (zero_grad before backward).
+        for index in found:
+            ident, nbytes = alive.pop(lives[index].key, (None, 0))
+            if ident is not None and nbytes == lives[index].nbytes:
                 ids[index] = ident
+        matched = set(ids.values())
+        survivors = [(size, ident) for size, ident in survivors if ident not in matched]
+        for index in found:
+            if index in ids:
+                continue
+            ident = _take(survivors, lives[index].nbytes)
+            if ident is None:
+                ident = next(serial)
+                events.append(("alloc", ident, _requested(lives[index])))
+            ids[index] = ident
         timed = []
         if workspace_bytes and step.phases and not placed:
             placed = True
@@ -156,7 +165,8 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
             if life.died is not None:
                 timed.append((life.died, 0, ("free", ids[index])))
         events += [event for *_, event in sorted(timed, key=lambda t: t[:2])]
-        alive = {life.key: ids[i] for i, life in enumerate(lives) if life.died is None}
+        alive = {life.key: (ids[i], life.nbytes) for i, life in enumerate(lives)
+                 if life.died is None}
         survivors = [(life.nbytes, ids[i]) for i, life in enumerate(lives)
                      if life.died is None and life.born != 0]
     return events

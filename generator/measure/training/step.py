@@ -53,6 +53,10 @@ class Trainer:
     """Fake tensors carry no values: GradScaler cannot check them for inf, so we assume none."""
     set_to_none: bool = True
     """zero_grad(set_to_none=...): True frees .grad between steps, False keeps it zeroed."""
+    zero_grad_before_backward: bool = False
+    """zero_grad() after the forward pass instead of after the optimizer step, as a loop that
+    calls it between forward and backward does: the last step's gradients live through the
+    forward pass."""
     input_dtype: torch.dtype | None = None
     """Pure 16-bit training: floating-point inputs are made in the model's dtype."""
     micro_batches: int = 1
@@ -94,7 +98,8 @@ class Trainer:
                              weight_decay=exp.weight_decay)
         return cls(workload, exp.batch_size, exp.seq_len, exp.precision, device, opt,
                    make_grad_scaler(exp.precision, device.type, exp.loss_scaling), fake,
-                   set_to_none=exp.zero_grad == "none",
+                   set_to_none=exp.zero_grad != "zeros",
+                   zero_grad_before_backward=exp.zero_grad == "before-backward",
                    input_dtype=dtype if dtype != torch.float32 else None,
                    micro_batches=exp.micro_batches)
 
@@ -106,9 +111,9 @@ class Trainer:
         the optimizer step."""
         opt, scaler = self.optimizer, self.scaler
         values = []
-        for _ in range(self.micro_batches):
+        for micro_batch in range(self.micro_batches):
             loss = None  # the previous micro-batch's loss is read and let go first
-            loss = self._forward_backward(phase)
+            loss = self._forward_backward(phase, first=micro_batch == 0)
             values.append(float("nan") if self.fake else float(loss.detach()))
         phase("optimizer")
         if scaler is None:
@@ -120,13 +125,20 @@ class Trainer:
             else:
                 scaler.step(opt)
             scaler.update()
-        opt.zero_grad(set_to_none=self.set_to_none)
+        if not self.zero_grad_before_backward:
+            opt.zero_grad(set_to_none=self.set_to_none)
         del loss
         return sum(values)
 
-    def _forward_backward(self, phase: PhaseCallback) -> torch.Tensor:
+    @property
+    def keeps_gradients(self) -> bool:
+        """Whether the gradients are still there when the step ends."""
+        return not self.set_to_none or self.zero_grad_before_backward
+
+    def _forward_backward(self, phase: PhaseCallback, first: bool = True) -> torch.Tensor:
         """One micro-batch, forward and backward; returns its loss. Its gradients add to
-        those of the micro-batches before it."""
+        those of the micro-batches before it (first: there are none, or the last step's,
+        which zero_grad before backward lets go)."""
         model, scaler = self.workload.model, self.scaler
         phase("forward")
         inputs, target = self.workload.make_batch(self.batch_size // self.micro_batches,
@@ -139,6 +151,8 @@ class Trainer:
         del output, inputs, target  # what backward needs is held by autograd, not by us
         if self.micro_batches > 1:  # the mean over the whole batch, as one step would take
             loss = loss / self.micro_batches
+        if first and self.zero_grad_before_backward:
+            self.optimizer.zero_grad(set_to_none=self.set_to_none)
         phase("backward")
         if scaler is None:
             loss.backward()

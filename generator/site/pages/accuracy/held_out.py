@@ -17,6 +17,7 @@ from markupsafe import Markup
 from generator import gpus
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
 from generator.site.escaping import markdown_text as escape
+from generator.site.pages.accuracy import known_causes
 from generator.site.pages.accuracy.stats import errors as stats
 from generator.site.tables import markdown_table
 from generator.units import mib, pct
@@ -33,7 +34,16 @@ _TEXT: dict[str, Words] = {
     "fp16": Words("fp16 weights and optimizer state", "权重和优化器状态均为 fp16"),
     "bf16": Words("bf16 weights and optimizer state", "权重和优化器状态均为 bf16"),
     "ac": Words("checkpointing", "激活检查点"),
+    "first": Words("First estimate (MiB)", "第一次估算 (MiB)"),
+    "first_ratio": Words("First ÷ published", "第一次 ÷ 公开数字"),
+    "first_commit": Words("First estimated at", "第一次估算所在提交"),
+    "short_by": Words("Published − estimated (MiB)", "公开数字 − 估算 (MiB)"),
+    "softmax": Words("Softmax inputs its PyTorch kept (MiB)", "其 PyTorch 多留的 softmax 输入 (MiB)"),
 }
+#: A loop that does not let its gradients go after the optimizer step, as the label says it.
+_ZERO_GRAD = {"before-backward": Words("zero_grad() between forward and backward",
+                                       "zero_grad() 在前向和反向之间"),
+              "zeros": Words("zero_grad(set_to_none=False)", "zero_grad(set_to_none=False)")}
 #: The published figure's column, and the estimate's, by what the source printed.
 _PUBLISHED = {"nvidia-smi": Words("Published: nvidia-smi (MiB)", "公开数字：nvidia-smi (MiB)"),
               "reserved": Words("Published: max_memory_reserved (MiB)",
@@ -46,13 +56,19 @@ _ESTIMATED = {"nvidia-smi": Words("Estimated: reserved + context (MiB)", "估算
 
 
 def estimated_figure(point: HeldOutPoint) -> int | None:
-    """The estimate of what the source printed, or None before the point is estimated."""
+    """The estimate of what the source printed, or None before the point is estimated (a
+    corrected point: its corrected estimate, which the summary counts)."""
     if point.estimated is None:
         return None
-    if point.source.figure == "allocated":
-        return point.estimated["allocated"]
+    return figure_of(point.source, point.estimated)
+
+
+def figure_of(source: HeldOutSource, peaks: dict[str, int]) -> int:
+    """Of an estimate's allocated and reserved peaks, the figure the source printed."""
+    if source.figure == "allocated":
+        return peaks["allocated"]
     # the reserved peak; nvidia-smi adds what lies outside the allocator (0 for "reserved")
-    return point.estimated["reserved"] + point.source.context_bytes
+    return peaks["reserved"] + source.context_bytes
 
 
 def rows(points: list[HeldOutPoint]) -> list[dict[str, Any]]:
@@ -64,7 +80,9 @@ def rows(points: list[HeldOutPoint]) -> list[dict[str, Any]]:
             continue
         found.append({"point": point, "label": label(point), "published": point.published_bytes,
                       "estimated": estimated, "ratio": estimated / point.published_bytes,
-                      "commit": point.commit, "versions": point.versions})
+                      "commit": point.commit, "versions": point.versions,
+                      "first": known_causes.first_estimate(point, figure_of),
+                      "softmax": known_causes.softmax_input(point)})
     return found
 
 
@@ -77,7 +95,9 @@ def label(point: HeldOutPoint) -> Words:
         seq = _TEXT["seq"][lang].format(point.seq_len)
         parts = [point.source.model_name, batch, seq, _TEXT[point.precision][lang],
                  point.optimizer]
-        return " · ".join(parts + ([_TEXT["ac"][lang]] if point.checkpointing else []))
+        parts += [_TEXT["ac"][lang]] if point.checkpointing else []
+        parts += [_ZERO_GRAD[point.zero_grad][lang]] if point.zero_grad in _ZERO_GRAD else []
+        return " · ".join(parts)
     return Words(say("en"), say("zh"))
 
 
@@ -88,8 +108,30 @@ def summary(found: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     return {"errors": stats([r["ratio"] for r in found]),
             "short": sum(r["ratio"] < 1 for r in found), "count": len(found),
+            "corrected": corrected(found),
             "sources": len({r["point"].source.id for r in found}),
             "gpus": sorted({r["point"].source.gpu for r in found})}
+
+
+def corrected(found: list[dict[str, Any]]) -> Words | None:
+    """'5 of them were estimated a second time …' where a setting was corrected (one in the
+    singular); None where none was."""
+    twice = [r for r in found if r["first"] is not None]
+    if not twice:
+        return None
+    names = sorted({r["point"].source.label.en for r in twice})
+    names_zh = sorted({r["point"].source.label.zh for r in twice})
+    if len(twice) == 1:
+        lead, lead_zh = "One of them was", "其中 1 个数据点"
+    else:
+        lead, lead_zh = f"{len(twice)} of them were", f"其中 {len(twice)} 个数据点"
+    return Words(
+        f"{lead} estimated a second time, once a setting was found to have been transcribed "
+        f"differently from how the source ran it ({', '.join(names)}: what changed and why is "
+        f"said there, beside the first estimates); the figures here count the second.",
+        f"{lead_zh}估算了第二次：后来发现有一项设置抄录得和来源实际运行的不一样（"
+        f"{'、'.join(names_zh)}：改了什么、为什么改，写在那一节，第一次的估算也列在旁边）；"
+        f"这里的数字按第二次估算统计。")
 
 
 def by_source(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -113,6 +155,8 @@ def by_source(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "gpu_name": gpu_name(source),
             "said": source_summary(stats([r["ratio"] for r in its_rows]),
                                    sum(r["ratio"] < 1 for r in its_rows)),
+            "correction": known_causes.correction_said(source, its_rows),
+            "softmax": known_causes.softmax_said(its_rows),
             "commits": sorted({r["commit"] for r in its_rows})})
     return list(groups.values())
 
@@ -244,10 +288,25 @@ def origin(summary: dict[str, Any]) -> Words:
 def table(found: list[dict[str, Any]], lang: str) -> Markup:
     """One source's points: its figure decides the published and estimated columns."""
     figure = found[0]["point"].source.figure
+    first = any(r["first"] for r in found)  # a corrected source: its first estimates beside
+    softmax = any(r["softmax"] for r in found)  # a known cause: the shortfall and its size
     headers = [_TEXT["config"][lang], _PUBLISHED[figure][lang], _ESTIMATED[figure][lang],
                _TEXT["ratio"][lang], _TEXT["commit"][lang]]
-    body = [[escape(r["label"][lang]), mib(r["published"]), mib(r["estimated"]),
-             f"{r['ratio']:.3f}", f"`{r['commit'][:10]}`"] for r in found]
+    headers += [_TEXT["first"][lang], _TEXT["first_ratio"][lang],
+                _TEXT["first_commit"][lang]] if first else []
+    headers += [_TEXT["short_by"][lang], _TEXT["softmax"][lang]] if softmax else []
+    body = []
+    for r in found:
+        cells = [escape(r["label"][lang]), mib(r["published"]), mib(r["estimated"]),
+                 f"{r['ratio']:.3f}", f"`{r['commit'][:10]}`"]
+        if first:
+            was = r["first"]
+            cells += ([mib(was["estimated"]), f"{was['ratio']:.3f}", f"`{was['commit'][:10]}`"]
+                      if was else ["–", "–", "–"])
+        if softmax:
+            cells += [mib(r["published"] - r["estimated"]),
+                      mib(r["softmax"]["bytes"]) if r["softmax"] else "–"]
+        body.append(cells)
     return markdown_table(headers, body, numeric_from=1)
 
 

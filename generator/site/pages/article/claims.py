@@ -36,11 +36,12 @@ def judge_both(first: str, second: str) -> str:
 
 
 def check_claims(article: dict[str, Result], facts: dict[str, Any] | None,
-                 underflow: float | None = None) -> list[dict[str, Any]]:
+                 underflow: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One entry per claim: id, verdict, the figures behind it, and where the evidence is.
     `facts`: what the measuring PyTorch said of its formats and API (analysis.torch_facts);
     `underflow`: the share of real parameter gradients that fp16 cannot hold as normal
-    numbers (the underflow study), where measured."""
+    numbers (the underflow study), where measured, with the kind of number it is
+    (context.parameter_underflow)."""
     fp32, fp16 = article.get("fp32"), article.get("amp-fp16")
     claims: list[dict[str, Any]] = []
 
@@ -88,7 +89,9 @@ def check_claims(article: dict[str, Result], facts: dict[str, Any] | None,
         ratio = f16["decades"] / f32["decades"]
         add("fp16_range", judge(ratio, 1 / 16), "explainer.md#costs", ratio=ratio,
             fp16_decades=f16["decades"], fp32_decades=f32["decades"],
-            max_ratio=f16["max"] / f32["max"], underflow=underflow)
+            max_ratio=f16["max"] / f32["max"],
+            underflow=underflow["share"] if underflow else None,
+            underflow_kind=underflow["kind"] if underflow else None)
     verdict, values = _cast_cost(article)
     add("cast_is_free", verdict, "explainer.md#costs", **values)
     # Without the torch_facts study there is no evidence for the next claims: not listed.

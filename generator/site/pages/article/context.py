@@ -20,7 +20,7 @@ from generator.site.pages.article import relations
 from generator.site.pages.article.claims import RULES, check_claims
 from generator.site.pages.article.snippet import in_language
 from generator.site.templating import kind
-from generator.words import LANGS
+from generator.words import LANGS, Words
 
 Result = StepResult
 
@@ -65,6 +65,9 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "claims": claims,
         "claim_rules": RULES,
         "ranges": facts["formats"] if facts else [],
+        # round to nearest: a value below half the smallest subnormal becomes zero
+        "rounds_to_zero": {r["name"]: rounds_to_zero(r) for r in (facts["formats"] if facts
+                                                                  else [])},
         # our own file, shown in a code fence that escapes it; its comments in each language
         "snippet": {lang: Markup(in_language(snippet, lang)) for lang in LANGS},
         "result_count": len(all_results),
@@ -316,13 +319,23 @@ def cuda_overhead(all_results: list[Result]) -> list[dict[str, Any]]:
     return rows
 
 
-def parameter_underflow(studies: list[dict[str, Any]]) -> float | None:
+def parameter_underflow(studies: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The share of a real model's parameter gradients that leave fp16's normal range when
-    cast straight to fp16 (the underflow study), or None where it was not measured."""
+    cast straight to fp16 (the underflow study), and what kind of number it is (the study's
+    backend: "measured on the CPU"), or None where it was not measured."""
     for study in studies:
         if study["study"]["kind"] == "underflow" and not study.get("error"):
             groups = {g["name"]: g for g in study["data"]["groups"]}
             cast = groups.get("parameters", {}).get("casts", {}).get("fp16")
             if cast:
-                return cast["zero_fraction"] + cast["subnormal_fraction"]
+                ran = {"backend": study["study"]["backend"],
+                       "environment": study.get("environment") or {}}
+                return {"share": cast["zero_fraction"] + cast["subnormal_fraction"],
+                        "kind": Words(kind(ran, "en"), kind(ran, "zh"))}
     return None
+
+
+def rounds_to_zero(format_row: dict[str, Any]) -> float:
+    """Below what magnitude a value cast to this format becomes zero: half its smallest
+    subnormal, under round-to-nearest (IEEE 754's default, and PyTorch's casts)."""
+    return format_row["smallest_subnormal"] / 2
