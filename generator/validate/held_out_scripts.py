@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -140,7 +141,7 @@ def run(point: Point, folder: Path, *, timeout: float | None = None) -> dict[str
     the profiler's trace); what the estimate records. A RuntimeError if it did not finish."""
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     done = subprocess.run([sys.executable, "-m", "generator", *arguments(point)], cwd=folder,
-                          capture_output=True, text=True, timeout=timeout,
+                          env=environment(), capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     report_file = folder / report_name(point)
     if done.returncode not in (0, 3) or not report_file.is_file():
@@ -153,6 +154,17 @@ def run(point: Point, folder: Path, *, timeout: float | None = None) -> dict[str
             "report": {key: report[key] for key in (
                 "gpu", "allocated_bytes", "reserved_bytes", "peak_bytes", "nvidia_smi_bytes",
                 "verdict", "out_of_memory")} | {"steps": len(report["steps"])}}
+
+
+def environment() -> dict[str, str]:
+    """This process's environment, with this checkout's `generator` first on the path: the
+    command runs in another folder, where `python -m generator` would find an installed
+    copy (or none)."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]]
+                                                  if env.get("PYTHONPATH") else []))
+    return env
 
 
 def versions() -> dict[str, str | None]:
