@@ -161,12 +161,14 @@ def test_as_written_runs_only_when_named() -> None:
 
 
 def test_the_simulated_gpu_profiles_without_the_cuda_activity() -> None:
-    """The notebook trains inside torch.profiler.profile(activities=[CPU, CUDA]): on the
-    simulated GPU the CUDA activity is left out, and the profiler is as it was after."""
+    """The notebook trains inside torch.profiler.profile(activities=[CPU, CUDA],
+    with_stack=True): on the simulated GPU the CUDA activity and the Python stacks are left
+    out, and the profiler is as it was after."""
     before = torch.profiler.profiler._KinetoProfile.__init__
     with g.simulated_gpu("RTX 3090"):
         with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                                    profile_memory=True) as prof:
+                                    profile_memory=True, with_stack=True) as prof:
             torch.ones(4, device="cuda").sum()
         assert prof.activities == {ProfilerActivity.CPU} and prof.profile_memory
+        assert not prof.with_stack
     assert torch.profiler.profiler._KinetoProfile.__init__ is before

@@ -4,7 +4,8 @@ accuracy page (generator/results/reference_data/HELD_OUT.md, source 1;
 held_out_as_written.json).
 
 From `docs/source/en/perf_train_gpu_one.mdx` of huggingface/transformers (the copy read:
-commit 0016acf7ef421c7fe8eff7945de52c71896c3b01; its code is the v4.21.0 page's,
+commit 0016acf7ef421c7fe8eff7945de52c71896c3b01, whose printed figures are those
+held_out.json quotes from the v4.21.0 page,
 <https://huggingface.co/docs/transformers/v4.21.0/perf_train_gpu_one>): its code blocks, in
 their order, line by line, for one experiment per Python process as the guide says ("we
 need restart the Python kernel between experiments. Run all steps above and then just one

@@ -31,6 +31,8 @@ What differs from the notebook, each marked `# AS RUN HERE` where it is:
   never evaluates, so the key is renamed and nothing else changes.
 - The versions are those installed, not the author's (PyTorch 2.1 or 2.2, transformers
   4.36 or 4.37 by the post's date).
+- On the simulated GPU the profiler runs without its CUDA activity and Python stacks
+  (generator/simulate/device.py); the code asks for them as the notebook does.
 """
 
 import argparse
