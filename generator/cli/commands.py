@@ -73,7 +73,7 @@ def validate(args: argparse.Namespace) -> int:
     _require_torch()
     from generator import validate as checks
 
-    path = checks.validate(args.results, args.only or checks.CHECKS)
+    path = checks.validate(args.results, args.only or checks.DEFAULT_CHECKS)
     print(f"validation stored in {path}", file=sys.stderr)
     return 0
 

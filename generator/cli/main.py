@@ -164,8 +164,9 @@ def _parser() -> argparse.ArgumentParser:
                          "runs) and store the dated result the accuracy page shows")
     paths(check)
     check.add_argument("--only", type=_checks, default=None, metavar="CHECK[,CHECK]",
-                       help="run only these checks: calculator, torchrun, published "
-                            "(default: all)")
+                       help="run only these checks: calculator, torchrun, published, "
+                            "as-written (default: all but as-written, which runs the "
+                            "held-out sources' scripts once each and records them)")
     run = commands.add_parser(
         "run", help="run your own training script, unmodified, on a simulated GPU; "
                     "nothing is allocated",

@@ -12,6 +12,12 @@ are on the GPU), autocast and the optimizers' choice of kernels, which both go b
 - torch.optim picks its foreach kernels for CUDA tensors of the plain tensor types
   (`_default_to_fused_or_foreach`); a simulated tensor's type is FakeTensor, so it is one of
   those types meanwhile.
+- `torch.profiler.profile(activities=[..., ProfilerActivity.CUDA], with_stack=True)`
+  profiles without the CUDA activity and without Python stacks: the simulated GPU launches
+  no kernel for it to trace, and a build without CUDA fails to record a CUDA event at every
+  op (a C++ stack trace each, minutes for one step); the Python tracer would record every
+  call of the simulation's own fake-tensor dispatch (a 600 MB trace for two steps of a
+  two-layer BERT). The CPU activity, shapes and memory events stay as the script asked.
 
 What the simulation cannot run is refused by name (UnmodelledError): a custom CUDA extension
 compiled with torch.utils.cpp_extension, and a Triton kernel launched (where Triton is
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
+import torch.profiler.profiler
 import torch.utils.cpp_extension
 from torch._subclasses.fake_tensor import FakeTensor
 
@@ -250,6 +257,21 @@ def _autocast_init(original: Callable) -> Callable:
     return __init__
 
 
+def _profiler_init(original: Callable) -> Callable:
+    """torch.profiler's __init__ without the CUDA activity and Python stacks (see the
+    module)."""
+    cuda = torch.profiler.ProfilerActivity.CUDA
+
+    def __init__(self, *args: Any, activities: Any = None, with_stack: bool = False,
+                 **kwargs: Any) -> None:
+        if activities is not None:
+            activities = [({k: v for k, v in a.items() if k != cuda} if isinstance(a, dict)
+                           else a) for a in activities if a != cuda]
+        original(self, *args, activities=activities, with_stack=False, **kwargs)
+
+    return __init__
+
+
 @contextlib.contextmanager
 def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
              storages: DeviceStorages, context_bytes: int, *, devices: int = 1
@@ -265,6 +287,8 @@ def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         undo.enter_context(_replaced(FakeTensor, {
             "device": _device_property(storages, FakeTensor.__dict__["device"])}))
         undo.enter_context(_replaced(autocast, {"__init__": _autocast_init(autocast.__init__)}))
+        profiler = torch.profiler.profiler._KinetoProfile
+        undo.enter_context(_replaced(profiler, {"__init__": _profiler_init(profiler.__init__)}))
         undo.enter_context(_replaced(torch.utils.cpp_extension, {
             name: _refused(f"torch.utils.cpp_extension.{name}")
             for name in ("load", "load_inline")}))

@@ -1,12 +1,17 @@
 """Validation: the estimate held against its truths over whole grids, too long for the tests.
 
-    python -m generator validate [--only calculator,torchrun,published] [--results results]
+    python -m generator validate [--only calculator,torchrun,published,as-written]
+                                 [--results results]
 
 - calculator: the calculator's replay of each fitted setting, at sizes its fits never saw,
   against fresh estimates (calculator.py);
 - torchrun: one rank's estimate modelling the CPU against every rank of real torchrun jobs on
   gloo, for each strategy (torchrun.py);
-- published: the accuracy page's published real-GPU runs estimated afresh (published.py).
+- published: the accuracy page's published real-GPU runs estimated afresh (published.py);
+- as-written: the held-out sources' own scripts run on their simulated GPUs, each point once
+  at a recorded commit (held_out_scripts.py). Only when named (`--only as-written`): it
+  records into the package's reference data, from a clean working tree, and never runs a
+  point twice.
 
 Estimates run in the measure command's parallel workers; torchrun jobs one after another
 (each is several processes). The run is one dated study result,
@@ -32,7 +37,9 @@ from generator.results import store
 KIND = "validation"
 #: Raise when what a check computes changes: the page then says the stored run is older.
 VERSION = 1
-CHECKS = ("calculator", "torchrun", "published")
+CHECKS = ("calculator", "torchrun", "published", "as-written")
+#: What `validate` runs when no check is named: as-written records, once (see the module).
+DEFAULT_CHECKS = ("calculator", "torchrun", "published")
 
 
 def _say(text: str) -> None:
@@ -83,8 +90,15 @@ def check_published(results_dir: Path, work: Path) -> list[dict[str, Any]]:
             for case, job in zip(found, jobs)]
 
 
+def check_as_written(results_dir: Path, work: Path) -> list[dict[str, Any]]:
+    from generator.validate import held_out_scripts
+
+    return held_out_scripts.estimate_pending(work, say=_say)
+
+
 RUNNERS: dict[str, Callable[[Path, Path], list[dict[str, Any]]]] = {
-    "calculator": check_calculator, "torchrun": check_torchrun, "published": check_published}
+    "calculator": check_calculator, "torchrun": check_torchrun, "published": check_published,
+    "as-written": check_as_written}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -94,7 +108,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "within": sum(1 for r in judged if r["within"])}
 
 
-def validate(results_dir: Path, only: tuple[str, ...] = CHECKS) -> Path:
+def validate(results_dir: Path, only: tuple[str, ...] = DEFAULT_CHECKS) -> Path:
     """Run the checks, write the dated result beside the other studies, return its path."""
     store.ensure_writable(results_dir)
     now = stamp()

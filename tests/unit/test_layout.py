@@ -61,7 +61,12 @@ def _target(module: str, names: list[str]) -> list[str]:
     return subs + ([module] if own else [])
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
+#: Transcriptions of other authors' scripts, line by line (validate/as_written): their length
+#: is their author's, not a concept of this project's.
+TRANSCRIBED = "generator.validate.as_written."
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if not n.startswith(TRANSCRIBED)))
 def test_modules_stay_small(name: str) -> None:
     lines = MODULES[name].read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{name} has {lines} lines: does it still hold one concept?"
