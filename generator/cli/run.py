@@ -5,7 +5,7 @@ Everything after the script (or module) is the script's. The script runs as Pyth
 (simulate/runner.py), inside `simulated_gpu` (simulate/session.py); this module only turns
 the arguments into that call and prints the report it returns. Exit status: the script's
 own where it did not end normally (1 for an exception, with its own traceback); else 3 when
-the verdict is "only just" or "no", and 0.
+the verdict is "only just" or "no" (cli/status.py), and 0.
 """
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ import argparse
 import json
 import sys
 
+from generator.cli.status import of_verdict
 from generator.files import write_atomic
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND
 from generator.simulate import simulated_gpu
 from generator.simulate.report import SimulationReport
 from generator.simulate.runner import Script
 from generator.units import mib, size
-
-#: The exit status of a run that does not fit the GPU (or only just).
-DOES_NOT_FIT = 3
-_BAD_WORDS = ("only just", "no")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,10 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_atomic(args.json, json.dumps(report.to_dict(), indent=2) + "\n",
                      what="the JSON report")
-    if status:
-        return status
-    verdict = report.verdict
-    return DOES_NOT_FIT if verdict is not None and verdict.word in _BAD_WORDS else 0
+    return status or of_verdict(report.verdict)
 
 
 def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:

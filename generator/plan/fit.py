@@ -65,6 +65,13 @@ class Verdict:
     gpu: str | None = None
     """The GPU judged against, by name; None for a memory size alone."""
 
+    @property
+    def falls_short(self) -> bool:
+        """The step may not run: only its tensors fit ("only just"), or not even they ("no").
+        The commands that judge a step exit with a status of their own on it
+        (cli/status.py), so that a CI job can gate on it."""
+        return self.word in ("only just", "no")
+
 
 def needed_bytes(*, allocated: int, reserved: int | None,
                  context: tuple[int, int] = (0, 0)) -> int:
