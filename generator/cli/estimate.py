@@ -8,7 +8,7 @@ Every line is said as it comes (a search or the levers take a while), through `s
 --json nothing is said and the answers are printed as one JSON object at the end: `result`
 is the estimate as the results store keeps it, `fits` its verdict (plan/fit.py).
 
-Exit status (cli/status.py): DOES_NOT_FIT when the step answered last falls short of the
+Exit status (plan/fit.py): DOES_NOT_FIT when the step answered last falls short of the
 memory judged against (plan/fit.py: "only just" or "no"): the step asked for, the largest
 batch when none fits, one GPU at the fewest when no count fits; else 0."""
 
@@ -23,7 +23,7 @@ from typing import Any
 from generator import api, units
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
-from generator.cli.status import DOES_NOT_FIT, of_verdict
+from generator.plan.fit import DOES_NOT_FIT, exit_status
 from generator.jobs.progress import ticking
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         print_estimate(estimate, verdict, say)
         answer = {"result": estimate.to_dict(), "fits": _json(verdict),
                   "per_gpu": per_gpu(estimate)}
-        status = of_verdict(verdict)
+        status = exit_status(verdict)
         if args.levers:
             answer.update(_levers(model, args, gpu, memory, chosen, say))
     if args.json:
@@ -224,7 +224,7 @@ def _largest_batch(model: str, seq_len: int, first: int | None, gpu: str | None,
             "tried": [{"batch_size": b, "needed_bytes": v.needed_bytes, "fits": v.fits,
                        "word": v.word} for b, v in found.tried.items()],
             "result": found.estimate.to_dict(), "fits": _json(found.verdict)}, \
-        of_verdict(found.verdict)
+        exit_status(found.verdict)
 
 
 def search_heading(estimate: Estimate, verdict: Verdict) -> str:

@@ -3,9 +3,11 @@ own script, unmodified, on a simulated GPU; then what it took, printed.
 
 Everything after the script (or module) is the script's. The script runs as Python runs it
 (simulate/runner.py), inside `simulated_gpu` (simulate/session.py); this module only turns
-the arguments into that call and prints the report it returns. Exit status: the script's
-own where it did not end normally (1 for an exception, with its own traceback); else 3 when
-the verdict is "only just" or "no" (cli/status.py), and 0.
+the arguments into that call and prints the report it returns. Exit status: 3 when the
+verdict is "only just" or "no" (plan/fit.py), however the script ended (a script that dies
+of the simulated GPU's out of memory error is one that does not fit); else the script's own
+(1 for an exception, after its own traceback; 0 when it ended normally or was stopped after
+its steps). What the simulation cannot run ends as one line, status 2 (unmodelled.py).
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import argparse
 import json
 import sys
 
-from generator.cli.status import of_verdict
+from generator.plan.fit import exit_status
 from generator.files import write_atomic
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND
 from generator.simulate import simulated_gpu
 from generator.simulate.report import SimulationReport
 from generator.simulate.runner import Script
+from generator.simulate.unmodelled import COMPILED_EAGERLY
+from generator.simulate.values import KINDS
 from generator.units import mib, size
 
 
@@ -44,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_atomic(args.json, json.dumps(report.to_dict(), indent=2) + "\n",
                      what="the JSON report")
-    return status or of_verdict(report.verdict)
+    return exit_status(report.verdict) or status
 
 
 def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:
@@ -82,10 +86,21 @@ def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:
     else:
         say(f"  CPU allocator peak {mib(report.allocated_bytes):>12} MiB")
     if report.placeholders:
-        say("values a simulated tensor cannot give, read as placeholders (0, False, "
-            "'<simulated>'); the script went on with them:")
+        say("values a simulated tensor cannot give, read as stated placeholders; the script "
+            "went on with them:")
         for read in report.placeholders:
             say(f"  {read}")
+        for kind in dict.fromkeys(read.what for read in report.placeholders):
+            say(f"    {kind}: {_plain(KINDS[kind].en)}")
+    if report.compiled:
+        say(_plain(COMPILED_EAGERLY.en))
+        for file, line, count in report.compiled:
+            say(f"  {file}:{line}: torch.compile" + (f" ({count} times)" if count > 1 else ""))
     if report.stopped_after_steps:
         say(f"stopped after {steps_limit} optimizer steps (--steps N, or --steps all to run "
             "the script to its end)")
+
+
+def _plain(words: str) -> str:
+    """Words the page sets as Markdown, as a terminal shows them: no code spans' backticks."""
+    return words.replace("`", "")

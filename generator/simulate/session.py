@@ -13,7 +13,8 @@ of them back out on exit, however the block ends (style point 5g):
    oneDNN LSTM's workspace (cpu_kernels.py).
 3. The device's storages and its memory, online (placement.py, memory.py), and the values
    a simulated tensor cannot give (values.py).
-4. On the GPU, torch.cuda's answers (device.py); the optimizer steps (steps.py).
+4. On the GPU, torch.cuda's answers (device.py); torch.compile made eager (unmodelled.py);
+   the optimizer steps (steps.py).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import DeviceStorages, Placement
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
-from generator.simulate.values import Placeholders
+from generator.simulate.unmodelled import Compiled
+from generator.simulate.values import Placeholders, Values
 
 DEVICES = ("cuda", "cpu")
 
@@ -103,6 +105,7 @@ class SimulatedGpu:
             workspace_bytes=overheads.cublas_workspace_bytes if cuda else 0,
             workspaces=overheads.cublas_workspaces if cuda else 0)
         self.steps = Steps(self.memory, self.limit)
+        self.compiled = Compiled()
         with contextlib.ExitStack() as stack:  # undone at once if anything fails
             stack.enter_context(quiet(FAKE_TENSOR_LOG))
             stack.enter_context(fake_kernel_gaps.installed())
@@ -111,10 +114,12 @@ class SimulatedGpu:
             stack.enter_context(fakes_converted())
             stack.enter_context(self.storages)
             stack.callback(self.storages.forget)
-            stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
+            stack.enter_context(Placement(self.storages, gpu=cuda))
+            stack.enter_context(Values(self.values))  # above Placement: the script's reads
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0]))
+            stack.enter_context(self.compiled.eager())
             stack.enter_context(self.steps)
             SimulatedGpu._running = self
             stack.callback(setattr, SimulatedGpu, "_running", None)
@@ -141,7 +146,8 @@ class SimulatedGpu:
             gpu_assumed=target.gpu_assumed, memory_bytes=target.memory_bytes,
             context_bytes=target.gpu.context_bytes if cuda else None,
             steps=tuple(self.steps.peaks), run=self.memory.run,
-            placeholders=tuple(self.values.reads), stopped_after_steps=self.steps.stopped,
+            placeholders=tuple(self.values.reads), compiled=tuple(self.compiled.places),
+            stopped_after_steps=self.steps.stopped,
             out_of_memory=self.memory.out_of_memory, refused=self.memory.refused)
 
 

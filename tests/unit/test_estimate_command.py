@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli.status import DOES_NOT_FIT
+from generator.plan.fit import DOES_NOT_FIT
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.results.shapes import CATEGORIES

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.cli.status import DOES_NOT_FIT, of_verdict
-from generator.plan.fit import WORD_TEXT, WORDS, judge, needed_bytes
+from generator.plan.fit import DOES_NOT_FIT, WORD_TEXT, WORDS, exit_status, judge, needed_bytes
 
 MIB = 2**20
 STEP = {"allocated": 10 * MIB, "reserved": 20 * MIB, "context": (4 * MIB, 8 * MIB)}
@@ -30,8 +29,8 @@ def test_only_just_and_no_fall_short_and_end_the_commands_with_their_status(
         memory: int, short: bool) -> None:
     verdict = judge(memory, **STEP)
     assert verdict.falls_short == short == (verdict.word in ("only just", "no"))
-    assert of_verdict(verdict) == (DOES_NOT_FIT if short else 0) and DOES_NOT_FIT not in (0, 1, 2)
-    assert of_verdict(None) == 0  # nothing judged
+    assert exit_status(verdict) == (DOES_NOT_FIT if short else 0) and DOES_NOT_FIT not in (0, 1, 2)
+    assert exit_status(None) == 0  # nothing judged
 
 
 def test_the_reasons_name_the_figures() -> None:

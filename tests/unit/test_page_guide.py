@@ -11,7 +11,7 @@ import pytest
 from conftest import LANGS
 from page_checks import page_markdown
 
-from generator.cli.status import DOES_NOT_FIT
+from generator.plan.fit import DOES_NOT_FIT
 from generator.plan.fit import WORD_TEXT, WORDS
 from generator.site.pages import all_pages, guide, pages_of
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.cli.status import DOES_NOT_FIT
+from generator.plan.fit import DOES_NOT_FIT
 from generator.plan.fit import WORD_TEXT, WORDS
 from generator.plan.search import GPU_COUNTS
 from generator.site.pages import Page
