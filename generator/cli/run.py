@@ -22,8 +22,7 @@ from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND
 from generator.simulate import simulated_gpu
 from generator.simulate.report import SimulationReport
 from generator.simulate.runner import Script
-from generator.simulate.unmodelled import COMPILED_EAGERLY
-from generator.simulate.values import KINDS
+from generator.results.notes import note, text
 from generator.units import mib, size
 
 
@@ -91,9 +90,9 @@ def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:
         for read in report.placeholders:
             say(f"  {read}")
         for kind in dict.fromkeys(read.what for read in report.placeholders):
-            say(f"    {kind}: {_plain(KINDS[kind].en)}")
+            say(f"    {kind}: {_plain(text(note(f'placeholder_{kind}')))}")
     if report.compiled:
-        say(_plain(COMPILED_EAGERLY.en))
+        say(_plain(text(note("compiled_eagerly"))) + ":")
         for file, line, count in report.compiled:
             say(f"  {file}:{line}: torch.compile" + (f" ({count} times)" if count > 1 else ""))
     if report.stopped_after_steps:

@@ -14,7 +14,8 @@ Refused (UnmodelledError: one line, exit status 2), because no figure would be r
 Run another way: `torch.compile` (and `Module.compile`) returns what it was given, so the
 script's step runs eagerly; a compiled step keeps a different set of tensors (its fused
 kernels save fewer activations, CUDA graphs keep a memory pool of their own), which later
-work will model. The report lists where the script asked for it.
+work will model. The report lists where the script asked for it, with the note
+`compiled_eagerly` (results/notes.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from torch._subclasses.fake_tensor import (DataDependentOutputException,
 
 from generator.errors import UnmodelledError
 from generator.simulate.values import place
-from generator.words import Words
 
 #: FakeTensorMode's exceptions for an op it cannot run without the tensors' values.
 OPS_REFUSED = (UnsupportedOperatorException, DynamicOutputShapeException,
@@ -44,15 +44,6 @@ _WHY = {UnsupportedOperatorException: "an op with no fake kernel (a custom op, a
         DynamicOutputShapeException: "an op whose output's shape depends on the tensor's "
                                      "values (boolean-mask indexing, nonzero, unique)",
         DataDependentOutputException: "an op whose output depends on the tensor's values"}
-#: The report's note where the script asked for torch.compile.
-COMPILED_EAGERLY = Words(
-    "torch.compile ran eagerly: a compiled step keeps a different set of tensors (its fused "
-    "kernels save fewer activations for backward; CUDA graphs keep a memory pool of their "
-    "own), which the simulation does not model yet, so these figures are the eager step's.",
-    "torch.compile 以即时（eager）模式运行：编译后的一步保留的张量不同（融合内核为反向传播保存的"
-    "激活更少；CUDA Graphs 另有自己的显存池），模拟尚未对此建模，所以这些数字是即时模式那一步的。")
-
-
 def refused(func: Any, error: Exception) -> UnmodelledError:
     """The one line for an op the simulation cannot run: the op, why, and where the script
     called it (its innermost frame outside PyTorch and this tool)."""

@@ -3,7 +3,7 @@
 A simulated tensor has a shape and no values, so `.item()`, `bool(t)`, `.tolist()`,
 `.numpy()` and printing cannot be answered. Stopping the script there would stop most
 training loops (they log the loss, check it for NaN, and GradScaler reads whether the
-gradients overflowed), so each read gets a stated placeholder instead (`KINDS`: 0 for a
+gradients overflowed), so each read gets a stated placeholder instead (KINDS: 0 for a
 number, False for a truth value, "<simulated>" for printing; a NaN/inf check finds none, so
 GradScaler's step goes on). The script goes on; the report lists each place in the user's code
 that read one, so that a branch taken on a placeholder is no surprise.
@@ -34,7 +34,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.overrides import TorchFunctionMode
 from torch.utils.weak import WeakIdKeyDictionary
 
-from generator.words import Words
+from generator.results.notes import CATALOGUE
 
 #: What printing a simulated tensor shows in place of its values.
 SHOWN = "<simulated>"
@@ -47,32 +47,10 @@ _NOT_THE_USERS = (os.path.dirname(torch.__file__) + os.sep, runpy.__file__,
 #: `.item()`, torch/amp/grad_scaler.py `_maybe_opt_step`; FSDP's ShardedGradScaler inherits it).
 _GRAD_SCALER = os.path.join(os.path.dirname(torch.__file__), "amp", "grad_scaler.py")
 
-#: Each kind of read: what it covers and the placeholder it gets (the report and the page
-#: say them in these words).
-KINDS: dict[str, Words] = {
-    "item": Words("a number (`.item()`, `float(t)`, `int(t)`): 0",
-                  "一个数（`.item()`、`float(t)`、`int(t)`）：0"),
-    "bool": Words("a truth value (`bool(t)`, `if t:`, `torch.equal`): False",
-                  "一个真假值（`bool(t)`、`if t:`、`torch.equal`）：False"),
-    "tolist": Words("`.tolist()`: a list of the tensor's shape, of zeros",
-                    "`.tolist()`：形状与张量相同、元素全为零的列表"),
-    "numpy": Words("`.numpy()`: an array of the tensor's shape and dtype, of zeros",
-                   "`.numpy()`：形状和数据类型与张量相同、元素全为零的数组"),
-    "print": Words(f"printing (`print(t)`, `repr`, `str`): `{SHOWN}` with the shape, dtype "
-                   "and device; a one-element tensor formatted with a spec (`f\"{loss:.4f}\"`): "
-                   "its number's placeholder, 0",
-                   f"打印（`print(t)`、`repr`、`str`）：`{SHOWN}`，附形状、数据类型和设备；"
-                   "按格式说明符格式化的单元素张量（`f\"{loss:.4f}\"`）：它那个数的占位值 0"),
-    "nan/inf check": Words("a NaN or infinity check (`torch.isnan(t).any()`, "
-                           "`torch.isfinite(t).all()`): none found",
-                           "NaN 或无穷大检查（`torch.isnan(t).any()`、"
-                           "`torch.isfinite(t).all()`）：没有发现"),
-    "found-inf": Words("GradScaler's check of the gradients for infinities and NaN: none "
-                       "found, so its optimizer step goes on",
-                       "GradScaler 对梯度中无穷大和 NaN 的检查：没有发现，所以它照常执行优化器步"),
-    "elapsed_time": Words("a CUDA event's timing (`start.elapsed_time(end)`): 0.0 ms",
-                          "CUDA 事件的计时（`start.elapsed_time(end)`）：0.0 毫秒"),
-}
+#: Each kind of read (results/notes.py says each, and its placeholder, as the note
+#: `placeholder_<kind>`; the report and the page print those words).
+KINDS = tuple(name.removeprefix("placeholder_") for name in CATALOGUE
+              if name.startswith("placeholder_"))
 
 
 @dataclass(frozen=True)
@@ -116,11 +94,11 @@ class Placeholders:
 
     def read(self, what: str) -> None:
         """Note a read of `what` at the user's innermost frame (GradScaler's reads, made
-        inside its step, are its found-inf check whatever their kind)."""
+        inside its step, are its found_inf check whatever their kind)."""
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename.startswith(_NOT_THE_USERS):
             if frame.f_code.co_filename == _GRAD_SCALER:
-                what = "found-inf"
+                what = "found_inf"
             frame = frame.f_back
         with self._lock:
             self._reads[(*place(frame), what)] += 1
@@ -236,7 +214,7 @@ class Values(TorchFunctionMode):
             what, given = _SCALAR_READS[func]
             known = self._checks.get(first)
             if known is not None:
-                self.placeholders.read("nan/inf check")
+                self.placeholders.read("nan_check")
                 return given(known)
             with self.placeholders.reading(what):
                 return func(*args, **kwargs)

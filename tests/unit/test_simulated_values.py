@@ -16,7 +16,7 @@ from torch import nn
 import generator as g
 from generator.cli.run import print_report
 from generator.errors import UnmodelledError
-from generator.simulate.unmodelled import COMPILED_EAGERLY
+from generator.results.notes import CATALOGUE, note, text
 from generator.simulate.values import KINDS, SHOWN
 
 
@@ -54,6 +54,7 @@ def test_each_kind_of_read_gets_its_placeholder_at_the_script_s_line() -> None:
                            (at["tolist"], "tolist", 1), (at["numpy"], "numpy", 1),
                            (at["print"], "print", 4)]
     assert set(KINDS) >= {what for _, what, _ in _reads(gpu)}
+    assert SHOWN in text(note("placeholder_print"))
 
 
 def test_nan_and_inf_checks_find_none() -> None:
@@ -74,8 +75,8 @@ def test_nan_and_inf_checks_find_none() -> None:
         clipped = _here()
         nn.utils.clip_grad_norm_([weight], 1.0, error_if_nonfinite=True)
     assert sum(count for at, what, count in _reads(gpu)
-               if line <= at < line + 6 and what == "nan/inf check") == 7  # each, its line
-    assert (clipped, "nan/inf check", 1) in _reads(gpu)  # torch's own check, at the call
+               if line <= at < line + 6 and what == "nan_check") == 7  # each, its line
+    assert (clipped, "nan_check", 1) in _reads(gpu)  # torch's own check, at the call
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -94,7 +95,7 @@ def test_grad_scaler_finds_no_inf_and_its_step_goes_on(dtype: torch.dtype) -> No
             optimizer.zero_grad()
         assert optimizer.state[model.weight]["step"] is not None
     assert len(gpu.report().steps) == 3  # each step taken
-    assert _reads(gpu) == [(line, "found-inf", 3)]
+    assert _reads(gpu) == [(line, "found_inf", 3)]
 
 
 def test_the_report_lists_each_read_with_what_its_kind_reads(capsys) -> None:
@@ -106,13 +107,14 @@ def test_the_report_lists_each_read_with_what_its_kind_reads(capsys) -> None:
     report = gpu.report()
     assert report.to_dict()["placeholders"] == [
         {"file": __file__, "line": line, "what": "item", "count": 2},
-        {"file": __file__, "line": line, "what": "nan/inf check", "count": 2}]
+        {"file": __file__, "line": line, "what": "nan_check", "count": 2}]
     capsys.readouterr()
     print_report(report, steps_limit=None)
     out = capsys.readouterr().out
     assert f"  {__file__}:{line}: item (2 times)\n" in out
-    assert f"  {__file__}:{line}: nan/inf check (2 times)\n" in out
-    assert f"    nan/inf check: {KINDS['nan/inf check'].en.replace('`', '')}\n" in out
+    assert f"  {__file__}:{line}: nan_check (2 times)\n" in out
+    said = text(note("placeholder_nan_check")).replace("`", "")
+    assert f"    nan_check: {said}\n" in out and "none found" in said
     assert "torch.compile" not in out
 
 
@@ -166,11 +168,15 @@ def test_torch_compile_runs_eagerly_and_the_report_says_where(capsys) -> None:
     capsys.readouterr()
     print_report(report, steps_limit=None)
     out = capsys.readouterr().out
-    assert COMPILED_EAGERLY.en in out and f"  {__file__}:{line}: torch.compile\n" in out
-    assert "a different set of tensors" in COMPILED_EAGERLY.en and COMPILED_EAGERLY.zh
+    said = text(note("compiled_eagerly"))
+    assert said in out and f"  {__file__}:{line}: torch.compile\n" in out
+    assert "a different set of tensors" in said
 
 
-def test_every_kind_is_said_in_both_languages() -> None:
-    assert all(words.en and words.zh for words in KINDS.values())
-    assert {"item", "bool", "tolist", "numpy", "print", "nan/inf check", "found-inf",
+def test_every_kind_is_a_note_said_in_both_languages() -> None:
+    assert {"item", "bool", "tolist", "numpy", "print", "nan_check", "found_inf",
             "elapsed_time"} == set(KINDS)
+    for kind in KINDS:
+        assert text(note(f"placeholder_{kind}"), "en") and text(note(f"placeholder_{kind}"), "zh")
+    assert "{loss:.4f}" in text(note("placeholder_print"), "zh")  # braces kept, not a field
+    assert "compiled_eagerly" in CATALOGUE
