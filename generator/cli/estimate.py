@@ -6,7 +6,11 @@ figure is one GPU's.
 
 Every line is said as it comes (a search or the levers take a while), through `say`; with
 --json nothing is said and the answers are printed as one JSON object at the end: `result`
-is the estimate as the results store keeps it, `fits` its verdict (plan/fit.py)."""
+is the estimate as the results store keeps it, `fits` its verdict (plan/fit.py).
+
+Exit status (plan/fit.py): DOES_NOT_FIT when the step answered last falls short of the
+memory judged against (plan/fit.py: "only just" or "no"): the step asked for, the largest
+batch when none fits, one GPU at the fewest when no count fits; else 0."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from typing import Any
 from generator import api, gpus, units
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
+from generator.plan.fit import DOES_NOT_FIT, exit_status
 from generator.jobs.progress import ticking
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
@@ -60,10 +65,11 @@ def run(args: argparse.Namespace) -> int:
                          "(or --largest-batch to search for it)")
     say: Say = _silent if args.json else _say
     if args.largest_batch:
-        answer = _largest_batch(model, args.seq_len, args.batch_size, gpu, memory, chosen, say)
+        answer, status = _largest_batch(model, args.seq_len, args.batch_size, gpu, memory,
+                                        chosen, say)
     elif args.fewest_gpus:
-        answer = _fewest_gpus(model, args.batch_size, args.seq_len, gpu, memory,
-                              {k: v for k, v in chosen.items() if k != "gpus"}, say)
+        answer, status = _fewest_gpus(model, args.batch_size, args.seq_len, gpu, memory,
+                                      {k: v for k, v in chosen.items() if k != "gpus"}, say)
     else:
         # a large model, or many GPUs, takes a minute: said on stderr while it runs
         with ticking(f"estimating {model} · batch {args.batch_size} · seq {args.seq_len}"
@@ -74,11 +80,12 @@ def run(args: argparse.Namespace) -> int:
         print_estimate(estimate, verdict, say)
         answer = {"result": estimate.to_dict(), "fits": _json(verdict),
                   "per_gpu": per_gpu(estimate)}
+        status = exit_status(verdict)
         if args.levers:
             answer.update(_levers(model, args, gpu, memory, chosen, say))
     if args.json:
         print(json.dumps(answer, indent=1))
-    return 0
+    return status
 
 
 def _say(line: str) -> None:
@@ -190,9 +197,10 @@ def per_gpu(estimate: Estimate) -> dict[str, Any] | None:
 
 # -- the largest batch ---------------------------------------------------------------------------
 def _largest_batch(model: str, seq_len: int, first: int | None, gpu: str | None,
-                   memory: int | None, chosen: dict[str, Any], say: Say) -> dict[str, Any]:
+                   memory: int | None, chosen: dict[str, Any],
+                   say: Say) -> tuple[dict[str, Any], int]:
     """Batch after batch, each said as it comes, then the whole estimate of the largest batch
-    that fits (of the smallest tried when none does)."""
+    that fits (of the smallest tried when none does); the answer and the exit status."""
     def said(batch: int, estimate: Estimate, verdict: Verdict) -> None:
         if batch == first_tried[0]:
             say(search_heading(estimate, verdict))
@@ -217,7 +225,8 @@ def _largest_batch(model: str, seq_len: int, first: int | None, gpu: str | None,
     return {"largest_batch": found.largest, "capped": found.capped,
             "tried": [{"batch_size": b, "needed_bytes": v.needed_bytes, "fits": v.fits,
                        "word": v.word} for b, v in found.tried.items()],
-            "result": found.estimate.to_dict(), "fits": _json(found.verdict)}
+            "result": found.estimate.to_dict(), "fits": _json(found.verdict)}, \
+        exit_status(found.verdict)
 
 
 def search_heading(estimate: Estimate, verdict: Verdict) -> str:
@@ -232,9 +241,10 @@ def search_heading(estimate: Estimate, verdict: Verdict) -> str:
 
 # -- the fewest GPUs ------------------------------------------------------------------------------
 def _fewest_gpus(model: str, batch: int, seq_len: int, gpu: str | None, memory: int | None,
-                 chosen: dict[str, Any], say: Say) -> dict[str, Any]:
+                 chosen: dict[str, Any], say: Say) -> tuple[dict[str, Any], int]:
     """GPU count after GPU count, each said as it comes, then the whole estimate of one GPU
-    at the fewest that fit (at the most tried when none do)."""
+    at the fewest that fit (at the most tried when none do); the answer and the exit
+    status (DOES_NOT_FIT when no count fits, even where none could be estimated)."""
     where = gpu or format_bytes(memory)
 
     def said(count: int, estimate: Estimate | None, verdict: Verdict | str) -> None:
@@ -271,7 +281,7 @@ def _fewest_gpus(model: str, batch: int, seq_len: int, gpu: str | None, memory: 
                       {"gpus": n, "cannot": v} for n, v in found.tried.items()],
             "result": None if found.estimate is None else found.estimate.to_dict(),
             "fits": _json(verdict), "per_gpu": None if found.estimate is None
-            else per_gpu(found.estimate)}
+            else per_gpu(found.estimate)}, 0 if found.gpus else DOES_NOT_FIT
 
 
 # -- the levers ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from generator.plan.fit import DOES_NOT_FIT
 from generator.errors import GeneratorError
 from generator.files import RESULTS_DIR
 from generator.experiment import BACKENDS, Experiment, options
@@ -138,7 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("site", help="mkdocs build --strict").add_argument(
         "--site", type=Path, default=Path("site"))
 
-    est = commands.add_parser("estimate", help="estimate one training step, nothing allocated")
+    est = commands.add_parser(
+        "estimate", help="estimate one training step, nothing allocated",
+        description="Estimates one training step on fake tensors (nothing is allocated) and "
+                    "whether it fits the GPU. Exit status "
+                    f"{DOES_NOT_FIT} when the step (after --largest-batch or --fewest-gpus: "
+                    "the answer) fits only just or not at all.")
     est.add_argument("model", nargs="?", help="a model from `models`, or package.module:function")
     est.add_argument("--model", dest="model_option", metavar="MODEL", help="the same, as an option")
     for name, opt in options().items():  # every flag from the option's declaration
@@ -174,8 +180,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Runs the script as Python would (its own sys.argv, __main__ and "
                     "sys.path[0]; everything after SCRIPT is its own) with a simulated GPU "
                     "in place of a real one, then prints each optimizer step's allocated and "
-                    "reserved peaks, the run's peak and whether it fits. Exit status 3 when "
-                    "it fits only just or not at all.")
+                    "reserved peaks, the run's peak and whether it fits. Exit status "
+                    f"{DOES_NOT_FIT} when it fits only just or not at all (however the script "
+                    "ended), else the script's own (1 when it raised); 2 and one line for what "
+                    "the simulation cannot run (a custom CUDA extension, an op with no fake "
+                    "kernel).")
+
     def simulated(sub: argparse.ArgumentParser, steps: int | None) -> None:
         for name in ("gpu", "gpu_memory"):  # as estimate reads them
             add_option(sub, name, options()[name])

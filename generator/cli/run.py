@@ -3,10 +3,13 @@ own script, unmodified, on a simulated GPU; then what it took, printed.
 
 Everything after the script (or module) is the script's. The script runs as Python runs it
 (simulate/runner.py), inside `simulated_gpu` (simulate/session.py); this module only turns
-the arguments into that call and prints the report it returns. Exit status: the script's
-own where it did not end normally (1 for an exception, with its own traceback); else 3 when
-the verdict is "only just" or "no", and 0. `--snapshot FILE` also writes the run in the
-format of `torch.cuda.memory._snapshot()` (simulate/snapshot.py), whatever the status.
+the arguments into that call and prints the report it returns. Exit status: 3 when the
+verdict is "only just" or "no" (plan/fit.py), however the script ended (a script that dies
+of the simulated GPU's out of memory error is one that does not fit); else the script's own
+(1 for an exception, after its own traceback; 0 when it ended normally or was stopped after
+its steps). What the simulation cannot run ends as one line, status 2 (unmodelled.py).
+`--snapshot FILE` also writes the run in the format of `torch.cuda.memory._snapshot()`
+(simulate/snapshot.py), whatever the status.
 """
 
 from __future__ import annotations
@@ -17,16 +20,14 @@ import sys
 from pathlib import Path
 
 from generator import gpus
+from generator.plan.fit import exit_status
 from generator.files import write_atomic
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND
 from generator.simulate import simulated_gpu
 from generator.simulate.report import SimulationReport
 from generator.simulate.runner import Script
+from generator.results.notes import note, text
 from generator.units import mib, size
-
-#: The exit status of a run that does not fit the GPU (or only just).
-DOES_NOT_FIT = 3
-_BAD_WORDS = ("only just", "no")
 
 
 def script_of(args: argparse.Namespace) -> Script:
@@ -75,10 +76,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"memory snapshot written to {args.snapshot}: open it at "
               "https://pytorch.org/memory_viz, or `python -m torch.cuda._memory_viz "
               f"trace_plot {args.snapshot} -o trace.html`")
-    if status:
-        return status
-    verdict = report.verdict
-    return DOES_NOT_FIT if verdict is not None and verdict.word in _BAD_WORDS else 0
+    return exit_status(report.verdict) or status
 
 
 def _rank(report: SimulationReport) -> str:
@@ -122,10 +120,21 @@ def print_report(report: SimulationReport, *, steps_limit: int | None) -> None:
     else:
         say(f"  CPU allocator peak {mib(report.allocated_bytes):>12} MiB")
     if report.placeholders:
-        say("values a simulated tensor cannot give, read as placeholders (0, False, "
-            "'<simulated>'); the script went on with them:")
+        say("values a simulated tensor cannot give, read as stated placeholders; the script "
+            "went on with them:")
         for read in report.placeholders:
             say(f"  {read}")
+        for kind in dict.fromkeys(read.what for read in report.placeholders):
+            say(f"    {kind}: {_plain(text(note(f'placeholder_{kind}')))}")
+    if report.compiled:
+        say(_plain(text(note("compiled_eagerly"))) + ":")
+        for file, line, count in report.compiled:
+            say(f"  {file}:{line}: torch.compile" + (f" ({count} times)" if count > 1 else ""))
     if report.stopped_after_steps:
         say(f"stopped after {steps_limit} optimizer steps (--steps N, or --steps all to run "
             "the script to its end)")
+
+
+def _plain(words: str) -> str:
+    """Words the page sets as Markdown, as a terminal shows them: no code spans' backticks."""
+    return words.replace("`", "")

@@ -36,6 +36,10 @@ WORD_TEXT: dict[str, Words] = {
     "only just": Words("only just", "勉强"),
     "no": Words("does not fit", "放不下"),
 }
+#: The exit status of the commands that judge a step (`estimate`, `run`) when it falls short
+#: (Verdict.falls_short), so that a CI job can gate on it; its one home. Besides it: 0, 1 (a
+#: script `run` ran raised), 2 (a user's mistake, one line), 130 (interrupted).
+DOES_NOT_FIT = 3
 #: What the reserved peak means wherever a fit is judged.
 RESERVED_IS_AN_UPPER_BOUND = Words(
     "The reserved peak was found without memory pressure, so it is an upper bound: before it "
@@ -64,6 +68,19 @@ class Verdict:
     """Why, in one clause of English."""
     gpu: str | None = None
     """The GPU judged against, by name; None for a memory size alone."""
+
+    @property
+    def falls_short(self) -> bool:
+        """The step may not run: only its tensors fit ("only just"), or not even they ("no").
+        The commands that judge a step exit with a status of their own on it
+        (DOES_NOT_FIT), so that a CI job can gate on it."""
+        return self.word in ("only just", "no")
+
+
+def exit_status(verdict: Verdict | None) -> int:
+    """The status a command that judged a step ends with: DOES_NOT_FIT when the verdict falls
+    short, else 0 (also with no verdict: nothing was judged, as on the CPU without a size)."""
+    return DOES_NOT_FIT if verdict is not None and verdict.falls_short else 0
 
 
 def needed_bytes(*, allocated: int, reserved: int | None,

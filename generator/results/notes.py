@@ -192,6 +192,41 @@ CATALOGUE: dict[str, Words] = {
         "{size} GPUs; each rank computes on the whole batch of its group",
         "张量并行：按 transformers 自带的切分方案（模型的 base_model_tp_plan），{size} 块 GPU；"
         "同组的每张卡都处理整批数据"),
+    # -- a script run on the simulated GPU (generator/simulate): each kind of value a simulated
+    # tensor cannot give, and the placeholder it gets (values.py); what runs another way
+    "placeholder_item": Words("a number (`.item()`, `float(t)`, `int(t)`): 0",
+                              "一个数（`.item()`、`float(t)`、`int(t)`）：0"),
+    "placeholder_bool": Words("a truth value (`bool(t)`, `if t:`, `torch.equal`): False",
+                              "一个真假值（`bool(t)`、`if t:`、`torch.equal`）：False"),
+    "placeholder_tolist": Words("`.tolist()`: a list of the tensor's shape, of zeros",
+                                "`.tolist()`：形状与张量相同、元素全为零的列表"),
+    "placeholder_numpy": Words(
+        "`.numpy()`: an array of the tensor's shape and dtype, of zeros",
+        "`.numpy()`：形状和数据类型与张量相同、元素全为零的数组"),
+    "placeholder_print": Words(
+        "printing (`print(t)`, `repr`, `str`): `<simulated>` with the shape, dtype and device; "
+        "a one-element tensor formatted with a spec (`f\"{{loss:.4f}}\"`): its number's "
+        "placeholder, 0",
+        "打印（`print(t)`、`repr`、`str`）：`<simulated>`，附形状、数据类型和设备；按格式说明符"
+        "格式化的单元素张量（`f\"{{loss:.4f}}\"`）：它那个数的占位值 0"),
+    "placeholder_nan_check": Words(
+        "a NaN or infinity check (`torch.isnan(t).any()`, `torch.isfinite(t).all()`): none "
+        "found",
+        "NaN 或无穷大检查（`torch.isnan(t).any()`、`torch.isfinite(t).all()`）：没有发现"),
+    "placeholder_found_inf": Words(
+        "GradScaler's check of the gradients for infinities and NaN: none found, so its "
+        "optimizer step goes on",
+        "GradScaler 对梯度中无穷大和 NaN 的检查：没有发现，所以它照常执行优化器步"),
+    "placeholder_elapsed_time": Words(
+        "a CUDA event's timing (`start.elapsed_time(end)`): 0.0 ms",
+        "CUDA 事件的计时（`start.elapsed_time(end)`）：0.0 毫秒"),
+    "compiled_eagerly": Words(
+        "torch.compile ran eagerly: a compiled step keeps a different set of tensors (its fused "
+        "kernels save fewer activations for backward; CUDA graphs keep a memory pool of their "
+        "own), which the simulation does not model yet, so these figures are the eager step's",
+        "torch.compile 以即时（eager）模式运行：编译后的一步保留的张量不同（融合内核为反向传播"
+        "保存的激活更少；CUDA Graphs 另有自己的显存池），模拟尚未对此建模，所以这些数字是即时"
+        "模式那一步的"),
     "parallel_tp_plan_megatron": Words(
         "tensor parallelism: a Megatron-style plan (attention and MLP split by columns, then "
         "by rows) over {size} GPUs; each rank computes on the whole batch of its group",

@@ -51,6 +51,13 @@ _RUN = {"precision": str, "reference": bool, "seed": int, "eval_loss": float,
         "eval_loss_difference": Maybe(float), "seconds": float, "loss": Filled(float),
         "final_scale": Maybe(POSITIVE), "skipped_steps": Maybe(int)}
 _SEED = {"precision": str, "seed": int, "eval_loss": float}
+_SIMULATED_REPORT = {  # simulate/report.py SimulationReport.to_dict()
+    "gpu": str, "memory_bytes": int, "peak_bytes": int, "allocated_bytes": int,
+    "reserved_bytes": int, "nvidia_smi_bytes": [int], "context_bytes": [int], "verdict": str,
+    "verdict_reason": str, "stopped_after_steps": bool,
+    "steps": [{"allocated_bytes": int, "reserved_bytes": int, "tensor_bytes": int}],
+    "placeholders": [{"file": str, "line": int, "what": str, "count": int}],
+    "compiled": Maybe([{"file": str, "line": int, "count": int}])}
 _CHECK = {"rows": [{"id": str, "within": Maybe(bool)}], "seconds": Maybe(float),
           "summary": {"cases": int, "judged": int, "within": int}}
 
@@ -67,6 +74,9 @@ SHAPES: dict[str, Any] = {
                         "runs": Filled(_RUN), "seeds": Maybe([_SEED])},
     # generator/validate/: whole grids held against their truths, the accuracy page's section
     "validation": {"checks": Each(_CHECK)},
+    # a shipped script run on a simulated GPU, the page "Run your own script"
+    "simulated_run": {"command": Filled(str), "exit_status": int, "output": str,
+                      "report": _SIMULATED_REPORT},
 }
 
 

@@ -10,8 +10,7 @@ bookkeeping kept here:
   which calls `.to` on each tensor) is replaced by the CPU, and the storages the call makes
   are put on the GPU; a move between the host and the GPU is made a copy, as on a real
   device (`.to` of a fake CPU tensor to the CPU would return the tensor itself). It answers
-  `is_cuda` and `get_device()` from that bookkeeping, and a tensor's values as
-  placeholders (values.py).
+  `is_cuda` and `get_device()` from that bookkeeping (a tensor's values: values.py).
 - `DeviceStorages`, a TorchDispatchMode above FakeTensorMode, sees every op. A storage an
   op makes is on the GPU when the call placed it there or when any of the op's inputs is on
   the GPU (as CUDA kernels write CUDA outputs); it is allocated at once in the device's
@@ -43,6 +42,7 @@ from torch.utils._pytree import tree_flatten
 from generator.measure.emulation.cpu_kernels import kernel_buffers
 from generator.measure.tracking.sharded_tracker import local_storages
 from generator.measure.tracking.tracker import own_storage
+from generator.simulate import unmodelled
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.values import Placeholders
 
@@ -192,6 +192,8 @@ class DeviceStorages(TorchDispatchMode):
         self._local.depth = getattr(self._local, "depth", 0) + 1
         try:
             out = func(*args, **kwargs)
+        except unmodelled.OPS_REFUSED as error:  # one line naming the op (unmodelled.py)
+            raise unmodelled.refused(func, error) from None
         finally:
             self._local.depth -= 1
             for key in held:
@@ -217,22 +219,12 @@ class DeviceStorages(TorchDispatchMode):
 class Placement(TorchFunctionMode):
     """Device arguments that name CUDA, answered on the simulated GPU (see the module)."""
 
-    def __init__(self, storages: DeviceStorages, values: Placeholders, *, gpu: bool) -> None:
+    def __init__(self, storages: DeviceStorages, *, gpu: bool) -> None:
         super().__init__()
-        self.storages, self.values, self.gpu = storages, values, gpu
-
-    def _device_of(self, tensor: torch.Tensor) -> str:
-        return "cuda:0" if self.storages.holds(tensor) else "cpu"
+        self.storages, self.gpu = storages, gpu
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func is torch.Tensor.__repr__ and isinstance(args[0], FakeTensor):
-            return self.values.shown(args[0], self._device_of(args[0]))
-        if func is torch.Tensor.__format__ and isinstance(args[0], FakeTensor):
-            # f"{loss:.4f}": a real tensor formats its value; this one its value's placeholder
-            if args[0].dim() == 0:
-                return format(args[0].detach().item(), *args[1:])
-            return self.values.shown(args[0], self._device_of(args[0]))
         if not self.gpu:
             return func(*args, **kwargs)
         if func == _IS_CUDA:

@@ -18,8 +18,9 @@ from generator.plan.fit import Verdict, judge
 from generator.simulate.memory import Peaks
 from generator.simulate.values import Read
 
-#: The JSON report's format; a change to its fields changes it.
-SCHEMA_VERSION = 1
+#: The JSON report's format; a change to its fields changes it (2: the placeholders' kinds,
+#: `compiled`).
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class SimulationReport:
     """Each place in the script that read a value a simulated tensor cannot give."""
     stopped_after_steps: bool
     """The run was stopped at its limit of optimizer steps."""
+    compiled: tuple[tuple[str, int, int], ...] = ()
+    """Each place (file, line, how often) where the script asked for torch.compile, which
+    ran eagerly (unmodelled.py COMPILED_EAGERLY says what that leaves out)."""
     out_of_memory: str | None = None
     """The first out-of-memory error the simulated GPU raised, if any."""
     refused: Peaks | None = None
@@ -112,4 +116,6 @@ class SimulationReport:
             "out_of_memory": self.out_of_memory,
             "placeholders": [{"file": r.file, "line": r.line, "what": r.what, "count": r.count}
                              for r in self.placeholders],
+            "compiled": [{"file": file, "line": line, "count": count}
+                         for file, line, count in self.compiled],
         }

@@ -13,7 +13,8 @@ of them back out on exit, however the block ends (style point 5g):
    oneDNN LSTM's workspace (cpu_kernels.py).
 3. The device's storages and its memory, online (placement.py, memory.py), and the values
    a simulated tensor cannot give (values.py).
-4. On the GPU, torch.cuda's answers (device.py); the optimizer steps (steps.py).
+4. On the GPU, torch.cuda's answers (device.py); torch.compile made eager (unmodelled.py);
+   the optimizer steps (steps.py).
 
 With `history=True` the allocator's every call is recorded with the script's stack, as
 `torch.cuda.memory._record_memory_history()` does on a GPU, and `snapshot()` /
@@ -45,7 +46,8 @@ from generator.simulate.placement import DeviceStorages, Placement
 from generator.simulate import snapshot as snapshots
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
-from generator.simulate.values import Placeholders
+from generator.simulate.unmodelled import Compiled
+from generator.simulate.values import Placeholders, Values
 
 DEVICES = ("cuda", "cpu")
 
@@ -121,6 +123,7 @@ class SimulatedGpu:
             workspace_bytes=overheads.cublas_workspace_bytes if cuda else 0,
             workspaces=overheads.cublas_workspaces if cuda else 0)
         self.steps = Steps(self.memory, self.limit)
+        self.compiled = Compiled()
         with contextlib.ExitStack() as stack:  # undone at once if anything fails
             stack.enter_context(quiet(FAKE_TENSOR_LOG))
             stack.enter_context(fake_kernel_gaps.installed())
@@ -130,7 +133,8 @@ class SimulatedGpu:
             stack.enter_context(self.storages)
             stack.enter_context(self.storages.resizes_followed())
             stack.callback(self.storages.forget)
-            stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
+            stack.enter_context(Placement(self.storages, gpu=cuda))
+            stack.enter_context(Values(self.values))  # above Placement: the script's reads
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0],
@@ -139,6 +143,7 @@ class SimulatedGpu:
                 stack.enter_context(self.recording.answering())
             if self.gpus > 1:
                 stack.enter_context(rank_zero_of(self.gpus))
+            stack.enter_context(self.compiled.eager())
             stack.enter_context(self.steps)
             SimulatedGpu._running = self
             stack.callback(setattr, SimulatedGpu, "_running", None)
@@ -181,7 +186,8 @@ class SimulatedGpu:
             gpu_assumed=target.gpu_assumed, memory_bytes=target.memory_bytes,
             context_bytes=target.gpu.context_bytes if cuda else None,
             steps=tuple(self.steps.peaks), run=self.memory.run,
-            placeholders=tuple(self.values.reads), stopped_after_steps=self.steps.stopped,
+            placeholders=tuple(self.values.reads), compiled=tuple(self.compiled.places),
+            stopped_after_steps=self.steps.stopped,
             out_of_memory=self.memory.out_of_memory, refused=self.memory.refused)
 
 

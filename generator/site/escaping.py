@@ -74,6 +74,14 @@ def code(value: Any) -> Markup:
     return Markup(f"{fence}{padded}{fence}")
 
 
+def code_block(text: str, lang: str = "text") -> Markup:
+    """`text` as a fenced code block, shown exactly as written, line breaks kept: nothing
+    inside a fence is syntax (Python-Markdown escapes its HTML), so it only needs a fence of
+    more backticks than any run in the text, at least three (CommonMark's rule)."""
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return Markup(f"{fence}{lang}\n{_BREAK.sub(chr(10), text).rstrip(chr(10))}\n{fence}")
+
+
 def join(parts: Iterable[Any], *, xml: bool = False) -> str | Markup:
     """A template's `a ~ b`: text where every part is text (escaped when printed), else markup
     with each text part escaped for Markdown. Jinja's own join escapes such parts for HTML

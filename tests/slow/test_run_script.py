@@ -63,3 +63,68 @@ def test_the_simulation_of_the_cpu_against_a_real_run_on_it(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     simulated = json.loads(report.read_text())["allocated_bytes"]
     assert abs(simulated - real) <= 0.01 * real, (simulated, real)
+
+
+# ------------------------------------------------------------------ bad input, as a user meets it
+
+
+def _script(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_script_that_raises_exits_1_with_its_own_traceback(tmp_path: Path) -> None:
+    script = _script(tmp_path, "fails.py", "import torch\n\ndef step():\n"
+                                           "    raise ValueError('the script\\'s own')\n\n"
+                                           "x = torch.ones(2, device='cuda')\nstep()\n")
+    done = run_cli(["run", script], tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f'Traceback (most recent call last):\n  File "{script}"')
+    assert "ValueError: the script's own" in done.stderr
+    assert "generator" not in done.stderr.replace(str(tmp_path), "")  # no frame of the tool's
+    assert "simulated NVIDIA H100" in done.stdout  # the report of what ran until then
+
+
+def test_a_custom_cuda_extension_ends_as_one_line(tmp_path: Path) -> None:
+    """Refused where it is called, before anything is compiled (no compiler is needed)."""
+    script = _script(tmp_path, "extension.py", (
+        "from torch.utils.cpp_extension import load_inline\n"
+        "mine = load_inline(name='mine', cpp_sources='', cuda_sources='__global__ void k() {}')\n"))
+    assert_refused(run_cli, tmp_path, ["run", script], "torch.utils.cpp_extension.load_inline",
+                   "custom CUDA extension", "cannot model")
+
+
+def test_an_op_with_no_fake_kernel_ends_as_one_line_naming_it(tmp_path: Path) -> None:
+    script = _script(tmp_path, "custom_op.py", (
+        "import torch\n"
+        "library = torch.library.Library('userlib', 'DEF')\n"
+        "library.define('fused(Tensor x) -> Tensor')\n"
+        "library.impl('fused', lambda x: x * 2, 'CUDA')\n"
+        "x = torch.randn(8, device='cuda')\n"
+        "y = torch.ops.userlib.fused(x)\n"))
+    assert_refused(run_cli, tmp_path, ["run", script], f"{script}:6 calls userlib.fused.default",
+                   "no fake kernel", "cannot run it")
+
+
+def test_steps_0_is_one_line(tmp_path: Path) -> None:
+    _script(tmp_path, "x.py", "")
+    assert_refused(run_cli, tmp_path, ["run", "--steps", "0", "x.py"], "--steps",
+                   "positive integer or 'all'")
+
+
+def test_a_run_and_an_estimate_that_do_not_fit_exit_3(tmp_path: Path) -> None:
+    """The status a CI job gates on, the same for both commands (plan/fit.py)."""
+    from generator.plan.fit import DOES_NOT_FIT
+
+    run = run_cli(["run", "--gpu", "RTX 3060", "--steps", "1", EXAMPLE, "--batch-size", "4096",
+                   "--seq-len", "512"], tmp_path)
+    assert run.returncode == DOES_NOT_FIT, run.stderr
+    assert "fits in NVIDIA GeForce RTX 3060" in run.stdout and "out of memory" in run.stdout
+    estimate = run_cli(["estimate", "gpt2-small", "-b", "16", "-s", "1024", "--gpu",
+                        "RTX 3060"], tmp_path)
+    assert estimate.returncode == DOES_NOT_FIT, estimate.stderr
+    assert "fits in NVIDIA GeForce RTX 3060 (" in estimate.stdout and ": no, " in estimate.stdout
+    fits = run_cli(["estimate", "gpt2-small", "-b", "1", "-s", "128", "--gpu", "H100"],
+                   tmp_path)
+    assert fits.returncode == 0, fits.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.plan.fit import DOES_NOT_FIT
 from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.results.shapes import CATEGORIES
@@ -80,7 +81,7 @@ def test_largest_batch_when_none_fits(cli, project: Path) -> None:
     (A real estimate: one is enough.)"""
     proc = cli(["estimate", "tiny", "-s", "16", "--gpu-memory", "1KiB", "--largest-batch"],
                project)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == DOES_NOT_FIT, proc.stderr  # the answer is a batch that does not
     assert "no batch fits in 1.00 KiB: batch 1 needs" in proc.stdout
     assert "reserved peak plus a CUDA context" in proc.stdout
     assert "tiny · batch 1 · seq 16" in proc.stdout and "fits in 1.00 KiB: no" in proc.stdout
@@ -88,7 +89,7 @@ def test_largest_batch_when_none_fits(cli, project: Path) -> None:
 
 def test_levers_each_on_top_of_the_step_then_together(cli, project: Path, made_up) -> None:
     proc = cli(["estimate", *CPU, "-b", "8", "--gpu-memory", "1.5MiB", "--levers"], project)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == DOES_NOT_FIT, proc.stderr  # the step asked for does not fit
     base = made_up_peak(made_up[0])
     assert "levers, each alone on top of this step (peak of the step's tensors and its " \
            "change, whether it then fits):" in proc.stdout
@@ -110,7 +111,7 @@ def test_levers_each_on_top_of_the_step_then_together(cli, project: Path, made_u
 def test_json_is_one_object_with_the_rows(cli, project: Path, made_up) -> None:
     proc = cli(["estimate", *CPU, "-b", "8", "--gpu-memory", "1.5MiB", "--levers", "--json"],
                project)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == DOES_NOT_FIT, proc.stderr
     answer = json.loads(proc.stdout)  # nothing else on stdout
     base = made_up_peak(made_up[0])
     assert answer["result"]["peak_bytes"] == base
@@ -125,8 +126,9 @@ def test_json_is_one_object_with_the_rows(cli, project: Path, made_up) -> None:
     assert rows["masked-logits"]["refused"].startswith("logits = 'masked'")
     assert answer["together"]["levers"] == ["checkpointing", "accumulation-x4"]
 
-    search = json.loads(cli(["estimate", *CPU, "--gpu-memory", "3MiB", "--largest-batch",
-                             "--json"], project).stdout)
+    proc = cli(["estimate", *CPU, "--gpu-memory", "3MiB", "--largest-batch", "--json"], project)
+    assert proc.returncode == 0, proc.stderr  # a batch fits: the answer is one that does
+    search = json.loads(proc.stdout)
     assert (search["largest_batch"], search["capped"]) == (20, False)
     tried = {row["batch_size"]: row["fits"] for row in search["tried"]}
     assert tried[20] and not tried[21]
@@ -137,8 +139,10 @@ def test_json_of_one_estimate_is_the_stored_result(cli, project: Path) -> None:
     """A real estimate: --json gives what the results store keeps."""
     from generator.measure.run import measure_to_result
 
-    answer = json.loads(cli(["estimate", "tiny", "-b", "2", "-s", "16", "--gpu-memory", "1KiB",
-                             "--json"], project).stdout)
+    proc = cli(["estimate", "tiny", "-b", "2", "-s", "16", "--gpu-memory", "1KiB", "--json"],
+               project)
+    assert proc.returncode == DOES_NOT_FIT, proc.stderr
+    answer = json.loads(proc.stdout)
     same = measure_to_result(Experiment(model="tiny", batch_size=2, seq_len=16))
     assert answer["result"]["key"] == same["key"] == "tiny-b2-s16-fp32-adamw-estimate"
     assert answer["result"]["peak_bytes"] == same["peak_bytes"]

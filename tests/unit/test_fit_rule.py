@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.plan.fit import WORD_TEXT, WORDS, judge, needed_bytes
+from generator.plan.fit import DOES_NOT_FIT, WORD_TEXT, WORDS, exit_status, judge, needed_bytes
 
 MIB = 2**20
 STEP = {"allocated": 10 * MIB, "reserved": 20 * MIB, "context": (4 * MIB, 8 * MIB)}
@@ -21,6 +21,16 @@ def test_each_word_from_its_threshold(memory: int, word: str) -> None:
     verdict = judge(memory, **STEP)
     assert verdict.word == word and verdict.fits == (word == "yes")
     assert verdict.needed_bytes == 28 * MIB and verdict.spare_bytes == memory - 28 * MIB
+
+
+@pytest.mark.parametrize(("memory", "short"), [
+    (28 * MIB, False), (24 * MIB, False), (24 * MIB - 1, True), (0, True)])
+def test_only_just_and_no_fall_short_and_end_the_commands_with_their_status(
+        memory: int, short: bool) -> None:
+    verdict = judge(memory, **STEP)
+    assert verdict.falls_short == short == (verdict.word in ("only just", "no"))
+    assert exit_status(verdict) == (DOES_NOT_FIT if short else 0) and DOES_NOT_FIT not in (0, 1, 2)
+    assert exit_status(None) == 0  # nothing judged
 
 
 def test_the_reasons_name_the_figures() -> None:

@@ -11,6 +11,7 @@ import pytest
 from conftest import LANGS
 from page_checks import page_markdown
 
+from generator.plan.fit import DOES_NOT_FIT
 from generator.plan.fit import WORD_TEXT, WORDS
 from generator.site.pages import all_pages, guide, pages_of
 
@@ -51,6 +52,7 @@ def test_both_languages_show_every_command_and_the_same_blocks(pages) -> None:
 
 def test_the_verdict_words_are_the_rules(pages) -> None:
     for lang, text in pages.items():
+        assert f"`{DOES_NOT_FIT}`" in text, lang  # the exit status of a step that falls short
         for word in WORDS:
             assert f"`{word}`（{WORD_TEXT[word].zh}）" in text if lang == "zh" else \
                 f"`{word}` ({WORD_TEXT[word].en})" in text, (lang, word)

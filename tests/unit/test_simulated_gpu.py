@@ -1,7 +1,8 @@
 """A script's code on the simulated GPU (generator/simulate): torch.cuda's answers, tensors
 placed on the GPU, the caching allocator online (its figures mid-run, out of memory where it
-happens), placeholders for values, optimizer steps, and the process as it was found
-afterwards. Tiny tensors, fake: nothing is allocated."""
+happens), optimizer steps, and the process as it was found afterwards (the placeholders for
+values and what cannot be simulated: test_simulated_values.py). Tiny tensors, fake: nothing
+is allocated."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 import generator as g
 from generator.errors import ConfigError, GeneratorError
 from generator import gpus
-from generator.simulate.values import SHOWN
 
 MIB = 2**20
 _OPTIMIZER = importlib.import_module("torch.optim.optimizer")
@@ -31,13 +31,15 @@ _ANSWERED = ("is_available", "device_count", "get_device_name", "get_device_prop
 
 
 def _state() -> dict:
-    """snapshot() and what a run patches: torch.cuda's functions, FakeTensor's device, autocast,
-    the foreach types, cpp_extension, the mode stacks and the optimizers' global hooks."""
+    """snapshot() and what a run patches: torch.cuda's functions, FakeTensor's device and
+    tolist, torch.compile, autocast, the foreach types, cpp_extension, the mode stacks and the
+    optimizers' global hooks."""
     import torch.utils.cpp_extension as cpp
 
     return {**snapshot(),
             "cuda": {name: getattr(torch.cuda, name) for name in _ANSWERED},
             "fake device": FakeTensor.__dict__["device"],
+            "fake tolist": FakeTensor.__dict__["tolist"], "compile": torch.compile,
             "autocast": torch.amp.autocast_mode.autocast.__init__,
             "foreach types": list(_OPTIMIZER._foreach_supported_types),
             "cpp_extension": (cpp.load, cpp.load_inline),
@@ -116,22 +118,6 @@ def test_autocast_and_optimizers_take_the_gpu_s_path() -> None:
             assert model(torch.randn(2, 8, device="cuda")).dtype == torch.float16
         params = list(model.parameters())
         assert _OPTIMIZER._default_to_fused_or_foreach(params, False) == (False, True)
-
-
-def test_values_are_stated_placeholders_and_their_places_are_listed() -> None:
-    with g.simulated_gpu() as gpu:
-        loss = torch.randn(4, device="cuda").sum()
-        line = sys._getframe().f_lineno + 1
-        assert loss.item() == 0.0
-        assert bool(loss > 0) is False
-        assert torch.randn(2, 3, device="cuda").tolist() == [[0.0] * 3] * 2
-        assert SHOWN in repr(loss) and "cuda:0" in repr(loss)
-        assert f"{loss:.2f}" == "0.00"
-        assert torch.tensor(3.0, device="cuda").item() == 3.0  # a constant: its own value
-    reads = gpu.report().placeholders
-    assert [(r.file, r.line, r.what) for r in reads][:1] == [(__file__, line, "item")]
-    assert {r.what for r in reads} == {"item", "print"}  # .tolist(): an item per element
-    assert all(r.file == __file__ for r in reads)
 
 
 def _train(steps: int, done: list[int]) -> None:

@@ -89,7 +89,13 @@ def test_the_committed_torch_facts_fixture_is_this_pytorchs() -> None:
 
 
 def test_every_kind_checks_its_parameters() -> None:
-    assert {"torch_facts", "training_curves", "underflow"} == set(kinds())
+    assert {"simulated_run", "torch_facts", "training_curves", "underflow"} == set(kinds())
+    with pytest.raises(ConfigError, match="one of the package's examples") as caught:
+        Study.from_dict({"kind": "simulated_run", "name": "r", "backend": "estimate",
+                         "params": {"script": "/etc/passwd", "gpu": "RTX 4090"}})
+    with pytest.raises(ConfigError, match="one of the package's examples"):
+        Study.from_dict({"kind": "simulated_run", "name": "r", "backend": "estimate",
+                         "params": {"script": "generator/examples/../../x.py", "gpu": "A"}})
     with pytest.raises(ConfigError) as caught:
         Study.from_dict({"kind": "underflow", "name": "u", "params": {"model": "nope",
                                                                      "batch_size": 0}})
