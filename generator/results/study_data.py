@@ -57,7 +57,8 @@ _SIMULATED_REPORT = {  # simulate/report.py SimulationReport.to_dict()
     "verdict_reason": str, "stopped_after_steps": bool,
     "steps": [{"allocated_bytes": int, "reserved_bytes": int, "tensor_bytes": int}],
     "placeholders": [{"file": str, "line": int, "what": str, "count": int}],
-    "compiled": Maybe([{"file": str, "line": int, "count": int}])}
+    "compiled": Maybe([{"file": str, "line": int, "count": int}]),
+    "timeline": Maybe({"events": [int], "allocated": [int], "reserved": [int]})}
 _CHECK = {"rows": [{"id": str, "within": Maybe(bool)}], "seconds": Maybe(float),
           "summary": {"cases": int, "judged": int, "within": int}}
 

@@ -191,6 +191,44 @@ def figures(snapshot: dict[str, Any], device: int = 0) -> Figures:
         phases={p: (n, b) for p, (n, b) in phases.items()}, allocations=made)
 
 
+def timeline(snapshot: dict[str, Any], device: int = 0, *, points: int = 320
+             ) -> dict[str, list[int]]:
+    """The allocated and reserved bytes over the trace, as PyTorch's visualizer draws its
+    timeline: after each allocator event, then the largest of each of about `points` equal
+    runs of events (an envelope: no peak is averaged away). `events`: each run's last."""
+    segments = [s for s in snapshot["segments"] if s.get("device", 0) == device]
+    traces = snapshot["device_traces"]
+    trace = traces[device] if device < len(traces) else []
+    active = [b for s in segments for b in s["blocks"] if b["state"] == "active_allocated"]
+    allocated = sum(b.get("requested_size", b["size"]) for b in active)
+    reserved = sum(s["total_size"] for s in segments)
+    for entry in trace:  # back to the state when the trace began, as figures() does
+        if entry["action"] == "alloc":
+            allocated -= entry["size"]
+        elif entry["action"] == "free_completed":
+            allocated += entry["size"]
+        elif entry["action"] in _GROWS:
+            reserved -= _GROWS[entry["action"]] * entry["size"]
+    found: dict[str, list[int]] = {"events": [], "allocated": [], "reserved": []}
+    run = max(1, -(-len(trace) // points))
+    for index, entry in enumerate(trace):
+        if entry["action"] == "alloc":
+            allocated += entry["size"]
+        elif entry["action"] == "free_completed":
+            allocated -= entry["size"]
+        elif entry["action"] in _GROWS:
+            reserved += _GROWS[entry["action"]] * entry["size"]
+        if index % run == 0:
+            found["events"].append(index + 1)
+            found["allocated"].append(allocated)
+            found["reserved"].append(reserved)
+        else:
+            found["events"][-1] = index + 1
+            found["allocated"][-1] = max(found["allocated"][-1], allocated)
+            found["reserved"][-1] = max(found["reserved"][-1], reserved)
+    return found
+
+
 @dataclass(frozen=True)
 class Lacking:
     """Allocations of one size at one site that one side has more of than the other."""

@@ -56,6 +56,9 @@ class SimulationReport:
     the memory the run asked for, not only what it got."""
     gpus: int = 1
     """The job's GPUs: the script ran as rank 0 of them, so each figure is one GPU's."""
+    timeline: dict[str, list[int]] | None = None
+    """With the allocator's history recorded (run --snapshot): the allocated and reserved
+    bytes over its events (compare.timeline); None without it."""
 
     @property
     def peak_bytes(self) -> int:
@@ -118,4 +121,5 @@ class SimulationReport:
                              for r in self.placeholders],
             "compiled": [{"file": file, "line": line, "count": count}
                          for file, line, count in self.compiled],
+            "timeline": self.timeline,
         }

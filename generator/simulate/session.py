@@ -39,6 +39,7 @@ from generator.measure.emulation.cpu_kernels import modelled_kernels
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
 from generator import gpus
+from generator.simulate import compare
 from generator.simulate import device as cuda_device
 from generator.simulate.distributed import local_gpus, rank_zero_of
 from generator.simulate.memory import DeviceMemory
@@ -188,7 +189,8 @@ class SimulatedGpu:
             steps=tuple(self.steps.peaks), run=self.memory.run,
             placeholders=tuple(self.values.reads), compiled=tuple(self.compiled.places),
             stopped_after_steps=self.steps.stopped,
-            out_of_memory=self.memory.out_of_memory, refused=self.memory.refused)
+            out_of_memory=self.memory.out_of_memory, refused=self.memory.refused,
+            timeline=compare.timeline(self.snapshot()) if self.history else None)
 
 
 def simulated_gpu(gpu: str | None = None, *, memory: int | str | None = None,

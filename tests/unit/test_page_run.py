@@ -102,3 +102,11 @@ def test_a_hostile_output_stays_inside_its_fence(study) -> None:
     page = page_markdown(run, run.context([], [hostile]), "en")
     assert "`````text\n```\n<script>alert(1)</script>\n```` {: onclick=x }\n`````" in page
     assert code_block("a\r\nb", "text") == "```text\na\nb\n```"
+
+
+def test_the_reserved_line_is_said_to_only_grow_where_it_does() -> None:
+    from generator.site.pages.run import reserved_only_grows
+
+    grows = {"events": [1, 2, 3], "allocated": [1, 5, 2], "reserved": [2, 8, 8]}
+    assert reserved_only_grows(grows)
+    assert not reserved_only_grows({**grows, "reserved": [2, 8, 4]})

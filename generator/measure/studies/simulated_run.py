@@ -1,6 +1,7 @@
 """Study `simulated_run`: a script shipped with the package, run on a simulated GPU as a user
 runs it, `python -m generator run --gpu GPU SCRIPT ARGS`: what the command printed, its exit
-status and its JSON report (`--json`), for the page "Run your own script", which shows them
+status and its JSON report (`--json`; with `--snapshot`, so that the report holds the
+timeline of the allocator's history), for the page "Run your own script", which shows them
 without importing PyTorch.
 
 The command runs in a process of its own, as the user's would, from the folder that holds
@@ -24,7 +25,7 @@ from generator.errors import ModelError
 from generator.measure.studies import unknown_params
 from generator.plan.fit import DOES_NOT_FIT
 
-VERSION = 1
+VERSION = 2
 BACKENDS = ("estimate",)
 #: The folder that holds the package: the command runs there.
 _ROOT = Path(__file__).resolve().parents[3]
@@ -55,13 +56,17 @@ def command(params: dict[str, Any]) -> list[str]:
 
 def run(params: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
-        report = Path(folder) / "report.json"
+        report, snapshot = Path(folder) / "report.json", Path(folder) / "snapshot.pickle"
         shown = command(params)
-        done = subprocess.run([sys.executable, *shown[1:4], "--json", str(report), *shown[4:]],
+        done = subprocess.run([sys.executable, *shown[1:4], "--json", str(report),
+                               "--snapshot", str(snapshot), *shown[4:]],
                               cwd=_ROOT, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, check=False)
         if done.returncode not in (0, DOES_NOT_FIT) or not report.is_file():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise ModelError(f"{' '.join(shown)} ended with status {done.returncode}: {last}")
-        return {"command": shown, "exit_status": done.returncode, "output": done.stdout,
+        # the printout as the command shown prints it: without the line --snapshot adds
+        output = "".join(line for line in done.stdout.splitlines(keepends=True)
+                         if not line.startswith("memory snapshot written to "))
+        return {"command": shown, "exit_status": done.returncode, "output": output,
                 "report": json.loads(report.read_text(encoding="utf-8"))}

@@ -18,6 +18,7 @@ from generator import units
 from generator.plan.fit import DOES_NOT_FIT, WORD_TEXT
 from generator.results.notes import CATALOGUE, note, text
 from generator.site.analysis import first_study
+from generator.site.charts.trace_chart import allocator_timeline
 from generator.site.escaping import code, code_block, written
 from generator.site.labels import KIND_LABELS, MODELLED_DEVICE_LABELS
 from generator.site.pages import Page
@@ -67,5 +68,25 @@ def example(study: dict[str, Any] | None) -> dict[str, Any] | None:
                           "count": read["count"]} for read in report["placeholders"]],
         "kind": {lang: KIND_LABELS["estimate"][lang].format(
             device=MODELLED_DEVICE_LABELS["cuda"][lang]) for lang in LANGS},
+        "timeline": report.get("timeline"),
+        "allocated_mib": units.mib(report["allocated_bytes"]),
+        "reserved_only_grows": (reserved_only_grows(report["timeline"])
+                                if report.get("timeline") else None),
+        "events": report["timeline"]["events"][-1] if report.get("timeline") else None,
         "sources": [study],
     }
+
+
+def reserved_only_grows(timeline: dict[str, list[int]]) -> bool:
+    """Whether the reserved bytes never fall over the trace (no segment given back)."""
+    reserved = timeline["reserved"]
+    return all(before <= after for before, after in zip(reserved, reserved[1:]))
+
+
+def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
+    """The stored run's allocator history, where its report holds one (run --snapshot)."""
+    ex = ctx["example"]
+    if ex is None or ex["timeline"] is None:
+        return {}
+    return {"run-snapshot-timeline": allocator_timeline("run-snapshot-timeline", ex["timeline"],
+                                                        ex["gpu"], lang)}
