@@ -118,3 +118,13 @@ def test_the_smallest_gpu_that_fits_or_none() -> None:
     assert found is not None and found["memory_bytes"] > middle["memory_bytes"] // 2
     assert all(verdicts._verdict(_Peaks(middle["memory_bytes"] // 2), g, 1, 2048).word != "yes"
                for g in gpus if g["memory_bytes"] < found["memory_bytes"])
+
+
+def test_how_many_estimates_each_setting_rests_on() -> None:
+    def fit(model: str, n: int) -> dict:
+        return {"model": model, "points": [{}] * n}
+
+    assert calculator._points_per_fit([fit("hf:a", 9), fit("hf:b", 9), fit("bert-base", 6)]) \
+        == "9"
+    assert calculator._points_per_fit([fit("hf:a", 9), fit("hf:b", 6)]) == "6–9"
+    assert calculator._points_per_fit([fit("bert-base", 6)]) == "6"  # no fine-tuning model
