@@ -162,9 +162,9 @@ def states_plus_activations(parameters: int, layers: int, hidden_size: int, atte
 
     Exactly: `params_times_16(parameters, trainable_parameters)` +
     `korthikanti_activations(layers, hidden_size, attention_heads, batch, sequence,
-    recompute=recompute, vocabulary=vocabulary, fp32=fp32)`. For LoRA the activations are the same formula:
-    the rule has no term for the adapters' own activations, and the frozen layers must still
-    store what the backward pass needs to reach earlier adapters.
+    recompute=recompute, vocabulary=vocabulary, fp32=fp32)`. For LoRA the activations are the
+    same formula: the rule has no term for the adapters' own activations, and the frozen
+    layers must still store what the backward pass needs to reach earlier adapters.
 
     Leaves out what both parts leave out (see their docstrings), and any overlap in time: it
     adds the activations' peak (end of forward) to the states' peak, whereas gradients are

@@ -176,7 +176,8 @@ def params_words(steps: Sequence[Step]) -> Words:
                          "和".join(p.replace("amp-", "AMP ") for p in autocast),
                          "步骤在 autocast 下把冻结权重存为 FP32，每个 4 字节")
         if any(not p.startswith("amp-") and p != "fp32" for p in kept):
-            en += "; a step on 16-bit weights keeps its frozen weights at 2 B each, as the rule does"
+            en += ("; a step on 16-bit weights keeps its frozen weights at 2 B each, as the "
+                   "rule does")
             zh += "；权重为 16 位的步骤，冻结权重每个 2 字节，与公式一致"
     if any(step.optimizer.endswith("8bit") for step in steps):
         en += "; it counts Adam's states in 32 bits also for a run with 8-bit Adam"
