@@ -33,6 +33,8 @@ def test_origins_count_shipped_configs_and_the_projects_own_models() -> None:
     assert "2 of them built by transformers from their Hugging Face configs" in mixed.en
     assert "`bert-base` is the project's own code" in mixed.en
     assert "`bert-base` 是本项目自己的代码" in mixed.zh
+    assert "其中 2 个由 transformers 按各自的 Hugging Face 配置构建" in mixed.zh
+    assert "每个都由 transformers 按它的 Hugging Face 配置构建" in every.zh
     elsewhere = choices.origins([{"id": "hf:someone/x", "label": "someone/x", "family": "other"}])
     assert "config found outside the project" in elsewhere.en
 
@@ -93,8 +95,11 @@ def test_the_widget_opens_on_lora_on_bf16_weights_with_checkpointing() -> None:
     start = calculator._start(fits)
     assert (start["model"], start["method"], start["precision"], start["levers"],
             start["batch"], start["seq"]) == (LLAMA_8B["id"], "lora", "bf16", "ckpt", 1, 2048)
-    # without that setting, the model and method's first
-    assert calculator._start(fits[:2])["precision"] == "amp-bf16"
+    # without that setting, the model and method's first, and no first answer that would
+    # call it the setting most people run
+    other = calculator._start(fits[:2])
+    assert other["precision"] == "amp-bf16"
+    assert calculator.first_answer(other, fits[:2], {}, calculator.gpu_data(), []) is None
 
 
 class _Peaks:

@@ -196,7 +196,11 @@ def first_answer(start: dict[str, Any], fits: list[dict[str, Any]],
                  models: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What the widget shows first, computed as it computes it (verdicts.py), for the page's
     text without JavaScript: the setting, the reserved peak on the opening GPU, the verdict
-    there, and the smallest GPU of the catalogue it fits. None without the opening fit."""
+    there, and the smallest GPU of the catalogue it fits. None where the widget does not
+    open on START (its fits lack that setting): the page names START's setting as the one
+    most people run."""
+    if any(start[key] != value for key, value in START.items()):
+        return None
     fit = next((f for f in fits if all(f[k] == start[k] for k in
                                        ("model", "method", "precision", "levers"))), None)
     if fit is None:

@@ -34,10 +34,11 @@ def origins(models: Sequence[dict[str, Any]]) -> Words:
                  if len(shipped) == len(models) else
                  f"{len(shipped)} of them built by transformers from their Hugging Face "
                  "configs, which ship")
-        every_zh = "每个都" if len(shipped) == len(models) else f"其中 {len(shipped)} 个"
+        every_zh = ("每个都由 transformers 按它的" if len(shipped) == len(models) else
+                    f"其中 {len(shipped)} 个由 transformers 按各自的")
         en.append(f"{every} with this project, so nothing is downloaded (each config's source "
                   "is recorded in the project's `generator/measure/models/hf_configs/SOURCES.md`)")
-        zh.append(spaced(every_zh, "由 transformers 按它的 Hugging Face 配置构建，配置随本项目一起"
+        zh.append(spaced(every_zh, "Hugging Face 配置构建，配置随本项目一起"
                          "发布，所以什么都不用下载（每个配置的来源记录在项目的 "
                          "`generator/measure/models/hf_configs/SOURCES.md`）"))
     if other:
