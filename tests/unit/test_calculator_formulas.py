@@ -1,14 +1,17 @@
-""""Why not a formula" (site/pages/calculator/formulas.py): the rows take the suite's points at
-the common setting and no other, each rule's bytes and signed error are the ones worked by hand,
-LoRA rows use the rules' LoRA forms, a missing estimate gives no row, and both languages'
-tables render. Synthetic results on the shipped configs: no model is built."""
+""""Why not a formula" (site/pages/calculator/formulas.py and rules.py): the rows take the
+suite's points at the common setting and no other, each rule's bytes and signed error are the
+ones worked by hand, LoRA rows use the rules' LoRA forms, a missing estimate gives no row, and
+both languages' tables render; each rule's header and words (params_header, params_words,
+accelerate_words, korthikanti_words, attention_words) follow the steps it is applied to, each
+branch with a case; the published runs' sources are described from held_out.json, and none of
+their points is left out. Synthetic results on the shipped configs: no model is built."""
 
 from __future__ import annotations
 
 import pytest
 
 from generator.results.reference_runs import held_out
-from generator.site.pages.calculator import formulas
+from generator.site.pages.calculator import formulas, rules
 
 LLAMA = "hf:meta-llama/Llama-3.2-1B"
 BERT = "hf:bert-base-uncased"
@@ -90,11 +93,11 @@ def test_lora_rows_use_the_lora_forms() -> None:
 def test_accelerate_sizes_the_base_model() -> None:
     # BERT's AutoModel has no classifier (768 · 2 + 2); an untied LM head (Llama 3.1 8B's
     # vocab · hidden) is not in the base model either
-    bert = formulas.model_shape(BERT)
-    assert formulas.accelerate_size(bert, "sequence-classification", 109_483_778) == \
+    bert = rules.model_shape(BERT)
+    assert rules.accelerate_size(bert, "sequence-classification", 109_483_778) == \
         4 * 109_482_240
     untied = {"hidden": 4096, "vocab": 128_256, "tied": False, "labels": 2}
-    assert formulas.accelerate_size(untied, "auto", 8_030_261_248) == \
+    assert rules.accelerate_size(untied, "auto", 8_030_261_248) == \
         4 * (8_030_261_248 - 128_256 * 4096)
 
 
@@ -180,16 +183,16 @@ def test_published_measurements_beside_the_held_out_estimates() -> None:
 
 
 def test_configs_are_read_where_the_package_ships_them() -> None:
-    # formulas names the folder itself, so that rendering imports no PyTorch
+    # rules.py names the folder itself, so that rendering imports no PyTorch
     from generator.measure.models import hf_config
 
-    assert formulas.SHIPPED == hf_config.SHIPPED
-    assert formulas.model_shape(LLAMA) == {"layers": 16, "hidden": 2048, "heads": 32,
+    assert rules.SHIPPED == hf_config.SHIPPED
+    assert rules.model_shape(LLAMA) == {"layers": 16, "hidden": 2048, "heads": 32,
                                            "vocab": 128_256, "tied": True, "labels": 2}
 
 
 def test_a_model_without_a_shipped_config_has_no_row() -> None:
-    assert formulas.model_shape("hf:someone/not-shipped") is None
+    assert rules.model_shape("hf:someone/not-shipped") is None
     assert formulas.rows([result("hf:someone/not-shipped"), result()])[0]["model"] == LLAMA
     assert len(formulas.rows([result("hf:someone/not-shipped")])) == 0
 
@@ -206,40 +209,40 @@ def test_the_summary_says_which_way_each_rule_errs():
 
 # --- each rule's words, from the steps it is applied to (issue 45, items 3 to 6) -----------
 
-def step(**changes) -> formulas.Step:
+def step(**changes) -> rules.Step:
     """Llama 3.2 1B's step at the decoder setting, as the rules take it."""
     fields = dict(model=LLAMA, label="meta-llama/Llama-3.2-1B", parameters=P, trainable=P,
-                  shape=formulas.model_shape(LLAMA), task="causal-lm", task_parameters=P,
+                  shape=rules.model_shape(LLAMA), task="causal-lm", task_parameters=P,
                   batch=4, seq=2048, precision="amp-bf16", optimizer="adamw",
                   checkpointing=False, attention="sdpa")
-    return formulas.Step(**{**fields, **changes})
+    return rules.Step(**{**fields, **changes})
 
 
 def test_params_header_says_what_it_charges_only_where_a_step_has_frozen_weights() -> None:
-    assert formulas.params_header([step()]).en == "16 B/parameter (GiB, error)"
+    assert rules.params_header([step()]).en == "16 B/parameter (GiB, error)"
     lora_step = step(trainable=LORA_TRAINABLE, parameters=LORA_PARAMETERS)
-    header = formulas.params_header([step(), lora_step])
+    header = rules.params_header([step(), lora_step])
     assert "16 B per trainable, 2 B per frozen parameter" in header.en
     assert "冻结参数每个 2 字节" in header.zh
 
 
 def test_params_words_say_what_the_steps_beside_keep_of_a_frozen_weight() -> None:
-    full = formulas.params_words([step()])
+    full = rules.params_words([step()])
     assert "LoRA" not in full.en and "frozen" not in full.en
-    amp = formulas.params_words([step(trainable=LORA_TRAINABLE)])
+    amp = rules.params_words([step(trainable=LORA_TRAINABLE)])
     assert "2 B per frozen one" in amp.en and "in FP32 under autocast, 4 B each" in amp.en
     assert "4 字节" in amp.zh
-    bf16 = formulas.params_words([step(trainable=LORA_TRAINABLE, precision="bf16")])
+    bf16 = rules.params_words([step(trainable=LORA_TRAINABLE, precision="bf16")])
     assert "FP32" not in bf16.en.split("fp16 copy alone")[1]
     assert "at 2 B each, as the rule does" in bf16.en
-    assert "8-bit Adam" in formulas.params_words([step(optimizer="adamw-8bit")]).en
+    assert "8-bit Adam" in rules.params_words([step(optimizer="adamw-8bit")]).en
     assert "8-bit Adam" not in full.en
 
 
 def test_accelerate_words_name_the_rows_the_steps_read() -> None:
-    amp = formulas.accelerate_words([step()])
+    amp = rules.accelerate_words([step()])
     assert "2× that size for bfloat16" in amp.en and "float32" not in amp.en
-    both = formulas.accelerate_words([step(), step(precision="fp32")])
+    both = rules.accelerate_words([step(), step(precision="fp32")])
     assert "4× that size for float32" in both.en and "float32 取这个大小的 4×" in both.zh
 
 
@@ -247,19 +250,19 @@ def test_the_vocabulary_term_only_where_the_task_has_vocabulary_logits() -> None
     lm = step()
     classifier = step(task="sequence-classification")
     outside = 5 * 2048 * 4 * 2048 + 4 * 2048 * 4 * 128_256
-    assert formulas.RULES["korthikanti"].figure(lm) - \
-        formulas.RULES["korthikanti"].figure(classifier) == outside
+    assert rules.RULES["korthikanti"].figure(lm) - \
+        rules.RULES["korthikanti"].figure(classifier) == outside
     # the committed BERT rows are sequence classifiers: bert-base at 16 × 256 has no term
-    bert = step(model=BERT, shape=formulas.model_shape(BERT), task="sequence-classification",
+    bert = step(model=BERT, shape=rules.model_shape(BERT), task="sequence-classification",
                 parameters=109_483_778, trainable=109_483_778, batch=16, seq=256)
     s, b, h, a = 256, 16, 768, 12
-    assert formulas.RULES["korthikanti"].figure(bert) == \
+    assert rules.RULES["korthikanti"].figure(bert) == \
         16 * 109_483_778 + 12 * (34 * s * b * h + 5 * a * s * s * b)
-    words = formulas.korthikanti_words([lm, classifier])
+    words = rules.korthikanti_words([lm, classifier])
     assert "5sbh + 4sbv" in words.en and "for a sequence classifier" in words.en
-    only_lm = formulas.korthikanti_words([lm])
+    only_lm = rules.korthikanti_words([lm])
     assert "5sbh + 4sbv" in only_lm.en and "classifier" not in only_lm.en
-    only_classifier = formulas.korthikanti_words([classifier])
+    only_classifier = rules.korthikanti_words([classifier])
     assert "5sbh + 4sbv" not in only_classifier.en
     assert "nothing is added for the logits" in only_classifier.en
     assert "不为 logits 加任何项" in only_classifier.zh
@@ -267,49 +270,49 @@ def test_the_vocabulary_term_only_where_the_task_has_vocabulary_logits() -> None
 
 def test_fp32_runs_take_the_fp32_activations() -> None:
     # BERT-large at batch 4, sequence 512 in FP32 (the guide's first run): 11.46 GiB
-    large = step(model=LARGE, shape=formulas.model_shape(LARGE), task="sequence-classification",
+    large = step(model=LARGE, shape=rules.model_shape(LARGE), task="sequence-classification",
                  parameters=335_143_938, trainable=335_143_938, batch=4, seq=512,
                  precision="fp32")
-    figure = formulas.RULES["korthikanti"].figure(large)
+    figure = rules.RULES["korthikanti"].figure(large)
     s, b, h, a = 512, 4, 1024, 16
     assert figure == 16 * 335_143_938 + 24 * (66 * s * b * h + 9 * a * s * s * b)
     assert round(figure / 2**30, 2) == 11.46
-    sixteen = formulas.RULES["korthikanti"].figure(
+    sixteen = rules.RULES["korthikanti"].figure(
         step(**{**large.__dict__, "precision": "amp-fp16"}))
     assert sixteen == 16 * 335_143_938 + 24 * (34 * s * b * h + 5 * a * s * s * b)
-    words = formulas.korthikanti_words([large])
+    words = rules.korthikanti_words([large])
     assert "sbhL(66 + 9as/h) for an FP32 run" in words.en
-    assert "66 + 9as/h" not in formulas.korthikanti_words([step()]).en
-    checkpointed = formulas.korthikanti_words([step(checkpointing=True)])
+    assert "66 + 9as/h" not in rules.korthikanti_words([step()]).en
+    checkpointed = rules.korthikanti_words([step(checkpointing=True)])
     assert "2sbhL for a run that checkpoints" in checkpointed.en and "4sbhL" not in checkpointed.en
-    assert "4sbhL in FP32" in formulas.korthikanti_words(
+    assert "4sbhL in FP32" in rules.korthikanti_words(
         [step(checkpointing=True, precision="fp32")]).en
 
 
 def test_attention_words_say_which_estimates_keep_the_scores() -> None:
     sdpa, eager = step(), step(label="google/gemma-2-2b", attention="eager")
-    assert formulas.attention_words([step(attention=None)]) is None
-    assert "Every estimate here runs SDPA" in formulas.attention_words([sdpa]).en
-    only = formulas.attention_words([eager, eager])
+    assert rules.attention_words([step(attention=None)]) is None
+    assert "Every estimate here runs SDPA" in rules.attention_words([sdpa]).en
+    only = rules.attention_words([eager, eager])
     assert "`google/gemma-2-2b`" in only.en and "run eager attention" in only.en
-    mixed = formulas.attention_words([sdpa, eager])
+    mixed = rules.attention_words([sdpa, eager])
     assert "Every estimate here but that of `google/gemma-2-2b`" in mixed.en
     assert "除 `google/gemma-2-2b` 外" in mixed.zh
-    two = formulas.attention_words([sdpa, eager, step(label="other", attention="eager")])
+    two = rules.attention_words([sdpa, eager, step(label="other", attention="eager")])
     assert "but those of" in two.en and "run eager attention" in two.en
 
 
 def test_the_task_of_a_step() -> None:
-    assert formulas.task_of(BERT, "sequence-classification") == "sequence-classification"
-    assert formulas.task_of(LLAMA) == "causal-lm"           # its config's architectures
-    assert formulas.task_of("bert-base") == "masked-lm"     # the project's own BERT
-    assert formulas.task_of("gpt2-small") == "causal-lm"
-    assert formulas.task_of("hf:someone/not-shipped") is None
+    assert rules.task_of(BERT, "sequence-classification") == "sequence-classification"
+    assert rules.task_of(LLAMA) == "causal-lm"           # its config's architectures
+    assert rules.task_of("bert-base") == "masked-lm"     # the project's own BERT
+    assert rules.task_of("gpt2-small") == "causal-lm"
+    assert rules.task_of("hf:someone/not-shipped") is None
 
 
 def test_every_rule_is_described_once_in_the_tables_order() -> None:
-    said = formulas.described([step()])
-    assert [d["id"] for d in said] == list(formulas.RULES) == \
+    said = rules.described([step()])
+    assert [d["id"] for d in said] == list(rules.RULES) == \
         ["params_times_16", "accelerate", "korthikanti"]
     assert all(d["words"].en and d["words"].zh for d in said)
 

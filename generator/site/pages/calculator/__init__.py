@@ -34,7 +34,15 @@ from generator.results.shapes import StepResult
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.pages import Page
 from generator.site.escaping import written
-from generator.site.pages.calculator import choices, formulas, grid, replay, settings, verdicts
+from generator.site.pages.calculator import (
+    choices,
+    formulas,
+    grid,
+    replay,
+    rules,
+    settings,
+    verdicts,
+)
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, fit_share
 from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
 from generator.site.pages.sweeps.fits import peak_phase
@@ -121,14 +129,14 @@ def _formulas(found: list[dict[str, Any]], results: list[StepResult]) -> dict[st
     by_key = {r["key"]: r for r in results}
     published = formulas.published(results)
     steps = [r["step"] for r in found + published]
-    attention = formulas.attention_words([r["step"] for r in found])
-    published_attention = formulas.attention_words([r["step"] for r in published])
+    attention = rules.attention_words([r["step"] for r in found])
+    published_attention = rules.attention_words([r["step"] for r in published])
     return {"rows": found, "published": published,
             # the estimates the table prints, for the page's list of data files (sources.py)
             "sources": [by_key[r["key"]] for r in found if r["key"] in by_key],
             "settings": {"en": shown.en, "zh": shown.zh},
             "rules": [{"id": d["id"], "words": written(d["words"])}
-                      for d in formulas.described(steps)],
+                      for d in rules.described(steps)],
             "attention": attention and written(attention),
             "published_attention": published_attention and written(published_attention),
             "published_intro": formulas.published_intro(published, found),

@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.experiment.experiment import is_hf_name
 from generator.site.escaping import code, written
-from generator.site.pages.calculator import formulas, settings
+from generator.site.pages.calculator import rules, settings
 from generator.site.wording import capital, listed, spaced
 from generator.words import Words
 
@@ -24,7 +24,7 @@ def _names(labels: Sequence[str]) -> Words:
 def origins(models: Sequence[dict[str, Any]]) -> Words:
     """How many models, which of them transformers builds from a config the project ships,
     and which are the project's own code."""
-    shipped = [m for m in models if formulas.model_config(m["id"]) is not None]
+    shipped = [m for m in models if rules.model_config(m["id"]) is not None]
     own = [m for m in models if not is_hf_name(m["id"])]
     other = [m for m in models if m not in shipped and m not in own]  # hf: found elsewhere
     en = [f"{len(models)} models"]
@@ -56,12 +56,12 @@ def origins(models: Sequence[dict[str, Any]]) -> Words:
 
 
 def model_tasks(results: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
-    """Each model's tasks among the estimates (formulas.task_of); "?" where none says."""
+    """Each model's tasks among the estimates (rules.task_of); "?" where none says."""
     found: dict[str, set[str]] = {}
     for r in results:
         exp = r["experiment"]
         found.setdefault(exp["model"], set()).add(
-            formulas.task_of(exp["model"], exp.get("hf_task", "auto")) or "?")
+            rules.task_of(exp["model"], exp.get("hf_task", "auto")) or "?")
     return found
 
 
@@ -83,7 +83,7 @@ def tasks(models: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]) -
             else:
                 names += [Words(str(code(m["label"])), str(code(m["label"])))
                           for m in members if m["family"] == family]
-        what = formulas.TASK_WORDS.get(task, Words("a task no config names",
+        what = rules.TASK_WORDS.get(task, Words("a task no config names",
                                                    "配置里没写明的任务"))
         plural = len(members) > 1
         parts.append(Words(f"{listed(names).en} train{'' if plural else 's'} as "
