@@ -227,7 +227,7 @@
       function (m) { return data.methods[m][lang]; }, keep.method);
     settings = settings.filter(function (s) { return s.method === form.method.value; });
     setOptions(form.precision, unique(settings.map(function (s) { return s.precision; })),
-      function (p) { return data.precisions[p][lang]; }, keep.precision);
+      function (p) { return data.precisions[form.method.value][p][lang]; }, keep.precision);
     settings = settings.filter(function (s) { return s.precision === form.precision.value; });
     var words = {};
     settings.forEach(function (s) { words[s.levers] = s.lever_words[lang]; });

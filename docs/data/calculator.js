@@ -4080,31 +4080,49 @@ window.CALCULATOR_DATA = {
  ],
  "points_per_fit": "9",
  "precisions": {
-  "amp-bf16": {
-   "en": "AMP bf16",
-   "zh": "AMP bf16"
+  "full": {
+   "amp-bf16": {
+    "en": "AMP bf16: FP32 weights, bf16 compute",
+    "zh": "AMP bf16：FP32 权重，bf16 计算"
+   },
+   "amp-fp16": {
+    "en": "AMP fp16: FP32 weights, fp16 compute",
+    "zh": "AMP fp16：FP32 权重，fp16 计算"
+   },
+   "bf16": {
+    "en": "bf16 weights, gradients and AdamW state",
+    "zh": "bf16 权重、梯度和 AdamW 状态"
+   },
+   "fp32": {
+    "en": "FP32",
+    "zh": "FP32"
+   }
   },
-  "amp-fp16": {
-   "en": "AMP fp16",
-   "zh": "AMP fp16"
+  "lora": {
+   "amp-bf16": {
+    "en": "AMP bf16: FP32 frozen weights, bf16 compute",
+    "zh": "AMP bf16：FP32 冻结权重，bf16 计算"
+   },
+   "bf16": {
+    "en": "bf16 weights (adapters in FP32)",
+    "zh": "bf16 权重（适配器为 FP32）"
+   }
   },
-  "bf16": {
-   "en": "pure bf16",
-   "zh": "纯 bf16"
-  },
-  "fp32": {
-   "en": "FP32",
-   "zh": "FP32"
+  "qlora": {
+   "bf16": {
+    "en": "NF4 weights, bf16 compute (adapters in FP32)",
+    "zh": "NF4 权重，bf16 计算（适配器为 FP32）"
+   }
   }
  },
  "schema_version": 4,
  "start": {
-  "batch": 4,
+  "batch": 1,
   "gpu": "NVIDIA H100 80GB HBM3",
-  "levers": "none",
+  "levers": "ckpt",
   "method": "lora",
   "model": "hf:meta-llama/Llama-3.1-8B",
-  "precision": "amp-bf16",
+  "precision": "bf16",
   "seq": 2048
  },
  "upper_bound": {

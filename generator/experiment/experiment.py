@@ -61,6 +61,21 @@ CHECKPOINT_POLICIES = ("full", "selective-op")
 #: Hugging Face task heads (generator/measure/models/hf.py); auto: from the config.
 HF_TASKS = ("auto", "causal-lm", "masked-lm", "seq2seq-lm", "sequence-classification",
             "image-classification", "contrastive")
+#: How a config's `architectures` names each task head (…ForCausalLM): hf.py builds "auto" by
+#: it, and the site reads a shipped config's task by it without importing PyTorch.
+HF_TASK_HEADS = {
+    "causal-lm": ("ForCausalLM", "LMHeadModel"),
+    "masked-lm": ("ForMaskedLM",),
+    "seq2seq-lm": ("ForConditionalGeneration", "ForSeq2SeqLM"),
+    "sequence-classification": ("ForSequenceClassification",),
+    "image-classification": ("ForImageClassification",),
+    # CLIP-style image-text pairs: the model's own contrastive loss (return_loss=True)
+    "contrastive": ("CLIPModel",),
+}
+#: The task of each built-in transformer (generator/measure/models/: bert.py's
+#: BertForMaskedLM, gpt2.py's GPT2LMHeadModel), for what reads it without building them
+#: (tests/unit/test_model_tasks.py holds it against the classes built).
+BUILT_IN_TASKS = {"bert-base": "masked-lm", "tiny": "masked-lm", "gpt2-small": "causal-lm"}
 
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.-]+")
 #: A name the key holds as it is: the fold below leaves it unchanged.
@@ -439,6 +454,15 @@ def as_held(value: Any) -> Any:
 def is_hf_name(model: Any) -> bool:
     """A model name that Hugging Face's transformers builds (hf:<source>)."""
     return isinstance(model, str) and model.startswith(HF_PREFIX)
+
+
+def task_of_architectures(architectures: Any) -> str | None:
+    """The task the first of a config's `architectures` names that names one, or None."""
+    for arch in architectures or []:
+        for task, suffixes in HF_TASK_HEADS.items():
+            if arch.endswith(suffixes):
+                return task
+    return None
 
 
 def attention_default(model: Any) -> str:

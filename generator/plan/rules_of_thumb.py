@@ -97,7 +97,7 @@ def accelerate_training_estimate(total_size_bytes: int, dtype: str) -> int:
 
 def korthikanti_activations(layers: int, hidden_size: int, attention_heads: int, batch: int,
                             sequence: int, *, recompute: bool = False,
-                            vocabulary: int | None = None) -> int:
+                            vocabulary: int | None = None, fp32: bool = False) -> int:
     """Activation memory of a transformer by Korthikanti et al. 2022, without parallelism.
 
     Source: Korthikanti, Casper, Lym, McAfee, Andersch, Shoeybi, Catanzaro, "Reducing Activation
@@ -115,6 +115,13 @@ def korthikanti_activations(layers: int, hidden_size: int, attention_heads: int,
       are not. They are added with `recompute` too, since layer checkpointing does not touch them.
     Integers throughout: sbh(34 + 5as/h) is computed as 34sbh + 5as²b, which is exact.
 
+    `fp32`: the same tensors held in FP32 (a run without autocast), the dropout masks still
+    1 byte: per layer sbh(66 + 9as/h) (the fp32 variant the site's explainer derives, its
+    `activation_formula_bytes` with 4-byte elements), 4sbhL under full recomputation (each
+    layer's input in FP32), and 9sbh + 4sbv outside the layers (the mask, the final norm's and
+    the output projection's inputs in FP32, the logits already fp32). Not the paper's: it
+    states only the 16-bit form.
+
     What it assumes (§3 "Transformer Architecture", §4): a GPT-style single-stack transformer
     whose MLP widens to 4h with GeLU (the 8sbh + 8sbh terms), multi-head attention with K and V
     as wide as Q (the 4sbh of QKᵀ), 16-bit activations with 1-byte dropout masks (dropout is on:
@@ -130,18 +137,20 @@ def korthikanti_activations(layers: int, hidden_size: int, attention_heads: int,
     embeddings' cos/sin, a second logits copy in the loss).
     """
     s, b, h, a = sequence, batch, hidden_size, attention_heads
+    e = 4 if fp32 else 2  # bytes of each saved element but the 1-byte dropout masks
     if recompute:
-        total = 2 * s * b * h * layers
-    else:
-        total = layers * (34 * s * b * h + 5 * a * s * s * b)
-    if vocabulary is not None:
-        total += 5 * s * b * h + 4 * s * b * vocabulary
+        total = e * s * b * h * layers
+    else:  # 16-bit: 34sbh + 5as²b; fp32: 66sbh + 9as²b
+        total = layers * ((16 * e + 2) * s * b * h + (2 * e + 1) * a * s * s * b)
+    if vocabulary is not None:  # mask sbh, two e-byte inputs, fp32 logits
+        total += (2 * e + 1) * s * b * h + 4 * s * b * vocabulary
     return total
 
 
 def states_plus_activations(parameters: int, layers: int, hidden_size: int, attention_heads: int,
                             batch: int, sequence: int, *, trainable_parameters: int | None = None,
-                            recompute: bool = False, vocabulary: int | None = None) -> int:
+                            recompute: bool = False, vocabulary: int | None = None,
+                            fp32: bool = False) -> int:
     """Model states plus activations: the "total training memory" people compute by hand.
 
     Source of the sum: Anthony, Biderman, Schoelkopf, "Transformer Math 101" (EleutherAI blog,
@@ -153,9 +162,9 @@ def states_plus_activations(parameters: int, layers: int, hidden_size: int, atte
 
     Exactly: `params_times_16(parameters, trainable_parameters)` +
     `korthikanti_activations(layers, hidden_size, attention_heads, batch, sequence,
-    recompute=recompute, vocabulary=vocabulary)`. For LoRA the activations are the same formula:
-    the rule has no term for the adapters' own activations, and the frozen layers must still
-    store what the backward pass needs to reach earlier adapters.
+    recompute=recompute, vocabulary=vocabulary, fp32=fp32)`. For LoRA the activations are the
+    same formula: the rule has no term for the adapters' own activations, and the frozen
+    layers must still store what the backward pass needs to reach earlier adapters.
 
     Leaves out what both parts leave out (see their docstrings), and any overlap in time: it
     adds the activations' peak (end of forward) to the states' peak, whereas gradients are
@@ -164,5 +173,5 @@ def states_plus_activations(parameters: int, layers: int, hidden_size: int, atte
     """
     states = params_times_16(parameters, trainable_parameters)
     activations = korthikanti_activations(layers, hidden_size, attention_heads, batch, sequence,
-                                          recompute=recompute, vocabulary=vocabulary)
+                                          recompute=recompute, vocabulary=vocabulary, fp32=fp32)
     return states + activations

@@ -106,6 +106,28 @@ def test_widget_matches_python(lang, site, session, data):
     session.assert_clean(aborts_ok=True)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_widget_opens_on_the_pages_first_answer(lang, site, session, data):
+    """With no choice in the address, the widget shows the opening setting (LoRA on bf16
+    weights with checkpointing) and the reserved peak the page states without JavaScript."""
+    open_page(session, site, PAGE[lang], settle=False)
+    p = session.page
+    p.wait_for_selector(".calc[data-ready=true]")
+    p.wait_for_selector("[data-figure=reserved]")
+    start = data["start"]
+    assert (start["method"], start["precision"], start["levers"]) == ("lora", "bf16", "ckpt")
+    for name in ("model", "method", "precision", "levers", "batch", "seq", "gpu"):
+        assert p.input_value(f".calc [name={name}]") == str(start[name]), name
+    fit = next(f for f in data["fits"] if all(f[k] == start[k] for k in
+                                              ("model", "method", "precision", "levers")))
+    gpu = next(g for g in data["gpus"] if g["name"] == start["gpu"])
+    shown = verdicts.figures(fit, gpu, start["batch"], start["seq"], data["templates"])
+    assert _bytes(session, "reserved") == shown["reserved"]
+    said = f"{round(shown['reserved'] / 2**30, 2):.2f} GiB"
+    assert said in p.inner_text("article")  # the page's own first answer, before the widget
+    session.assert_clean(aborts_ok=True)
+
+
 def test_the_address_keeps_the_choices(site, session):
     _choose(session, site, "en", model="hf:google/gemma-2b", method="qlora", precision="bf16",
             levers="ckpt", batch=3, seq=4000, gpu="NVIDIA L4")

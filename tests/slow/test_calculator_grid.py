@@ -21,7 +21,9 @@ SIZES = ((1, 64), (8, 128), (48, 256), (200, 512), (3000, 64))
 #: Settings of the article's models and of a fine-tuning model with a template of its own
 #: for batch 1 and micro-batches: (model, method, precision, levers).
 FITS = (("bert-base", "full", "fp32", "none"), ("gpt2-small", "full", "amp-bf16", "ckpt"),
-        ("hf:meta-llama/Llama-3.2-1B", "lora", "amp-bf16", "ckpt+accum-2"))
+        ("hf:meta-llama/Llama-3.2-1B", "lora", "amp-bf16", "ckpt+accum-2"),
+        # where the widget opens (calculator.START)
+        ("hf:meta-llama/Llama-3.1-8B", "lora", "bf16", "ckpt"))
 DRIVER = """
 const assets = require("path").dirname(process.argv[2]);
 global.window = {};

@@ -1,14 +1,17 @@
-""""Why not a formula" (site/pages/calculator/formulas.py): the rows take the suite's points at
-the common setting and no other, each rule's bytes and signed error are the ones worked by hand,
-LoRA rows use the rules' LoRA forms, a missing estimate gives no row, and both languages'
-tables render. Synthetic results on the shipped configs: no model is built."""
+""""Why not a formula" (site/pages/calculator/formulas.py and rules.py): the rows take the
+suite's points at the common setting and no other, each rule's bytes and signed error are the
+ones worked by hand, LoRA rows use the rules' LoRA forms, a missing estimate gives no row, and
+both languages' tables render; each rule's header and words (params_header, params_words,
+accelerate_words, korthikanti_words, attention_words) follow the steps it is applied to, each
+branch with a case; the published runs' sources are described from held_out.json, and none of
+their points is left out. Synthetic results on the shipped configs: no model is built."""
 
 from __future__ import annotations
 
 import pytest
 
 from generator.results.reference_runs import held_out
-from generator.site.pages.calculator import formulas
+from generator.site.pages.calculator import formulas, rules
 
 LLAMA = "hf:meta-llama/Llama-3.2-1B"
 BERT = "hf:bert-base-uncased"
@@ -90,11 +93,11 @@ def test_lora_rows_use_the_lora_forms() -> None:
 def test_accelerate_sizes_the_base_model() -> None:
     # BERT's AutoModel has no classifier (768 · 2 + 2); an untied LM head (Llama 3.1 8B's
     # vocab · hidden) is not in the base model either
-    bert = formulas.model_shape(BERT)
-    assert formulas.accelerate_size(bert, "sequence-classification", 109_483_778) == \
+    bert = rules.model_shape(BERT)
+    assert rules.accelerate_size(bert, "sequence-classification", 109_483_778) == \
         4 * 109_482_240
     untied = {"hidden": 4096, "vocab": 128_256, "tied": False, "labels": 2}
-    assert formulas.accelerate_size(untied, "auto", 8_030_261_248) == \
+    assert rules.accelerate_size(untied, "auto", 8_030_261_248) == \
         4 * (8_030_261_248 - 128_256 * 4096)
 
 
@@ -140,10 +143,10 @@ def test_signed_percentages() -> None:
 
 
 @pytest.mark.parametrize("lang, words", [
-    ("en", ["16 B/parameter", "accelerate estimate-memory",
+    ("en", ["16 B per trainable, 2 B per frozen parameter", "accelerate estimate-memory",
             "Korthikanti et al. states + activations", "This estimate (allocated peak",
             "full fine-tuning", "1.24 B / 1.24 B", "1.70 M / 1.24 B"]),
-    ("zh", ["每参数 16 字节", "accelerate estimate-memory", "Korthikanti 等人", "本站估算（已分配峰值",
+    ("zh", ["可训练参数每个 16 字节、冻结参数每个 2 字节", "accelerate estimate-memory", "Korthikanti 等人", "本站估算（已分配峰值",
             "全参数微调", "12.4 亿 / 12.4 亿", "170 万 / 12.4 亿"]),
 ])
 def test_tables_render_in_both_languages(lang, words) -> None:
@@ -180,16 +183,16 @@ def test_published_measurements_beside_the_held_out_estimates() -> None:
 
 
 def test_configs_are_read_where_the_package_ships_them() -> None:
-    # formulas names the folder itself, so that rendering imports no PyTorch
+    # rules.py names the folder itself, so that rendering imports no PyTorch
     from generator.measure.models import hf_config
 
-    assert formulas.SHIPPED == hf_config.SHIPPED
-    assert formulas.model_shape(LLAMA) == {"layers": 16, "hidden": 2048, "heads": 32,
+    assert rules.SHIPPED == hf_config.SHIPPED
+    assert rules.model_shape(LLAMA) == {"layers": 16, "hidden": 2048, "heads": 32,
                                            "vocab": 128_256, "tied": True, "labels": 2}
 
 
 def test_a_model_without_a_shipped_config_has_no_row() -> None:
-    assert formulas.model_shape("hf:someone/not-shipped") is None
+    assert rules.model_shape("hf:someone/not-shipped") is None
     assert formulas.rows([result("hf:someone/not-shipped"), result()])[0]["model"] == LLAMA
     assert len(formulas.rows([result("hf:someone/not-shipped")])) == 0
 
@@ -202,3 +205,143 @@ def test_the_summary_says_which_way_each_rule_errs():
     both = rule_words("korthikanti", {"min": -0.4, "max": 0.9})
     assert "both ways" in both.en and "时高时低" in both.zh
     assert summary([]) is None
+
+
+# --- each rule's words, from the steps it is applied to (issue 45, items 3 to 6) -----------
+
+def step(**changes) -> rules.Step:
+    """Llama 3.2 1B's step at the decoder setting, as the rules take it."""
+    fields = dict(model=LLAMA, label="meta-llama/Llama-3.2-1B", parameters=P, trainable=P,
+                  shape=rules.model_shape(LLAMA), task="causal-lm", task_parameters=P,
+                  batch=4, seq=2048, precision="amp-bf16", optimizer="adamw",
+                  checkpointing=False, attention="sdpa")
+    return rules.Step(**{**fields, **changes})
+
+
+def test_params_header_says_what_it_charges_only_where_a_step_has_frozen_weights() -> None:
+    assert rules.params_header([step()]).en == "16 B/parameter (GiB, error)"
+    lora_step = step(trainable=LORA_TRAINABLE, parameters=LORA_PARAMETERS)
+    header = rules.params_header([step(), lora_step])
+    assert "16 B per trainable, 2 B per frozen parameter" in header.en
+    assert "冻结参数每个 2 字节" in header.zh
+
+
+def test_params_words_say_what_the_steps_beside_keep_of_a_frozen_weight() -> None:
+    full = rules.params_words([step()])
+    assert "LoRA" not in full.en and "frozen" not in full.en
+    amp = rules.params_words([step(trainable=LORA_TRAINABLE)])
+    assert "2 B per frozen one" in amp.en and "in FP32 under autocast, 4 B each" in amp.en
+    assert "4 字节" in amp.zh
+    bf16 = rules.params_words([step(trainable=LORA_TRAINABLE, precision="bf16")])
+    assert "FP32" not in bf16.en.split("fp16 copy alone")[1]
+    assert "at 2 B each, as the rule does" in bf16.en
+    assert "8-bit Adam" in rules.params_words([step(optimizer="adamw-8bit")]).en
+    assert "8-bit Adam" not in full.en
+
+
+def test_accelerate_words_name_the_rows_the_steps_read() -> None:
+    amp = rules.accelerate_words([step()])
+    assert "2× that size for bfloat16" in amp.en and "float32" not in amp.en
+    both = rules.accelerate_words([step(), step(precision="fp32")])
+    assert "4× that size for float32" in both.en and "float32 取这个大小的 4×" in both.zh
+
+
+def test_the_vocabulary_term_only_where_the_task_has_vocabulary_logits() -> None:
+    lm = step()
+    classifier = step(task="sequence-classification")
+    outside = 5 * 2048 * 4 * 2048 + 4 * 2048 * 4 * 128_256
+    assert rules.RULES["korthikanti"].figure(lm) - \
+        rules.RULES["korthikanti"].figure(classifier) == outside
+    # the committed BERT rows are sequence classifiers: bert-base at 16 × 256 has no term
+    bert = step(model=BERT, shape=rules.model_shape(BERT), task="sequence-classification",
+                parameters=109_483_778, trainable=109_483_778, batch=16, seq=256)
+    s, b, h, a = 256, 16, 768, 12
+    assert rules.RULES["korthikanti"].figure(bert) == \
+        16 * 109_483_778 + 12 * (34 * s * b * h + 5 * a * s * s * b)
+    words = rules.korthikanti_words([lm, classifier])
+    assert "5sbh + 4sbv" in words.en and "for a sequence classifier" in words.en
+    only_lm = rules.korthikanti_words([lm])
+    assert "5sbh + 4sbv" in only_lm.en and "classifier" not in only_lm.en
+    only_classifier = rules.korthikanti_words([classifier])
+    assert "5sbh + 4sbv" not in only_classifier.en
+    assert "nothing is added for the logits" in only_classifier.en
+    assert "不为 logits 加任何项" in only_classifier.zh
+
+
+def test_fp32_runs_take_the_fp32_activations() -> None:
+    # BERT-large at batch 4, sequence 512 in FP32 (the guide's first run): 11.46 GiB
+    large = step(model=LARGE, shape=rules.model_shape(LARGE), task="sequence-classification",
+                 parameters=335_143_938, trainable=335_143_938, batch=4, seq=512,
+                 precision="fp32")
+    figure = rules.RULES["korthikanti"].figure(large)
+    s, b, h, a = 512, 4, 1024, 16
+    assert figure == 16 * 335_143_938 + 24 * (66 * s * b * h + 9 * a * s * s * b)
+    assert round(figure / 2**30, 2) == 11.46
+    sixteen = rules.RULES["korthikanti"].figure(
+        step(**{**large.__dict__, "precision": "amp-fp16"}))
+    assert sixteen == 16 * 335_143_938 + 24 * (34 * s * b * h + 5 * a * s * s * b)
+    words = rules.korthikanti_words([large])
+    assert "sbhL(66 + 9as/h) for an FP32 run" in words.en
+    assert "66 + 9as/h" not in rules.korthikanti_words([step()]).en
+    checkpointed = rules.korthikanti_words([step(checkpointing=True)])
+    assert "2sbhL for a run that checkpoints" in checkpointed.en and "4sbhL" not in checkpointed.en
+    assert "4sbhL in FP32" in rules.korthikanti_words(
+        [step(checkpointing=True, precision="fp32")]).en
+
+
+def test_attention_words_say_which_estimates_keep_the_scores() -> None:
+    sdpa, eager = step(), step(label="google/gemma-2-2b", attention="eager")
+    assert rules.attention_words([step(attention=None)]) is None
+    assert "Every estimate here runs SDPA" in rules.attention_words([sdpa]).en
+    only = rules.attention_words([eager, eager])
+    assert "`google/gemma-2-2b`" in only.en and "run eager attention" in only.en
+    mixed = rules.attention_words([sdpa, eager])
+    assert "Every estimate here but that of `google/gemma-2-2b`" in mixed.en
+    assert "除 `google/gemma-2-2b` 外" in mixed.zh
+    two = rules.attention_words([sdpa, eager, step(label="other", attention="eager")])
+    assert "but those of" in two.en and "run eager attention" in two.en
+
+
+def test_the_task_of_a_step() -> None:
+    assert rules.task_of(BERT, "sequence-classification") == "sequence-classification"
+    assert rules.task_of(LLAMA) == "causal-lm"           # its config's architectures
+    assert rules.task_of("bert-base") == "masked-lm"     # the project's own BERT
+    assert rules.task_of("gpt2-small") == "causal-lm"
+    assert rules.task_of("hf:someone/not-shipped") is None
+
+
+def test_every_rule_is_described_once_in_the_tables_order() -> None:
+    said = rules.described([step()])
+    assert [d["id"] for d in said] == list(rules.RULES) == \
+        ["params_times_16", "accelerate", "korthikanti"]
+    assert all(d["words"].en and d["words"].zh for d in said)
+
+
+def test_published_intro_checks_the_settings() -> None:
+    table = formulas.rows([result()])
+    published = [{"step": step(batch=1, seq=512)}]
+    assert "No published real-GPU measurement" in formulas.published_intro(published, table).en
+    same = [{"step": step()}]
+    assert formulas.published_intro(same, table).en.startswith("1 of the published runs")
+
+
+def test_published_sources_say_what_each_states_and_what_the_estimate_substitutes() -> None:
+    large = result(LARGE, batch=16, seq=256, parameters=335_143_938,
+                   hf_task="sequence-classification")
+    found = formulas.published([large])
+    [said] = formulas.published_sources(found)
+    assert f"all {len(found)} of its estimated points" in said.en
+    assert "states no versions" in said.en and "没有注明版本" in said.zh
+    assert "The catalogue has no V100" in said.en       # the GPU it models in its place
+    assert "for-loop AdamW" in said.en                  # the source's notes: the optimizer
+    assert "non-reentrant" in said.en                   # and the checkpointing
+    [fewer] = formulas.published_sources(found[:2])
+    assert f"2 of its {len(found)} estimated points" in fewer.en
+
+
+def test_no_held_out_point_of_a_source_drawn_on_is_left_out() -> None:
+    assert formulas.unlisted_points() == []  # the guide's seventh point (5,363 MiB) included
+    measurements = [m for m in formulas.load_measurements()
+                    if m.get("held_out_id") != "hf-bert-large-b1x4-amp-ckpt-adam8bit"]
+    assert [p.id for p in formulas.unlisted_points(measurements)] == \
+        ["hf-bert-large-b1x4-amp-ckpt-adam8bit"]

@@ -94,6 +94,25 @@ def test_korthikanti_adds_the_outside_activations_only_with_a_vocabulary() -> No
             == 536_870_912 + outside)
 
 
+def test_korthikanti_in_fp32_keeps_the_same_tensors_at_4_bytes() -> None:
+    # per layer sbh(66 + 9as/h): the explainer's fp32 variant (analysis.activation_formula_bytes
+    # with 4-byte elements and a 4h MLP); under recomputation each layer's input in FP32
+    from generator.site.analysis import activation_formula_bytes
+
+    s, b, h, a = 32, 1, 64, 4
+    per_layer = activation_formula_bytes(seq_len=s, batch_size=b, hidden=h, heads=a,
+                                         intermediate=4 * h, element_bytes=4)
+    assert rules.korthikanti_activations(2, h, a, b, s, fp32=True) == 2 * per_layer == \
+        2 * (66 * s * b * h + 9 * a * s * s * b)
+    assert rules.korthikanti_activations(2, h, a, b, s, fp32=True, recompute=True) == \
+        4 * s * b * h * 2
+    assert rules.korthikanti_activations(2, h, a, b, s, fp32=True, vocabulary=100) == \
+        2 * per_layer + 9 * s * b * h + 4 * s * b * 100
+    sixteen = activation_formula_bytes(seq_len=s, batch_size=b, hidden=h, heads=a,
+                                       intermediate=4 * h, element_bytes=2)
+    assert rules.korthikanti_activations(2, h, a, b, s) == 2 * sixteen
+
+
 def test_korthikanti_scales_with_layers_and_batch_and_quadratically_in_the_attention() -> None:
     base = rules.korthikanti_activations(2, 64, 4, 1, 32)
     assert rules.korthikanti_activations(4, 64, 4, 1, 32) == 2 * base

@@ -17,20 +17,18 @@ from typing import Any
 
 from generator.errors import ConfigError, ModelError
 from generator.experiment import HF_PREFIX
+from generator.experiment.experiment import HF_TASK_HEADS, task_of_architectures
 from generator.measure.models.hf_config import find_config, transformers_module
 from generator.units import duration
 
+#: The auto class that builds each task.
+AUTO_CLASSES = {"causal-lm": "AutoModelForCausalLM", "masked-lm": "AutoModelForMaskedLM",
+                "seq2seq-lm": "AutoModelForSeq2SeqLM",
+                "sequence-classification": "AutoModelForSequenceClassification",
+                "image-classification": "AutoModelForImageClassification",
+                "contrastive": "AutoModel"}
 #: task → (the auto class that builds it, the architecture suffixes that name it).
-TASKS = {
-    "causal-lm": ("AutoModelForCausalLM", ("ForCausalLM", "LMHeadModel")),
-    "masked-lm": ("AutoModelForMaskedLM", ("ForMaskedLM",)),
-    "seq2seq-lm": ("AutoModelForSeq2SeqLM", ("ForConditionalGeneration", "ForSeq2SeqLM")),
-    "sequence-classification": ("AutoModelForSequenceClassification",
-                                ("ForSequenceClassification",)),
-    "image-classification": ("AutoModelForImageClassification", ("ForImageClassification",)),
-    # CLIP-style image-text pairs: the model's own contrastive loss (return_loss=True)
-    "contrastive": ("AutoModel", ("CLIPModel",)),
-}
+TASKS = {task: (AUTO_CLASSES[task], suffixes) for task, suffixes in HF_TASK_HEADS.items()}
 PREFIX = HF_PREFIX
 #: The most layers a config's deepest stack may have: every layer is built and run
 #: on fake tensors, about half a second each on a laptop's CPU, so 1,000 take minutes; the
@@ -90,10 +88,9 @@ def _refuse_too_deep(data: dict[str, Any], name: str) -> None:
 
 def task_of(config, name: str) -> str:
     """The task the config's `architectures` names."""
-    for arch in config.architectures or []:
-        for task, (_, suffixes) in TASKS.items():
-            if arch.endswith(suffixes):
-                return task
+    task = task_of_architectures(config.architectures)
+    if task is not None:
+        return task
     raise ModelError(f"{name}: no supported task head in architectures "
                      f"{config.architectures or []}; give hf_task ({', '.join(TASKS)})")
 

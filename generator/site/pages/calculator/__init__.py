@@ -33,7 +33,16 @@ from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.shapes import StepResult
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.pages import Page
-from generator.site.pages.calculator import formulas, grid, replay, settings
+from generator.site.escaping import written
+from generator.site.pages.calculator import (
+    choices,
+    formulas,
+    grid,
+    replay,
+    rules,
+    settings,
+    verdicts,
+)
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, fit_share
 from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
 from generator.site.pages.sweeps.fits import peak_phase
@@ -73,14 +82,20 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     models = _models(fits, results)
     start = _start(fits)
     found = formulas.rows(results, order=[m["id"] for m in models])
-    return {"schema_version": SCHEMA, "fits": fits, "models": models, "gpus": gpu_data(),
+    keys = grid.grid_keys()
+    own = [r for r in results if r["key"] in keys and not r.get("error")]
+    gpu_list = gpu_data()
+    return {"schema_version": SCHEMA, "fits": fits, "models": models, "gpus": gpu_list,
             # the one rule's words (plan/fit.py), for the widget in each language
             "verdict_words": {lang: {word: text[lang] for word, text in WORD_TEXT.items()}
                               for lang in LANGS},
             "upper_bound": {lang: RESERVED_IS_AN_UPPER_BOUND[lang] for lang in LANGS},
             "methods": {m: dict(zip(("en", "zh"), w)) for m, w in settings.METHODS.items()},
-            "precisions": {p: dict(zip(("en", "zh"), PRECISION_LABELS[p])) for p in order
-                           if any(f["precision"] == p for f in fits)},
+            # each precision named by what it keeps, beside the method it is offered with
+            "precisions": {m: {p: dict(zip(("en", "zh"), settings.precision_label(m, p)))
+                               for p in order if any((f["method"], f["precision"]) == (m, p)
+                                                     for f in fits)}
+                           for m in methods if any(f["method"] == m for f in fits)},
             "categories": list(CATEGORIES),
             "category_words": {c: dict(zip(("en", "zh"), CATEGORY_LABELS[c])) for c in CATEGORIES},
             "category_colors": {c: CATEGORY_COLORS[c] for c in CATEGORIES},
@@ -92,21 +107,40 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
                                                            if m["family"] == family]}
                              for family in dict.fromkeys(m["family"] for m in models)],
             "points_per_fit": _points_per_fit(fits),
-            "formulas": _formulas(found, results)}
+            "formulas": _formulas(found, results),
+            # what the page says, not the widget's data (data_files leaves it out)
+            "page": {"choices": {name: written(words) for name, words in (
+                         ("origins", choices.origins(models)),
+                         ("tasks", choices.tasks(models, own)),
+                         ("lora_targets", choices.lora_targets(models, own)))},
+                     "precisions": choices.precisions(fits),
+                     "first_answer": first_answer(start, fits, replays, gpu_list, models)}}
 
 
 def _formulas(found: list[dict[str, Any]], results: list[StepResult]) -> dict[str, Any] | None:
-    """The "why not a formula" rows and what the page says of them; None without rows."""
+    """The "why not a formula" rows and what the page says of them: what each rule computes
+    (described over every step the page applies it to), whether the estimates keep what the
+    rules count of attention, and the published runs' sources; None without rows."""
     said = formulas.summary(found)
     if said is None:
         return None
     settings_seen = sorted({(r["batch"], r["seq"]) for r in found}, key=lambda s: -s[1])
-    shown = [f"{b} × {s:,}" for b, s in settings_seen]
+    shown = listed([same(f"{b} × {s:,}") for b, s in settings_seen])
     by_key = {r["key"]: r for r in results}
-    return {"rows": found, "published": formulas.published(results),
+    published = formulas.published(results)
+    steps = [r["step"] for r in found + published]
+    attention = rules.attention_words([r["step"] for r in found])
+    published_attention = rules.attention_words([r["step"] for r in published])
+    return {"rows": found, "published": published,
             # the estimates the table prints, for the page's list of data files (sources.py)
             "sources": [by_key[r["key"]] for r in found if r["key"] in by_key],
-            "settings": {"en": " and ".join(shown), "zh": "和".join(shown)},
+            "settings": {"en": shown.en, "zh": shown.zh},
+            "rules": [{"id": d["id"], "words": written(d["words"])}
+                      for d in rules.described(steps)],
+            "attention": attention and written(attention),
+            "published_attention": published_attention and written(published_attention),
+            "published_intro": formulas.published_intro(published, found),
+            "published_sources": [written(w) for w in formulas.published_sources(published)],
             "summary": dict(zip(("en", "zh"), said))}
 
 
@@ -136,15 +170,23 @@ def _points_per_fit(fits: list[dict[str, Any]]) -> str:
     return str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
 
 
-#: Where the widget opens: a question people ask ("LoRA on Llama 3.1 8B, batch 4 at 2,048
-#: tokens: which GPU?"), with the first model and setting standing in where it is absent.
-START = {"model": "hf:meta-llama/Llama-3.1-8B", "method": "lora", "batch": 4, "seq": 2048}
+#: Where the widget opens: the setting most people fine-tune an LLM with, LoRA on the model's
+#: weights loaded in bf16 with activation checkpointing, at one sample of 2,048 tokens (the
+#: defaults of LLaMA-Factory's LoRA recipe, examples/train_lora/llama3_lora_sft.yaml:
+#: per_device_train_batch_size 1, cutoff_len 2048, bf16, checkpointing unless disabled; TRL's
+#: SFT recipes also load bf16 weights and checkpoint). The first model's and setting's stand
+#: in for what the fits lack.
+START = {"model": "hf:meta-llama/Llama-3.1-8B", "method": "lora", "precision": "bf16",
+         "levers": "ckpt", "batch": 1, "seq": 2048}
 
 
 def _start(fits: list[dict[str, Any]]) -> dict[str, Any]:
-    """The widget's first choice: START where a fit holds it, else the first fine-tuning
-    model's first setting at the middle of its points."""
+    """The widget's first choice: START where a fit holds it (its model and method, then its
+    precision and levers where they are among the fits), else the first fine-tuning model's
+    first setting at the middle of its points."""
     wanted = [f for f in fits if f["model"] == START["model"] and f["method"] == START["method"]]
+    wanted = ([f for f in wanted if (f["precision"], f["levers"]) ==
+               (START["precision"], START["levers"])] or wanted)
     first = (wanted or [f for f in fits if f["model"].startswith("hf:")] or fits)[0]
     if FitRange(tuple(first["range"]["tokens"]), tuple(first["range"]["seq"])).contains(
             START["batch"], START["seq"]):
@@ -155,6 +197,36 @@ def _start(fits: list[dict[str, Any]]) -> dict[str, Any]:
     return {"model": first["model"], "method": first["method"],
             "precision": first["precision"], "levers": first["levers"],
             "batch": size["batch"], "seq": size["seq"], "gpu": gpus.ASSUMED}
+
+
+def first_answer(start: dict[str, Any], fits: list[dict[str, Any]],
+                 replays: dict[str, dict[str, Any]], gpu_list: list[dict[str, Any]],
+                 models: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the widget shows first, computed as it computes it (verdicts.py), for the page's
+    text without JavaScript: the setting, the reserved peak on the opening GPU, the verdict
+    there, and the smallest GPU of the catalogue it fits. None where the widget does not
+    open on START (its fits lack that setting): the page names START's setting as the one
+    most people run."""
+    if any(start[key] != value for key, value in START.items()):
+        return None
+    fit = next((f for f in fits if all(f[k] == start[k] for k in
+                                       ("model", "method", "precision", "levers"))), None)
+    if fit is None:
+        return None
+    templates = {e["name"]: replays[e["name"]] for e in fit["replays"] if e["name"] in replays}
+    predictor = Predictor(fit, templates)
+    gpu = next(g for g in gpu_list if g["name"] == start["gpu"])
+    shown = verdicts.figures(fit, gpu, start["batch"], start["seq"], templates)
+    word = verdicts.verdict(fit, gpu, start["batch"], start["seq"], templates).word
+    smallest = verdicts.smallest_fitting(predictor, gpu_list, start["batch"], start["seq"])
+    model = next(m for m in models if m["id"] == start["model"])
+    return {"model": model["label"], "method": settings.METHODS[fit["method"]],
+            "precision": settings.precision_label(fit["method"], fit["precision"]),
+            "levers": fit["lever_words"], "batch": start["batch"], "seq": start["seq"],
+            "reserved": shown["reserved"], "gpu": gpu["short_name"],
+            "verdict": WORD_TEXT[word], "kind": fit["kind"],
+            "smallest": smallest and {"name": smallest["short_name"],
+                                      "memory": smallest["memory_bytes"]}}
 
 
 def _models(fits: list[dict[str, Any]], results: list[StepResult]) -> list[dict[str, Any]]:
@@ -366,7 +438,7 @@ def data_files(ctx: dict[str, Any]) -> dict[str, str]:
     """What render writes under docs/<lang>/data/: the models and settings as JSON and as a
     script; each model's fits, and each setting's replay templates, as scripts of their own."""
     top = {key: value for key, value in ctx.items()
-           if key not in ("replays", "fits", "formulas")}
+           if key not in ("replays", "fits", "formulas", "page")}
     text = json.dumps(top, ensure_ascii=False, indent=1, sort_keys=True)
     files = {f"{DATA_NAME}.json": text + "\n",
              f"{DATA_NAME}.js": f"window.CALCULATOR_DATA = {text};\n"}

@@ -7,6 +7,9 @@ against the estimated allocated peak, (rule − estimate) ÷ estimate. And, wher
 real-GPU measurement exists with a held-out estimate of the same step, the rules at the
 measurement's own setting against that measurement.
 
+Each rule is one record of rules.py (RULES): the bytes it gives for a step, its column's
+header, and what the page says it computes, side by side; here, the steps it is applied to.
+
 Pure arithmetic on results and shipped JSON files: no PyTorch (the site renders without it).
 """
 
@@ -22,12 +25,21 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.experiment.experiment import options, step_options_of
-from generator.plan import rules_of_thumb as rules
 from generator.results.reference_runs import DATA, HeldOutPoint, held_out
 from generator.site.escaping import code, markdown_text
+from generator.site.pages.accuracy import held_out as accuracy
 from generator.site.pages.accuracy.held_out import estimated_figure
 from generator.site.pages.accuracy.held_out import label as held_out_label
+from generator.site.pages.calculator.rules import (
+    RULE_NAMES,
+    RULES,
+    Step,
+    figures,
+    model_shape,
+    task_of,
+)
 from generator.site.tables import markdown_table
+from generator.site.wording import spaced
 from generator.units import gib
 from generator.words import Words
 
@@ -39,26 +51,12 @@ LORA_RANK = 16
 METHODS = ("full", "lora")
 #: Step options that make the method or the task, not a lever.
 NOT_LEVERS = ("lora_rank", "lora_targets", "lora_dropout", "quantization", "hf_task")
-#: The rules, in the table's order.
-RULES = ("params_times_16", "accelerate", "korthikanti")
-#: accelerate's dtype row for a precision: AMP reads the 16-bit row (fp32 master weights).
-ACCELERATE_DTYPE = {"fp32": "float32", "amp-fp16": "float16", "fp16": "float16",
-                    "amp-bf16": "bfloat16", "bf16": "bfloat16"}
 MEASUREMENTS = DATA / "fine_tune_measurements.json"
-#: The configs shipped with the package (generator.measure.models.hf_config.SHIPPED), named
-#: here: importing that module imports generator.measure, and so PyTorch.
-SHIPPED = Path(__file__).parents[3] / "measure" / "models" / "hf_configs"
-
 TEXT: dict[str, Words] = {
     "model": Words("Model", "模型"),
     "method": Words("Method", "方法"),
     "setting": Words("Batch × sequence", "批大小 × 序列长度"),
     "parameters": Words("Trainable / all parameters", "可训练 / 全部参数"),
-    "params_times_16": Words("16 B/parameter (GiB, error)", "每参数 16 字节（GiB，误差）"),
-    "accelerate": Words("accelerate estimate-memory (GiB, error)",
-                        "accelerate estimate-memory（GiB，误差）"),
-    "korthikanti": Words("Korthikanti et al. states + activations (GiB, error)",
-                         "Korthikanti 等人：模型状态 + 激活值（GiB，误差）"),
     "allocated": Words("This estimate (allocated peak, GiB)", "本站估算（已分配峰值，GiB）"),
     "reserved": Words("This estimate (reserved peak, GiB)", "本站估算（已预留峰值，GiB）"),
     "measurement": Words("Measurement", "测量"),
@@ -87,11 +85,12 @@ def method_at_setting(exp: dict[str, Any]) -> str | None:
 
 def rows(results: Sequence[dict[str, Any]], order: Sequence[str] | None = None
          ) -> list[dict[str, Any]]:
-    """One row per (model, method) at the common setting: the rules' bytes, this estimate's
-    peaks and each rule's signed error against the estimated allocated peak. A model or method
-    with no error-free estimate at the setting has no row, nor has a model whose config the
-    package does not ship (the formulas need its shape). `order`: model ids in the order the
-    calculator lists them (models not in it follow, by kind, family and size)."""
+    """One row per (model, method) at the common setting: the step the rules take, their
+    bytes, this estimate's peaks and each rule's signed error against the estimated allocated
+    peak. A model or method with no error-free estimate at the setting has no row, nor has a
+    model whose config the package does not ship (the formulas need its shape). `order`:
+    model ids in the order the calculator lists them (models not in it follow, by kind,
+    family and size)."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for result in sorted(results, key=lambda r: r.get("key", "")):  # first key wins a tie
         exp = result["experiment"]
@@ -106,25 +105,31 @@ def rows(results: Sequence[dict[str, Any]], order: Sequence[str] | None = None
     return sorted(table, key=_order_key(order))
 
 
+def step_of(result: dict[str, Any], shape: dict[str, Any], task_parameters: int | None) -> Step:
+    """The step a result estimated, as the rules take it."""
+    exp = result["experiment"]
+    micro = exp.get("micro_batches", 1) or 1
+    return Step(model=exp["model"], label=exp["model"].removeprefix("hf:"),
+                parameters=result["parameter_count"],
+                trainable=result["trainable_parameter_count"], shape=shape,
+                task=task_of(exp["model"], r_task(result)), task_parameters=task_parameters,
+                batch=exp["batch_size"] // micro, seq=exp["seq_len"],
+                precision=exp["precision"], optimizer=exp["optimizer"],
+                checkpointing=bool(exp.get("checkpointing")),
+                attention=result.get("attention") or (result.get("architecture") or {}).get(
+                    "attention"))
+
+
 def _row(result: dict[str, Any], method: str, shape: dict[str, Any],
          task_parameters: int | None) -> dict[str, Any]:
     exp, allocator = result["experiment"], result["allocator"]
-    batch, seq = exp["batch_size"], exp["seq_len"]
-    parameters, trainable = result["parameter_count"], result["trainable_parameter_count"]
+    step = step_of(result, shape, task_parameters)
     allocated = allocator["peak_allocated_bytes"]
-    size = accelerate_size(shape, r_task(result), task_parameters)
-    dtype = ACCELERATE_DTYPE[exp["precision"]]
-    by_rule = {
-        "params_times_16": rules.params_times_16(parameters, trainable),
-        # accelerate knows no LoRA: the same figure for both methods of a model
-        "accelerate": None if size is None else rules.accelerate_training_estimate(size, dtype),
-        "korthikanti": rules.states_plus_activations(
-            parameters, shape["layers"], shape["hidden"], shape["heads"], batch, seq,
-            trainable_parameters=trainable, vocabulary=shape["vocab"]),
-    }
-    return {"model": exp["model"], "label": exp["model"].removeprefix("hf:"), "method": method,
-            "task": r_task(result), "batch": batch, "seq": seq, "parameters": parameters,
-            "trainable": trainable, "rules": by_rule, "allocated": allocated,
+    by_rule = figures(step)
+    return {"model": exp["model"], "label": step.label, "method": method,
+            "task": r_task(result), "batch": step.batch, "seq": step.seq,
+            "parameters": step.parameters, "trainable": step.trainable, "step": step,
+            "rules": by_rule, "allocated": allocated,
             "reserved": allocator["peak_reserved_bytes"], "tensors": result["peak_bytes"],
             "errors": {k: error(v, allocated) for k, v in by_rule.items()},
             "key": result.get("key")}
@@ -170,59 +175,6 @@ def task_parameter_counts(results: Sequence[dict[str, Any]]) -> dict[tuple[str, 
     return counts
 
 
-def model_config(model: str) -> dict[str, Any] | None:
-    """The model's shipped config.json as a dict, or None where the package ships none (the
-    site imports nothing of the measuring layer, so hf_config.find_config is not asked)."""
-    path = SHIPPED / f"{model.removeprefix('hf:').replace('/', '--')}.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _field(config: dict[str, Any], *names: str) -> Any:
-    """The first of `names` the config sets, at its top or in a multimodal model's
-    text_config (families name fields differently: GPT-2's n_layer is BERT's
-    num_hidden_layers)."""
-    for part in (config, config.get("text_config") or {}):
-        for name in names:
-            if part.get(name) is not None:
-                return part[name]
-    return None
-
-
-def model_shape(model: str) -> dict[str, Any] | None:
-    """Korthikanti's L, h, a and v from the shipped config, plus what accelerate's size
-    needs; None for a model without a shipped config."""
-    config = model_config(model)
-    if config is None:
-        return None
-    shape = {"layers": _field(config, "num_hidden_layers", "n_layer", "num_layers"),
-             "hidden": _field(config, "hidden_size", "n_embd", "d_model"),
-             "heads": _field(config, "num_attention_heads", "n_head"),
-             "vocab": _field(config, "vocab_size"),
-             # transformers' default where a config leaves it out (Gemma's files do)
-             "tied": _field(config, "tie_word_embeddings") is not False,
-             "labels": len(config.get("id2label") or {}) or 2}
-    missing = [k for k in ("layers", "hidden", "heads", "vocab") if shape[k] is None]
-    if missing:
-        raise ValueError(f"{model}: its config has no {', '.join(missing)} for the formulas")
-    return shape
-
-
-def accelerate_size(shape: dict[str, Any], task: str, task_parameters: int | None) -> int | None:
-    """What accelerate sizes: 4 bytes per parameter of the *base* model class (AutoModel,
-    float32), tied weights once. The task model's count less its head: an untied LM head
-    (vocab × hidden, no bias), or a sequence classifier (hidden × labels + labels, BERT's).
-    Approximation: the buffers accelerate also counts (rotary inv_freq, BERT's position and
-    token-type ids: 256 B to 8 KiB for the models here) are left out, and a head with a bias
-    or another shape than these is not recognised. None without a full fine-tuning result."""
-    if task_parameters is None:
-        return None
-    if task == "sequence-classification":
-        head = shape["hidden"] * shape["labels"] + shape["labels"]
-    else:
-        head = 0 if shape["tied"] else shape["vocab"] * shape["hidden"]
-    return 4 * (task_parameters - head)
-
-
 def _family(model: str) -> str:
     """"hf:meta-llama/Llama-3.2-1B" → "llama": the letters that start the model's name."""
     name = model.removeprefix("hf:").rsplit("/", 1)[-1]
@@ -241,6 +193,10 @@ def _order_key(order: Sequence[str] | None):
 
 # --- published measurements ----------------------------------------------------------------
 
+def _flag(words: list[str], flag: str, default: str | None = None) -> str | None:
+    return words[words.index(flag) + 1] if flag in words else default
+
+
 def published(results: Sequence[dict[str, Any]], measurements: list[dict[str, Any]] | None = None,
               points: list[HeldOutPoint] | None = None) -> list[dict[str, Any]]:
     """The published real-GPU measurements (fine_tune_measurements.json) that are held-out
@@ -253,13 +209,10 @@ def published(results: Sequence[dict[str, Any]], measurements: list[dict[str, An
     source read), so its error is like for like. The rules predict no particular figure of a
     real GPU: they are set against what the source printed as a reader deciding "will it fit"
     would set them, so their errors include what they leave out by construction (the CUDA
-    context, the allocator's cache). The rules take the step's micro-batch (activations of one
-    forward pass), Korthikanti's full-recomputation form where the run checkpointed, and
-    accelerate's row of the run's precision; Korthikanti's activations stay 16-bit ones for an
-    fp32 run, as published; the 16-byte rule and accelerate assume 32-bit
-    Adam states even for a run with 8-bit Adam. None of these runs is at the table's setting.
-    A measurement whose model has no full fine-tuning result here (for the parameter count)
-    or no shipped config has no row."""
+    context, the allocator's cache). The rules take the step as the estimate's command gives
+    it (step_of_point): its micro-batch, task, precision and checkpointing. None of these runs
+    is at the table's setting. A measurement whose model has no full fine-tuning result here
+    (for the parameter count) or no shipped config has no row."""
     measurements = load_measurements() if measurements is None else measurements
     by_id = {p.id: p for p in (held_out() if points is None else points)}
     counts = task_parameter_counts(results)
@@ -269,24 +222,13 @@ def published(results: Sequence[dict[str, Any]], measurements: list[dict[str, An
         estimate = None if point is None else estimated_figure(point)
         if estimate is None:
             continue
-        words = shlex.split(point.command)
-        model = next(w for w in words if w.startswith("hf:"))
-        task = words[words.index("--hf-task") + 1] if "--hf-task" in words else "auto"
-        parameters, shape = counts.get((model, task)), model_shape(model)
-        if parameters is None or shape is None:
+        step = step_of_point(point, counts)
+        if step is None:
             continue
-        micro = point.batch_size // point.micro_batches
         measured = entry["value_bytes"]
-        size = accelerate_size(shape, task, parameters)
-        by_rule = {
-            "params_times_16": rules.params_times_16(parameters),
-            "accelerate": rules.accelerate_training_estimate(
-                size, ACCELERATE_DTYPE[point.precision]),
-            "korthikanti": rules.states_plus_activations(
-                parameters, shape["layers"], shape["hidden"], shape["heads"], micro,
-                point.seq_len, recompute=point.checkpointing, vocabulary=shape["vocab"]),
-        }
-        found.append({"id": entry["id"], "model": model, "label": held_out_label(point),
+        by_rule = figures(step)
+        found.append({"id": entry["id"], "model": step.model, "label": held_out_label(point),
+                      "point": point, "step": step,
                       "gpu": point.source.gpu, "figure": point.source.figure,
                       "source_url": point.source.url, "measured": measured,
                       "estimate": estimate, "estimate_error": error(estimate, measured),
@@ -295,8 +237,89 @@ def published(results: Sequence[dict[str, Any]], measurements: list[dict[str, An
     return found
 
 
+def step_of_point(point: HeldOutPoint, counts: dict[tuple[str, str], int]) -> Step | None:
+    """A held-out point's step as its estimate's command gives it; None without the model's
+    parameter count (a full fine-tuning result) or shipped config."""
+    words = shlex.split(point.command)
+    model = next(w for w in words if w.startswith("hf:"))
+    hf_task = _flag(words, "--hf-task", "auto")
+    parameters, shape = counts.get((model, hf_task)), model_shape(model)
+    if parameters is None or shape is None:
+        return None
+    return Step(model=model, label=model.removeprefix("hf:"), parameters=parameters,
+                trainable=parameters, shape=shape, task=task_of(model, hf_task),
+                task_parameters=parameters, batch=point.batch_size // point.micro_batches,
+                seq=point.seq_len, precision=point.precision,
+                optimizer=_flag(words, "--optimizer", "adamw"),
+                checkpointing=point.checkpointing, attention=_flag(words, "--attention"))
+
+
+def published_intro(found: Sequence[dict[str, Any]], table_rows: Sequence[dict[str, Any]]
+                    ) -> Words:
+    """Whether any published run is at a setting of the table (batch, sequence, precision)."""
+    settings = {(r["step"].batch, r["step"].seq, r["step"].precision) for r in table_rows}
+    at = [r for r in found if (r["step"].batch, r["step"].seq, r["step"].precision) in settings]
+    if not at:
+        return Words("No published real-GPU measurement of these models at the table's "
+                     "settings was found. The rules and this project's held-out estimates meet "
+                     "published runs at the runs' own settings instead:",
+                     "没有找到这些模型在上表设置下的公开真实 GPU 测量。下面改在公开运行自己的设置下，"
+                     "把各公式和本站的留出估算与它们对照：")
+    return Words(f"{len(at)} of the published runs below are at a setting of the table; the "
+                 "rules and this project's held-out estimates meet each at its own setting:",
+                 f"下面的公开运行中有 {len(at)} 个与上表的某个设置相同；各公式和本站的留出估算"
+                 "都在每个运行自己的设置下与它对照：")
+
+
+def published_sources(found: Sequence[dict[str, Any]],
+                      points: list[HeldOutPoint] | None = None) -> list[Words]:
+    """One paragraph per source of the published rows, from held_out.json: what it ran and
+    printed, how many of its points the table shows, the versions it states (or its date
+    says) beside the estimates', the GPU the estimates model, and what else they substitute
+    (the source's notes). The accuracy page's own sentences (accuracy/held_out.py)."""
+    points = held_out() if points is None else points
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in found:
+        groups.setdefault(row["point"].source.id, []).append(row)
+    said = []
+    for rows_of in groups.values():
+        source = rows_of[0]["point"].source
+        estimated = [p for p in points if p.source.id == source.id and p.estimated]
+        ran = {k: sorted({r["point"].versions[k] for r in rows_of if k in r["point"].versions})
+               for k in ("torch", "transformers", "bitsandbytes")}
+        shown, of = len(rows_of), len(estimated)
+        count = (Words(f"all {of} of its estimated points, in the table below",
+                       f"它已估算的 {of} 个数据点全部列在下表")
+                 if shown == of else
+                 Words(f"{shown} of its {of} estimated points, in the table below",
+                       f"下表列出它已估算的 {of} 个数据点中的 {shown} 个"))
+        name = markdown_text(source.label.en), markdown_text(source.label.zh)
+        parts = [accuracy.compared(source), accuracy.versions(source, ran),
+                 accuracy.modelled(source, sorted({r["point"].modelled_gpu for r in rows_of})),
+                 source.notes]
+        said.append(Words(
+            f"[{name[0]}]({source.url}) ({source.date}), {markdown_text(source.model_name)} on "
+            f"a {markdown_text(source.gpu)}: {count.en}. "
+            + " ".join(markdown_text(p.en) for p in parts),
+            spaced(f"[{name[1]}]({source.url})（{source.date}），", markdown_text(source.gpu),
+                   "上的", markdown_text(source.model_name), f"：{count.zh}。")
+            + "".join(markdown_text(p.zh) for p in parts)))
+    return said
+
+
 def load_measurements(path: Path = MEASUREMENTS) -> list[dict[str, Any]]:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def unlisted_points(measurements: list[dict[str, Any]] | None = None,
+                    points: list[HeldOutPoint] | None = None) -> list[HeldOutPoint]:
+    """The held-out points of a source the measurements draw on that no measurement lists:
+    a point left out of the published table without a word (none, while the file is whole)."""
+    measurements = load_measurements() if measurements is None else measurements
+    points = held_out() if points is None else points
+    listed_ids = {m.get("held_out_id") for m in measurements}
+    sources = {p.source.id for p in points if p.id in listed_ids}
+    return [p for p in points if p.source.id in sources and p.id not in listed_ids]
 
 
 # --- tables ------------------------------------------------------------------------------
@@ -322,8 +345,10 @@ def _with_error(nbytes: int | None, fraction: float | None) -> str:
 
 def table(found: Sequence[dict[str, Any]], lang: str) -> Markup:
     """The common setting's table in Markdown: the rules beside this estimate's peaks."""
-    headers = [TEXT[k][lang] for k in ("model", "method", "setting", "parameters", *RULES,
-                                       "allocated", "reserved")]
+    steps = [r["step"] for r in found]
+    headers = [*(TEXT[k][lang] for k in ("model", "method", "setting", "parameters")),
+               *(rule.header(steps)[lang] for rule in RULES.values()),
+               TEXT["allocated"][lang], TEXT["reserved"][lang]]
     body = [[code(r["label"]), TEXT[r["method"]][lang], f"{r['batch']} × {r['seq']:,}",
              f"{count(r['trainable'], lang)} / {count(r['parameters'], lang)}",
              *[_with_error(r["rules"][k], r["errors"][k]) for k in RULES],
@@ -333,20 +358,14 @@ def table(found: Sequence[dict[str, Any]], lang: str) -> Markup:
 
 def published_table(found: Sequence[dict[str, Any]], lang: str) -> Markup:
     """The published measurements' table: each rule and this estimate against the run."""
+    steps = [r["step"] for r in found]
     headers = [TEXT["measurement"][lang], TEXT["published"][lang], TEXT["estimate_vs"][lang],
-               *[TEXT[k][lang] for k in RULES]]
+               *(rule.header(steps)[lang] for rule in RULES.values())]
     body = [[f"[{markdown_text(r['label'][lang])}]({r['source_url']}) · "
               f"{markdown_text(r['gpu'])} · {markdown_text(r['figure'])}",
              gib(r["measured"]), _with_error(r["estimate"], r["estimate_error"]),
              *[_with_error(r["rules"][k], r["errors"][k]) for k in RULES]] for r in found]
     return markdown_table(headers, body)
-
-
-#: Each rule as a sentence names it.
-RULE_NAMES = {"params_times_16": Words("16 bytes per parameter", "每参数 16 字节"),
-              "accelerate": Words("accelerate's estimate-memory", "accelerate 的 estimate-memory"),
-              "korthikanti": Words("Korthikanti et al.'s states plus activations",
-                                   "Korthikanti 等人的状态加激活值公式")}
 
 
 def rule_words(rule: str, span: dict[str, float]) -> Words:
@@ -356,12 +375,12 @@ def rule_words(rule: str, span: dict[str, float]) -> Words:
     name = RULE_NAMES[rule]
     if span["max"] < 0:
         return Words(f"{name.en} always falls short, by {low} to {high}",
-                     f"{name.zh}总是偏低，偏差 {low} 到 {high}")
+                     spaced(name.zh, f"总是偏低，偏差 {low} 到 {high}"))
     if span["min"] > 0:
         return Words(f"{name.en} always comes out higher, by {low} to {high}",
-                     f"{name.zh}总是偏高，偏差 {low} 到 {high}")
+                     spaced(name.zh, f"总是偏高，偏差 {low} 到 {high}"))
     return Words(f"{name.en} errs both ways, from {low} to {high}",
-                 f"{name.zh}时高时低，偏差从 {low} 到 {high}")
+                 spaced(name.zh, f"时高时低，偏差从 {low} 到 {high}"))
 
 
 def summary(found: Sequence[dict[str, Any]]) -> Words | None:

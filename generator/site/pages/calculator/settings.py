@@ -13,6 +13,7 @@ from typing import Any
 
 from generator.experiment import step_options_of
 from generator.experiment.experiment import options
+from generator.site.labels import PRECISION_LABELS
 from generator.words import Words
 
 METHODS = {
@@ -29,6 +30,53 @@ OPTIMIZER_WORDS = {"adamw-8bit": Words(en="8-bit AdamW", zh="8 位 AdamW")}
 ACCUMULATION = Words(en="gradient accumulation (2 or more micro-batches)",
                      zh="梯度累积（2 个及以上微批次）")
 NO_LEVERS = Words(en="none", zh="无")
+#: Each precision as the widget offers it with a method, named by what it keeps (a frozen
+#: weight in FP32 under autocast, or in bf16), and what the page says of it. A pair not here
+#: takes the site's own label (labels.PRECISION_LABELS) and says nothing more.
+PRECISIONS: dict[tuple[str, str], tuple[Words, Words]] = {
+    ("full", "fp32"): (
+        Words("FP32", "FP32"),
+        Words("weights, gradients, AdamW's state and activations all in FP32",
+              "权重、梯度、AdamW 状态和激活值都是 FP32")),
+    ("full", "amp-fp16"): (
+        Words("AMP fp16: FP32 weights, fp16 compute", "AMP fp16：FP32 权重，fp16 计算"),
+        Words("FP32 weights, gradients and AdamW state; matrix products in fp16 under "
+              "autocast, with a GradScaler",
+              "权重、梯度和 AdamW 状态都是 FP32；矩阵乘法在 autocast 下用 fp16，配合 GradScaler")),
+    ("full", "amp-bf16"): (
+        Words("AMP bf16: FP32 weights, bf16 compute", "AMP bf16：FP32 权重，bf16 计算"),
+        Words("FP32 weights, gradients and AdamW state; matrix products in bf16 under autocast",
+              "权重、梯度和 AdamW 状态都是 FP32；矩阵乘法在 autocast 下用 bf16")),
+    ("full", "bf16"): (
+        Words("bf16 weights, gradients and AdamW state", "bf16 权重、梯度和 AdamW 状态"),
+        Words("the model loaded in bf16 and trained in bf16: weights, gradients and AdamW's two "
+              "states at 2 B each",
+              "模型以 bf16 加载、以 bf16 训练：权重、梯度和 AdamW 的两个状态每个都是 2 字节")),
+    ("lora", "amp-bf16"): (
+        Words("AMP bf16: FP32 frozen weights, bf16 compute",
+              "AMP bf16：FP32 冻结权重，bf16 计算"),
+        Words("the model loaded in FP32: each frozen weight stays in FP32 (4 B) and autocast "
+              "casts it to bf16 for its matrix product",
+              "模型以 FP32 加载：每个冻结权重保持 FP32（4 字节），autocast 在矩阵乘法前把它转成 bf16")),
+    ("lora", "bf16"): (
+        Words("bf16 weights (adapters in FP32)", "bf16 权重（适配器为 FP32）"),
+        Words("the model loaded in bf16 (`torch_dtype=torch.bfloat16`): each frozen weight at "
+              "2 B; PEFT keeps the adapters in FP32",
+              "模型以 bf16 加载（`torch_dtype=torch.bfloat16`）：每个冻结权重 2 字节；PEFT 把适配器"
+              "保持为 FP32")),
+    ("qlora", "bf16"): (
+        Words("NF4 weights, bf16 compute (adapters in FP32)",
+              "NF4 权重，bf16 计算（适配器为 FP32）"),
+        Words("the frozen weights stored in 4-bit NF4 by bitsandbytes and dequantized to bf16 for "
+              "each product; the adapters in FP32",
+              "冻结权重由 bitsandbytes 以 4 位 NF4 存储，每次矩阵乘法前反量化为 bf16；适配器为 FP32")),
+}
+
+
+def precision_label(method: str, precision: str) -> Words:
+    """A precision as the widget names it beside `method`."""
+    found = PRECISIONS.get((method, precision))
+    return found[0] if found else PRECISION_LABELS[precision]
 
 
 def method_of(exp: dict[str, Any]) -> str:

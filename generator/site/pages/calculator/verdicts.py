@@ -99,3 +99,11 @@ def largest_batch_by(predictor: Predictor, gpu: dict[str, Any], seq: int) -> int
 def needed_bytes(predictor: Predictor, gpu: dict[str, Any], batch: int, seq: int) -> int:
     """What the step needs of `gpu` to fit for sure, by the one rule."""
     return _verdict(predictor, gpu, batch, seq).needed_bytes
+
+
+def smallest_fitting(predictor: Predictor, gpus: list[dict[str, Any]], batch: int,
+                     seq: int) -> dict[str, Any] | None:
+    """The GPU of the least memory on which the step fits for sure (the one rule's "yes"),
+    or None where it fits none of them."""
+    fitting = [g for g in gpus if _verdict(predictor, g, batch, seq).word == "yes"]
+    return min(fitting, key=lambda g: g["memory_bytes"], default=None)
