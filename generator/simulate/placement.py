@@ -101,6 +101,13 @@ class DeviceStorages(TorchDispatchMode):
         finally:
             self._local.placing = before
 
+    def place(self, tensor: torch.Tensor) -> None:
+        """`tensor`'s storage is on the device from now: one made outside any op the device
+        saw (a checkpoint's, which torch.load makes without an op, weights.py)."""
+        storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
+        if storage is not None:
+            self._add(storage)
+
     def forget(self) -> None:
         """Stop watching: frees after the run are not the run's."""
         self._refs.clear()

@@ -11,8 +11,9 @@ of them back out on exit, however the block ends (style point 5g):
 2. The device's kernels: on the GPU, CUDA's fused dropout and attention kernels, autocast
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
    oneDNN LSTM's workspace (cpu_kernels.py).
-3. The device's storages and its memory, online (placement.py, memory.py), and the values
-   a simulated tensor cannot give (values.py).
+3. The device's storages and its memory, online (placement.py, memory.py), the values
+   a simulated tensor cannot give (values.py), and checkpoints read from their headers,
+   from_pretrained offline (weights.py).
 4. On the GPU, torch.cuda's answers (device.py); the optimizer steps (steps.py).
 """
 
@@ -38,6 +39,7 @@ from generator.simulate.placement import DeviceStorages, Placement
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
 from generator.simulate.values import Placeholders
+from generator.simulate.weights import weights_not_read
 
 DEVICES = ("cuda", "cpu")
 
@@ -112,6 +114,7 @@ class SimulatedGpu:
             stack.enter_context(self.storages)
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
+            stack.enter_context(weights_not_read(self.storages, cpu=not cuda))
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0]))

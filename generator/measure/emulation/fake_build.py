@@ -117,14 +117,22 @@ class KnownValues(TorchDispatchMode):
 
 def _swapping_fakes(swap_tensors):
     """`torch.utils.swap_tensors`, first dropping fake tensors' entries in their fake mode's
-    memo (the weak references that make the swap refuse them)."""
+    memo (the weak references that make the swap refuse them). A real tensor swapped with a
+    fake one (a module built before the simulated run, moved in it, with
+    `torch.__future__.set_swap_module_params_on_conversion(True)`) is held weakly by the
+    fake mode that converted it (its describer's ids): that entry goes too."""
 
     def swap(t1: torch.Tensor, t2: torch.Tensor) -> None:
+        fakes = [t for t in (t1, t2) if isinstance(t, FakeTensor)]
+        for t in fakes:
+            memo = t.fake_mode.fake_tensor_converter.meta_converter.tensor_memo
+            for key in [k for k, v in list(memo.items()) if v is t]:
+                del memo[key]
         for t in (t1, t2):
-            if isinstance(t, FakeTensor):
-                memo = t.fake_mode.fake_tensor_converter.meta_converter.tensor_memo
-                for key in [k for k, v in list(memo.items()) if v is t]:
-                    del memo[key]
+            if not isinstance(t, FakeTensor):
+                for fake in fakes:
+                    ids = fake.fake_mode.fake_tensor_converter.meta_converter.describer
+                    ids.lookup_tensor.pop(t, None)
         return swap_tensors(t1, t2)
 
     return swap

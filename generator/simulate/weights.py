@@ -1,0 +1,508 @@
+"""A model the script loads, with its weights' shapes and dtypes and none of their data.
+
+An 8B fine-tune reads 16 GB of weights before its first step; on the simulated GPU its
+tensors are fake, so the checkpoint's header is all it needs (`weights_not_read()`, entered
+by session.py for the whole run):
+
+- **safetensors** (`safe_open`, `load_file`, and transformers' loading, which goes through
+  `safe_open`): the file's JSON header gives each tensor's dtype and shape
+  (`safetensors_header`); `safe_open` is replaced by `HeaderOnly`, whose tensors are fake
+  and made on the device asked for, so they count where a real load's would. A data section
+  that is missing or cut short still loads: it is never read.
+- **torch.load** of a zip checkpoint (`torch.save`'s format since PyTorch 1.6): PyTorch's own
+  loader, run under FakeTensorMode, unpickles `data.pkl` with the weights-only unpickler and
+  makes meta storages instead of reading the records (torch/serialization.py, `load_tensor`);
+  `torch_load` then puts each storage where `map_location` would (a fake CUDA tensor aborts
+  autograd on this CPU-only PyTorch, see placement.py: a storage on the GPU is bookkeeping).
+- **from_pretrained** never asks the Hub (HF_HUB_OFFLINE for the run). A Hub id whose
+  config.json is neither in the local Hugging Face cache nor among the configs shipped with
+  this tool (measure/models/hf_configs) is one line, exit status 2. Where the config is found
+  and no weights are (a folder holding only config.json, a shipped config), transformers is
+  given a checkpoint of the header alone: the tensors that the config's architecture saves,
+  in the config's dtype, as `save_pretrained` would have written them (`header_only_checkpoint`),
+  so that `dtype="auto"`, `device_map`, quantization and tied weights go through
+  transformers' own loading as they would for the real file.
+- transformers loads a checkpoint's tensors on a pool of threads; the simulation's modes are
+  the main thread's, so the run loads them in order (HF_DEACTIVATE_ASYNC_LOAD).
+
+What a real CPU load allocates is what the simulation counts when it models the CPU: the
+CPU allocator holds every tensor that `safe_open` and `torch.load` return (mmap or not), so
+each is a storage of the device it lands on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import json
+import os
+import shutil
+import struct
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+from generator.errors import ModelError, UnmodelledError
+from generator.measure import environment_kept
+from generator.measure.emulation.fake_build import under_fake_tensors
+from generator.simulate.placement import DeviceStorages, names_cuda
+
+#: safetensors' dtype names (its format's spec, safetensors/src/tensor.rs `Dtype`); those the
+#: installed PyTorch lacks are left out.
+_DTYPES = {name: getattr(torch, attr) for name, attr in {
+    "BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "U16": "uint16",
+    "I32": "int32", "U32": "uint32", "I64": "int64", "U64": "uint64", "F16": "float16",
+    "BF16": "bfloat16", "F32": "float32", "F64": "float64", "C64": "complex64",
+    "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "F8_E8M0": "float8_e8m0fnu",
+}.items() if hasattr(torch, attr)}
+_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
+#: The largest header safetensors itself accepts (safetensors/src/tensor.rs MAX_HEADER_SIZE).
+_MOST_HEADER_BYTES = 100_000_000
+#: The files a checkpoint's weights may be in, as transformers looks for them.
+WEIGHTS_FILE = "model.safetensors"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tensor of a checkpoint: what its header says."""
+
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+    offsets: tuple[int, int]
+
+    @property
+    def nbytes(self) -> int:
+        return self.offsets[1] - self.offsets[0]
+
+
+def safetensors_header(path: str | os.PathLike) -> tuple[dict[str, Entry], dict[str, str] | None]:
+    """A safetensors file's tensors, in the order of their data, and its metadata; its data
+    is not read. A file that is not one is a one-line ModelError."""
+    try:
+        with open(path, "rb") as file:
+            size = file.read(8)
+            length = struct.unpack("<Q", size)[0] if len(size) == 8 else -1
+            if not 0 < length <= _MOST_HEADER_BYTES:
+                raise ModelError(f"{path} is not a safetensors file (no header)")
+            text = file.read(length)
+    except OSError as error:
+        raise ModelError(f"cannot read {path} ({error.strerror or error})") from None
+    try:
+        header = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ModelError(f"{path} is not a safetensors file (its header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise ModelError(f"{path} is not a safetensors file (its header is not an object)")
+    metadata = header.pop("__metadata__", None)
+    entries = {}
+    for name, info in header.items():
+        try:
+            dtype = _DTYPES[info["dtype"]]
+            shape = tuple(int(n) for n in info["shape"])
+            begin, end = (int(n) for n in info["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise ModelError(f"{path}: tensor {name!r} has no dtype, shape and data_offsets "
+                             "this tool knows") from None
+        if min(shape, default=0) < 0 or not 0 <= begin <= end:
+            raise ModelError(f"{path}: tensor {name!r} has a negative size")
+        entries[name] = Entry(dtype, shape, (begin, end))
+    ordered = dict(sorted(entries.items(), key=lambda item: item[1].offsets))
+    return ordered, metadata if isinstance(metadata, dict) else None
+
+
+def write_header_only(path: Path, tensors: dict[str, tuple[tuple[int, ...], torch.dtype]],
+                      metadata: dict[str, str] | None = None) -> None:
+    """A safetensors file of `tensors` (name → shape, dtype) with its header and no data."""
+    header: dict[str, Any] = {"__metadata__": metadata or {"format": "pt"}}
+    offset = 0
+    for name, (shape, dtype) in tensors.items():
+        nbytes = dtype.itemsize * int(torch.Size(shape).numel())
+        header[name] = {"dtype": _NAMES[dtype], "shape": list(shape),
+                        "data_offsets": [offset, offset + nbytes]}
+        offset += nbytes
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the format aligns the data to 8 bytes
+    path.write_bytes(struct.pack("<Q", len(text)) + text)
+
+
+def _fake(shape: tuple[int, ...], dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """A tensor of the checkpoint, made where a real load would put it."""
+    if not under_fake_tensors():
+        # another thread: the simulation's modes are the main thread's, and a real tensor
+        # here would be the weights' size in host memory
+        raise UnmodelledError("a checkpoint read on a thread of its own cannot be simulated: "
+                              "load it on the script's main thread")
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
+class HeaderOnly:
+    """`safetensors.safe_open(filename, framework, device="cpu", backend=...)`, answered from
+    the header: its tensors are fake, on `device`."""
+
+    def __init__(self, filename: str | os.PathLike, framework: str = "pt",
+                 device: Any = "cpu", **_options: Any) -> None:
+        if framework not in ("pt", "torch", "pytorch"):
+            raise UnmodelledError(f"safe_open(framework={framework!r}): only PyTorch's "
+                                  "tensors can be simulated")
+        self._entries, self._metadata = safetensors_header(filename)
+        self._device = device
+
+    def __enter__(self) -> "HeaderOnly":
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        return None
+
+    def keys(self) -> list[str]:
+        return sorted(self._entries)
+
+    def offset_keys(self) -> list[str]:
+        return list(self._entries)
+
+    def metadata(self) -> dict[str, str] | None:
+        return self._metadata
+
+    def _entry(self, name: str) -> Entry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise KeyError(f"File does not contain tensor {name}") from None
+
+    def get_tensor(self, name: str) -> torch.Tensor:
+        entry = self._entry(name)
+        return _fake(entry.shape, entry.dtype, self._device)
+
+    def get_tensors(self) -> dict[str, torch.Tensor]:
+        return {name: self.get_tensor(name) for name in self._entries}
+
+    def get_slice(self, name: str) -> "SliceOfHeader":
+        return SliceOfHeader(self._entry(name), self._device)
+
+
+class SliceOfHeader:
+    """safetensors' `PySafeSlice`: the shape and dtype, and a slice of it as a fake tensor
+    of the slice's own size (a real slice reads only its part)."""
+
+    def __init__(self, entry: Entry, device: Any) -> None:
+        self._entry, self._device = entry, device
+
+    def get_shape(self) -> list[int]:
+        return list(self._entry.shape)
+
+    def get_dtype(self) -> str:
+        return _NAMES[self._entry.dtype]
+
+    def __getitem__(self, index: Any) -> torch.Tensor:
+        with _disable_current_modes():  # the slice's shape, on the meta device: no storage
+            shape = torch.empty(self._entry.shape, dtype=self._entry.dtype,
+                                device="meta")[index].shape
+        return _fake(tuple(shape), self._entry.dtype, self._device)
+
+
+# -- torch.load ------------------------------------------------------------------------------
+
+def _lands_on_gpu(location: str, map_location: Any) -> bool:
+    """Whether a storage saved at `location` ("cpu", "cuda:0") is loaded onto the GPU, as
+    torch.load's `map_location` (None, a device, a dict, a callable) places it."""
+    if map_location is None:
+        return names_cuda(location)
+    if isinstance(map_location, dict):
+        return names_cuda(map_location.get(location, location))
+    if not callable(map_location):
+        return names_cuda(map_location)
+    # torch.load calls it with the storage on the CPU (default_restore_location's input); a
+    # CPU-only PyTorch refuses a move to CUDA, which is what such a callable asks for
+    try:
+        moved = map_location(torch.UntypedStorage(0), location)
+    except (AssertionError, RuntimeError):
+        return True
+    return names_cuda(location) if moved is None else moved.device.type == "cuda"
+
+
+def torch_load(original: Callable, storages: DeviceStorages, *, cpu: bool) -> Callable:
+    """`torch.load` whose tensors are fake and never read (see the module); cpu: the run
+    models the CPU, where every loaded storage is the CPU allocator's."""
+    import torch._utils as rebuild
+
+    def load(f, map_location=None, *args, **kwargs):
+        if map_location == "meta" or map_location == torch.device("meta"):
+            return original(f, map_location, *args, **kwargs)  # no storage to place
+        landed: list[tuple[torch.Tensor, bool]] = []
+        first: dict[int, torch.UntypedStorage] = {}  # a record's offset → its storage
+
+        def restore(tensor: torch.Tensor) -> torch.Tensor:
+            # PyTorch's own gives a fake tensor the saved (or mapped) device: here it stays
+            # on the fake CPU, and where it lands is the placement's
+            storage = tensor.untyped_storage()
+            location = storage._fake_device
+            tensor.fake_device = torch.device("cpu")
+            # Tensors saved on one storage (views, tied weights) share it, as a real load's
+            # do: the loader keeps a loaded storage for its next tensors only when it has
+            # data, which a meta one has not.
+            record = getattr(storage, "_checkpoint_offset", None)
+            if record is not None and first.setdefault(record, storage) is not storage:
+                with torch.no_grad():
+                    tensor.set_(first[record], tensor.storage_offset(), tensor.size(),
+                                tensor.stride())
+            landed.append((tensor, location is not None and _lands_on_gpu(str(location),
+                                                                          map_location)))
+            return tensor
+
+        own = rebuild._restore_device_fake_mode
+        rebuild._restore_device_fake_mode = restore
+        try:
+            out = original(f, None, *args, **kwargs)
+        finally:
+            rebuild._restore_device_fake_mode = own
+        for tensor, on_gpu in landed:
+            if cpu or on_gpu:
+                storages.place(tensor)
+        return out
+
+    return load
+
+
+# -- from_pretrained -------------------------------------------------------------------------
+
+class NotOnThisMachine(ModelError, OSError):
+    """A model's config.json that is nowhere here. An OSError too, as transformers' own
+    "not found" is: transformers passes an OSError on as it is and turns any other error of
+    a lookup into an OSError of its own (configuration_utils.py)."""
+
+
+def _is_local(source: str) -> bool:
+    return os.path.exists(source) or source.startswith((".", "/", "~"))
+
+
+def _shipped_config(source: str, subfolder: str) -> str | None:
+    from generator.measure.models.hf_config import shipped_path
+
+    path = None if subfolder else shipped_path(source)
+    return str(path) if path is not None else None
+
+
+def cached_files(original: Callable) -> Callable:
+    """transformers' `cached_files` (utils/hub.py), offline, with the shipped configs: a
+    Hub id's config.json found nowhere else is the shipped one, or a one-line error."""
+
+    def find(path_or_repo_id, filenames, *args, **kwargs):
+        kwargs["local_files_only"] = True
+        source, subfolder = str(path_or_repo_id), kwargs.get("subfolder") or ""
+        if list(filenames) != ["config.json"] or _is_local(source):
+            return original(path_or_repo_id, filenames, *args, **kwargs)
+        try:
+            found = original(path_or_repo_id, filenames, *args, **kwargs)
+        except OSError:
+            found = None
+        if found:
+            return found
+        shipped = _shipped_config(source, subfolder)
+        if shipped is None:
+            raise NotOnThisMachine(
+                f"from_pretrained({source!r}): no config.json for it on this machine (not in "
+                "the Hugging Face cache, not among the configs shipped with this tool: "
+                "python -m generator models lists them); a simulated run never uses the "
+                f"network: download it first (hf download {source} config.json) or give a "
+                "folder that holds it")
+        return [shipped]
+
+    return find
+
+
+def _config_file(source: str, subfolder: str) -> str | None:
+    """The config.json from_pretrained read for `source` (a folder, the cache, shipped)."""
+    if os.path.isdir(source):
+        path = os.path.join(source, subfolder, "config.json")
+        return path if os.path.isfile(path) else None
+    from transformers.utils.hub import cached_file
+
+    try:
+        return cached_file(source, "config.json", subfolder=subfolder,
+                           _raise_exceptions_for_missing_entries=False)
+    except OSError:
+        return None
+
+
+def header_only_checkpoint(config_file: str, folder: Path) -> Path:
+    """The checkpoint `save_pretrained` writes for the model that `config_file` describes,
+    as a header without data: the state dict of the config's architecture (built on the
+    meta device: nothing allocated), tied tensors once, floating tensors in the config's
+    dtype (fp32 where it names none), in `folder`."""
+    import transformers
+
+    data = json.loads(Path(config_file).read_text(encoding="utf-8"))
+    config = transformers.AutoConfig.for_model(**data)
+    classes = [getattr(transformers, name, None) for name in config.architectures or []]
+    cls = next((c for c in classes if c is not None), None)
+    if cls is None:
+        cls = transformers.AutoModel._model_mapping.get(type(config), None)
+    if cls is None:
+        raise ModelError(f"{config_file}: transformers {transformers.__version__} has no "
+                         f"model class for it (architectures {config.architectures})")
+    dtype = config.dtype if isinstance(config.dtype, torch.dtype) else (
+        getattr(torch, config.dtype) if isinstance(config.dtype, str) else torch.float32)
+    with _disable_current_modes(), torch.device("meta"):  # shapes only, nothing simulated
+        model = cls(config)
+    seen: set[int] = set()
+    tensors = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if id(tensor) in seen:  # a tied weight: save_pretrained writes it once
+            continue
+        seen.add(id(tensor))
+        tensors[name] = (tuple(tensor.shape),
+                         dtype if tensor.is_floating_point() else tensor.dtype)
+    path = folder / WEIGHTS_FILE
+    write_header_only(path, tensors)
+    return path
+
+
+def resolved_checkpoint_files(original: Callable, scratch: Callable[[], Path]) -> Callable:
+    """transformers' `_get_resolved_checkpoint_files` (modeling_utils.py): where no weights
+    are found beside a config that is, the header-only checkpoint of that config."""
+    made: dict[tuple[str, str], Path] = {}
+
+    def resolve(pretrained_model_name_or_path, *args, **kwargs):
+        try:
+            return original(pretrained_model_name_or_path, *args, **kwargs)
+        except OSError:
+            source = pretrained_model_name_or_path
+            gguf = kwargs.get("gguf_file", args[1] if len(args) > 1 else None)
+            subfolder = (kwargs.get("download_kwargs") or {}).get("subfolder") or ""
+            config = None if source is None or gguf else _config_file(str(source), subfolder)
+            if config is None:
+                raise
+        key = (str(source), subfolder)
+        if key not in made:
+            folder = scratch() / str(len(made))
+            folder.mkdir()
+            made[key] = header_only_checkpoint(config, folder)
+        return [str(made[key])], None
+
+    return resolve
+
+
+# -- putting it in place ---------------------------------------------------------------------
+
+class _Patches(importlib.abc.MetaPathFinder):
+    """Attributes of modules replaced for as long as it is entered, each as soon as its
+    module is imported (now, or when the script imports it: transformers takes seconds to
+    import, and most scripts never do), and put back on exit."""
+
+    def __init__(self, patches: dict[tuple[str, str], Callable[[Any], Any]]) -> None:
+        self._patches = patches  # (module, attribute) → original → replacement
+        self._done: list[tuple[Any, str, Any]] = []
+        self._modules = {module for module, _ in patches}
+
+    def _apply(self, module: Any) -> None:
+        for (name, attribute), replace in self._patches.items():
+            if name == module.__name__ and hasattr(module, attribute):
+                original = getattr(module, attribute)
+                setattr(module, attribute, replace(original))
+                self._done.append((module, attribute, original))
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self._modules:
+            return None
+        others = [f for f in sys.meta_path if f is not self and hasattr(f, "find_spec")]
+        spec = next((s for f in others if (s := f.find_spec(fullname, path, target))), None)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, run = spec.loader, spec.loader.exec_module
+
+        def exec_module(module):
+            try:
+                run(module)
+            finally:
+                del loader.exec_module  # the loader's own method again
+            self._apply(module)
+
+        loader.exec_module = exec_module
+        return spec
+
+    def __enter__(self) -> "_Patches":
+        for name in self._modules:
+            if sys.modules.get(name) is not None:
+                self._apply(sys.modules[name])
+        sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        sys.meta_path.remove(self)
+        for module, attribute, original in reversed(self._done):
+            setattr(module, attribute, original)
+        self._done.clear()
+
+
+@contextlib.contextmanager
+def _rebound(original: Any, replacement: Any, name: str) -> Iterator[None]:
+    """`original`, wherever a module holds it as `name` (`from safetensors import safe_open`
+    binds it in the importer), is `replacement` meanwhile; afterwards every module that holds
+    `replacement` (one imported meanwhile too) holds `original` again."""
+    def swap(old: Any, new: Any) -> None:
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict) and namespace.get(name) is old:
+                namespace[name] = new
+
+    swap(original, replacement)
+    try:
+        yield
+    finally:
+        swap(replacement, original)
+
+
+@contextlib.contextmanager
+def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
+    """For the run: checkpoints read from their headers, from_pretrained offline (see the
+    module); everything put back on exit. cpu: the run models the CPU."""
+    scratch_folder: list[Path] = []
+
+    def scratch() -> Path:  # made at the first header-only checkpoint, removed on exit
+        if not scratch_folder:
+            scratch_folder.append(Path(tempfile.mkdtemp(prefix="generator-weights-")))
+        return scratch_folder[0]
+
+    patches = _Patches({
+        ("transformers.utils.hub", "cached_files"): cached_files,
+        ("transformers.modeling_utils", "_get_resolved_checkpoint_files"):
+            lambda original: resolved_checkpoint_files(original, scratch),
+    })
+    with contextlib.ExitStack() as stack:
+        stack.callback(lambda: [shutil.rmtree(f, ignore_errors=True) for f in scratch_folder])
+        stack.enter_context(environment_kept())
+        os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+                          HF_DEACTIVATE_ASYNC_LOAD="1")
+        stack.enter_context(_hub_offline())
+        stack.enter_context(_rebound(torch.load, torch_load(torch.load, storages, cpu=cpu),
+                                     "load"))
+        try:
+            import safetensors
+        except ImportError:
+            pass
+        else:
+            stack.enter_context(_rebound(safetensors.safe_open, HeaderOnly, "safe_open"))
+            import safetensors.torch  # noqa: F401 (load_file looks safe_open up there)
+        stack.enter_context(patches)
+        yield
+
+
+@contextlib.contextmanager
+def _hub_offline() -> Iterator[None]:
+    """huggingface_hub offline meanwhile: it read HF_HUB_OFFLINE when it was imported."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        yield
+        return
+    before = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = before
