@@ -332,8 +332,9 @@ def _config_file(source: str, subfolder: str) -> str | None:
 def header_only_checkpoint(config_file: str, folder: Path) -> Path:
     """The checkpoint `save_pretrained` writes for the model that `config_file` describes,
     as a header without data: the state dict of the config's architecture (built on the
-    meta device: nothing allocated), tied tensors once, floating tensors in the config's
-    dtype (fp32 where it names none), in `folder`."""
+    meta device: nothing allocated; the bare model where the config names no architecture),
+    tied tensors once, floating tensors in the config's dtype (fp32 where it names none), in
+    `folder`."""
     import transformers
 
     data = json.loads(Path(config_file).read_text(encoding="utf-8"))
