@@ -169,7 +169,10 @@ class DeviceStorages(TorchDispatchMode):
             given = {id(own_storage(t)) for t in inputs}
             for tensor in tree_flatten(out)[0]:
                 storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
-                if storage is not None and id(storage) not in given:
+                # a meta tensor (a model built under `torch.device("meta")`, as
+                # from_pretrained builds it) holds no memory on any device
+                if (storage is not None and id(storage) not in given
+                        and tensor.fake_device.type != "meta"):
                     self._add(storage)
         return out
 

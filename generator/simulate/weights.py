@@ -143,7 +143,10 @@ def _fake(shape: tuple[int, ...], dtype: torch.dtype, device: Any) -> torch.Tens
 
 class HeaderOnly:
     """`safetensors.safe_open(filename, framework, device="cpu", backend=...)`, answered from
-    the header: its tensors are fake, on `device`."""
+    the header: its tensors are fake, on `device`. On the host, as safetensors memory-maps
+    the file, every tensor read is a view of one storage of the file's data, made when the
+    file is opened (the CPU allocator counts such a mapping, and a tensor read in the
+    checkpoint's dtype keeps it); on the GPU each tensor is a copy of its own."""
 
     def __init__(self, filename: str | os.PathLike, framework: str = "pt",
                  device: Any = "cpu", **_options: Any) -> None:
@@ -152,12 +155,18 @@ class HeaderOnly:
                                   "tensors can be simulated")
         self._entries, self._metadata = safetensors_header(filename)
         self._device = device
+        self._mapped, self._start = None, 0
+        if not names_cuda(device):  # the whole file is mapped: its header, then its data
+            with open(filename, "rb") as file:
+                self._start = 8 + struct.unpack("<Q", file.read(8))[0]
+            data_bytes = max((e.offsets[1] for e in self._entries.values()), default=0)
+            self._mapped = _fake((self._start + data_bytes,), torch.uint8, "cpu")
 
     def __enter__(self) -> "HeaderOnly":
         return self
 
     def __exit__(self, *_exc: Any) -> None:
-        return None
+        self._mapped = None  # closed: the mapping lives on only in the tensors read from it
 
     def keys(self) -> list[str]:
         return sorted(self._entries)
@@ -174,23 +183,37 @@ class HeaderOnly:
         except KeyError:
             raise KeyError(f"File does not contain tensor {name}") from None
 
+    def _read(self, entry: Entry, index: Any = None) -> torch.Tensor:
+        """The tensor (or its `index`-th part), where a real read puts it."""
+        begin = self._start + entry.offsets[0]
+        if self._mapped is not None and begin % entry.dtype.itemsize == 0:
+            # views, not `set_`: FakeTensorMode's set_ keeps the storage alive for good
+            whole = self._mapped[begin:begin + entry.nbytes].view(entry.dtype).view(entry.shape)
+            return whole if index is None else whole[index]
+        if not names_cuda(self._device) and self._mapped is None:
+            raise RuntimeError("the safetensors file is closed")
+        shape = entry.shape
+        if index is not None:
+            with _disable_current_modes():  # the part's shape, on the meta device
+                shape = tuple(torch.empty(shape, dtype=entry.dtype, device="meta")[index].shape)
+        return _fake(shape, entry.dtype, self._device)
+
     def get_tensor(self, name: str) -> torch.Tensor:
-        entry = self._entry(name)
-        return _fake(entry.shape, entry.dtype, self._device)
+        return self._read(self._entry(name))
 
     def get_tensors(self) -> dict[str, torch.Tensor]:
         return {name: self.get_tensor(name) for name in self._entries}
 
     def get_slice(self, name: str) -> "SliceOfHeader":
-        return SliceOfHeader(self._entry(name), self._device)
+        return SliceOfHeader(self, self._entry(name))
 
 
 class SliceOfHeader:
-    """safetensors' `PySafeSlice`: the shape and dtype, and a slice of it as a fake tensor
-    of the slice's own size (a real slice reads only its part)."""
+    """safetensors' `PySafeSlice`: the shape and dtype, and a part of the tensor as a fake
+    tensor (on the GPU, of the part's own size: a real slice reads only its part)."""
 
-    def __init__(self, entry: Entry, device: Any) -> None:
-        self._entry, self._device = entry, device
+    def __init__(self, file: HeaderOnly, entry: Entry) -> None:
+        self._file, self._entry = file, entry
 
     def get_shape(self) -> list[int]:
         return list(self._entry.shape)
@@ -199,10 +222,7 @@ class SliceOfHeader:
         return _NAMES[self._entry.dtype]
 
     def __getitem__(self, index: Any) -> torch.Tensor:
-        with _disable_current_modes():  # the slice's shape, on the meta device: no storage
-            shape = torch.empty(self._entry.shape, dtype=self._entry.dtype,
-                                device="meta")[index].shape
-        return _fake(tuple(shape), self._entry.dtype, self._device)
+        return self._file._read(self._entry, index)
 
 
 # -- torch.load ------------------------------------------------------------------------------
@@ -231,8 +251,11 @@ def torch_load(original: Callable, storages: DeviceStorages, *, cpu: bool) -> Ca
     import torch._utils as rebuild
 
     def load(f, map_location=None, *args, **kwargs):
-        if map_location == "meta" or map_location == torch.device("meta"):
-            return original(f, map_location, *args, **kwargs)  # no storage to place
+        fake_mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
+        if fake_mode is None or map_location in ("meta", torch.device("meta")):
+            # meta tensors: no storage to place; no fake mode: another thread, which the
+            # simulation does not see (its modes are the main thread's)
+            return original(f, map_location, *args, **kwargs)
         landed: list[tuple[torch.Tensor, bool]] = []
         first: dict[int, torch.UntypedStorage] = {}  # a record's offset → its storage
 
@@ -256,10 +279,16 @@ def torch_load(original: Callable, storages: DeviceStorages, *, cpu: bool) -> Ca
 
         own = rebuild._restore_device_fake_mode
         rebuild._restore_device_fake_mode = restore
+        # PyTorch's loader puts each tensor on its storage with `set_`, whose arguments
+        # FakeTensorMode's op cache would keep as a key, and with them every storage, for
+        # good: the checkpoint would never be freed
+        cached = fake_mode.cache_enabled
+        fake_mode.cache_enabled = False
         try:
             out = original(f, None, *args, **kwargs)
         finally:
             rebuild._restore_device_fake_mode = own
+            fake_mode.cache_enabled = cached
         for tensor, on_gpu in landed:
             if cpu or on_gpu:
                 storages.place(tensor)

@@ -77,6 +77,8 @@ def test_safetensors_loads_are_fake_and_read_no_data(tmp_path) -> None:
         assert all(isinstance(t, FakeTensor) for t in loaded.values())
         assert (loaded["w"].shape, loaded["b"].dtype) == ((1024, 256), torch.bfloat16)
         assert torch.cuda.memory_allocated() == 0  # on the host, as asked
+        # a view of the one mapping of the file, as safetensors' mmap gives it
+        assert loaded["w"].untyped_storage() is loaded["b"].untyped_storage()
         from safetensors import safe_open  # as a script imports it, in the run
 
         with safe_open(str(path), framework="pt", device="cuda") as f:
@@ -110,7 +112,10 @@ def test_torch_load_unpickles_the_header_and_reads_no_record(tmp_path, monkeypat
         assert state["rows"].untyped_storage() is state["weight"].untyped_storage()
         model = nn.Linear(100, 300)
         model.load_state_dict({"weight": state["weight"], "bias": state["bias"]})
-    assert run.report().allocated_bytes >= 300 * 100 * 4 + 300 * 2
+        layer = 300 * 100 * 4 + 300 * 4
+        assert run.memory.allocated_bytes == (300 * 100 * 4 + 300 * 2) + layer
+        del state  # the checkpoint's storages go with its tensors, as a real load's do
+        assert run.memory.allocated_bytes == layer
     with g.simulated_gpu("RTX 4090"):
         assert not torch.load(path)["weight"].is_cuda
         assert torch.cuda.memory_allocated() == 0
@@ -224,3 +229,12 @@ def test_the_process_is_as_it_was_found_after_loads() -> None:
     after = (torch.load, safetensors.safe_open, modeling.safe_open, hub.cached_files,
              modeling._get_resolved_checkpoint_files, list(sys.meta_path), dict(os.environ))
     assert after == before
+
+
+def test_a_model_built_on_the_meta_device_holds_no_memory() -> None:
+    """from_pretrained builds the model under `torch.device("meta")` before it loads: the
+    CPU allocator holds nothing for it, and neither does the simulation modelling the CPU."""
+    with g.simulated_gpu(device="cpu") as run:
+        with torch.device("meta"):
+            model = nn.Linear(1000, 1000)
+        assert model.weight.device.type == "meta" and run.memory.allocated_bytes == 0
