@@ -344,11 +344,21 @@ def cached_files(original: Callable) -> Callable:
     return find
 
 
+#: What a folder's weights may be named: a folder holding any of them is not a config alone.
+_WEIGHTS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".index.json")
+
+
 def _config_file(source: str, subfolder: str) -> str | None:
-    """The config.json from_pretrained read for `source` (a folder, the cache, shipped)."""
+    """The config.json from_pretrained read for `source` (a folder, the cache, shipped);
+    None for a folder that holds weights transformers would not take (its own error
+    stands)."""
     if os.path.isdir(source):
-        path = os.path.join(source, subfolder, "config.json")
-        return path if os.path.isfile(path) else None
+        folder = os.path.join(source, subfolder)
+        path = os.path.join(folder, "config.json")
+        if not os.path.isfile(path) or any(
+                name.endswith(_WEIGHTS_SUFFIXES) for name in os.listdir(folder)):
+            return None
+        return path
     from transformers.utils.hub import cached_file
 
     try:

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 import torch
+from conftest import assert_refused
 from safetensors.torch import save_file
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensor
@@ -238,3 +239,24 @@ def test_a_model_built_on_the_meta_device_holds_no_memory() -> None:
         with torch.device("meta"):
             model = nn.Linear(1000, 1000)
         assert model.weight.device.type == "meta" and run.memory.allocated_bytes == 0
+
+
+def test_a_hub_id_found_nowhere_ends_the_run_as_one_line(cli, tmp_path) -> None:
+    script = tmp_path / "load.py"
+    script.write_text("from transformers import AutoModelForCausalLM\n"
+                      "AutoModelForCausalLM.from_pretrained('nobody/no-such-model-7B')\n",
+                      encoding="utf-8")
+    assert_refused(cli, tmp_path, ["run", script], "from_pretrained('nobody/no-such-model-7B')",
+                   "never uses the network")
+
+
+def test_a_folder_whose_weights_transformers_refuses_is_not_a_config_alone(tmp_path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    config = _tiny_llama_config()
+    config.architectures = ["LlamaForCausalLM"]
+    config.save_pretrained(tmp_path)
+    (tmp_path / "pytorch_model.bin").write_bytes(b"")
+    with g.simulated_gpu("H100"):
+        with pytest.raises(OSError, match="model.safetensors"):  # transformers' own error
+            AutoModelForCausalLM.from_pretrained(tmp_path, use_safetensors=True)
