@@ -12,8 +12,8 @@ of them back out on exit, however the block ends (style point 5g):
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
    oneDNN LSTM's workspace (cpu_kernels.py).
 3. The device's storages and its memory, online (placement.py, memory.py), the values
-   a simulated tensor cannot give (values.py), and checkpoints read from their headers,
-   from_pretrained offline (weights.py).
+   a simulated tensor cannot give (values.py), checkpoints read from their headers
+   (weights.py), and from_pretrained answered offline (pretrained.py).
 4. On the GPU, torch.cuda's answers (device.py); the optimizer steps (steps.py).
 """
 
@@ -36,6 +36,7 @@ from generator import gpus
 from generator.simulate import device as cuda_device
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import DeviceStorages, Placement
+from generator.simulate.pretrained import pretrained_offline
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
 from generator.simulate.values import Placeholders
@@ -115,6 +116,7 @@ class SimulatedGpu:
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
             stack.enter_context(weights_not_read(self.storages, cpu=not cuda))
+            stack.enter_context(pretrained_offline())
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0]))

@@ -1,4 +1,4 @@
-"""A model the script loads, with its weights' shapes and dtypes and none of their data.
+"""A checkpoint the script loads, with its tensors' shapes and dtypes and none of their data.
 
 An 8B fine-tune reads 16 GB of weights before its first step; on the simulated GPU its
 tensors are fake, so the checkpoint's header is all it needs (`weights_not_read()`, entered
@@ -14,32 +14,20 @@ by session.py for the whole run):
   makes meta storages instead of reading the records (torch/serialization.py, `load_tensor`);
   `torch_load` then puts each storage where `map_location` would (a fake CUDA tensor aborts
   autograd on this CPU-only PyTorch, see placement.py: a storage on the GPU is bookkeeping).
-- **from_pretrained** never asks the Hub (HF_HUB_OFFLINE for the run). A Hub id whose
-  config.json is neither in the local Hugging Face cache nor among the configs shipped with
-  this tool (measure/models/hf_configs) is one line, exit status 2. Where the config is found
-  and no weights are (a folder holding only config.json, a shipped config), transformers is
-  given a checkpoint of the header alone: the tensors that the config's architecture saves,
-  in the config's dtype, as `save_pretrained` would have written them (`header_only_checkpoint`),
-  so that `dtype="auto"`, `device_map`, quantization and tied weights go through
-  transformers' own loading as they would for the real file.
-- transformers loads a checkpoint's tensors on a pool of threads; the simulation's modes are
-  the main thread's, so the run loads them in order (HF_DEACTIVATE_ASYNC_LOAD).
 
-What a real CPU load allocates is what the simulation counts when it models the CPU: the
-CPU allocator holds every tensor that `safe_open` and `torch.load` return (mmap or not), so
-each is a storage of the device it lands on.
+What a real CPU load allocates is what the simulation counts when it models the CPU: the CPU
+allocator holds what `torch.load` returns (mmap or not) and safetensors' mapping of the whole
+file, of which every tensor read on the host is a view; a tensor read onto the GPU is a copy
+of its own. from_pretrained, which reads through both, is answered offline: pretrained.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
 import json
 import os
-import shutil
 import struct
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +37,6 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from generator.errors import ModelError, UnmodelledError
-from generator.measure import environment_kept
 from generator.measure.emulation.fake_build import under_fake_tensors
 from generator.simulate.placement import DeviceStorages, names_cuda
 
@@ -64,8 +51,6 @@ _DTYPES = {name: getattr(torch, attr) for name, attr in {
 _NAMES = {dtype: name for name, dtype in _DTYPES.items()}
 #: The largest header safetensors itself accepts (safetensors/src/tensor.rs MAX_HEADER_SIZE).
 _MOST_HEADER_BYTES = 100_000_000
-#: The files a checkpoint's weights may be in, as transformers looks for them.
-WEIGHTS_FILE = "model.safetensors"
 
 
 @dataclass(frozen=True)
@@ -297,187 +282,7 @@ def torch_load(original: Callable, storages: DeviceStorages, *, cpu: bool) -> Ca
     return load
 
 
-# -- from_pretrained -------------------------------------------------------------------------
-
-class NotOnThisMachine(ModelError, OSError):
-    """A model's config.json that is nowhere here. An OSError too, as transformers' own
-    "not found" is: transformers passes an OSError on as it is and turns any other error of
-    a lookup into an OSError of its own (configuration_utils.py)."""
-
-
-def _is_local(source: str) -> bool:
-    return os.path.exists(source) or source.startswith((".", "/", "~"))
-
-
-def _shipped_config(source: str, subfolder: str) -> str | None:
-    from generator.measure.models.hf_config import shipped_path
-
-    path = None if subfolder else shipped_path(source)
-    return str(path) if path is not None else None
-
-
-def cached_files(original: Callable) -> Callable:
-    """transformers' `cached_files` (utils/hub.py), offline, with the shipped configs: a
-    Hub id's config.json found nowhere else is the shipped one, or a one-line error."""
-
-    def find(path_or_repo_id, filenames, *args, **kwargs):
-        kwargs["local_files_only"] = True
-        source, subfolder = str(path_or_repo_id), kwargs.get("subfolder") or ""
-        if list(filenames) != ["config.json"] or _is_local(source):
-            return original(path_or_repo_id, filenames, *args, **kwargs)
-        try:
-            found = original(path_or_repo_id, filenames, *args, **kwargs)
-        except OSError:
-            found = None
-        if found:
-            return found
-        shipped = _shipped_config(source, subfolder)
-        if shipped is None:
-            raise NotOnThisMachine(
-                f"from_pretrained({source!r}): no config.json for it on this machine (not in "
-                "the Hugging Face cache, not among the configs shipped with this tool: "
-                "python -m generator models lists them); a simulated run never uses the "
-                f"network: download it first (hf download {source} config.json) or give a "
-                "folder that holds it")
-        return [shipped]
-
-    return find
-
-
-#: What a folder's weights may be named: a folder holding any of them is not a config alone.
-_WEIGHTS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".index.json")
-
-
-def _config_file(source: str, subfolder: str) -> str | None:
-    """The config.json from_pretrained read for `source` (a folder, the cache, shipped);
-    None for a folder that holds weights transformers would not take (its own error
-    stands)."""
-    if os.path.isdir(source):
-        folder = os.path.join(source, subfolder)
-        path = os.path.join(folder, "config.json")
-        if not os.path.isfile(path) or any(
-                name.endswith(_WEIGHTS_SUFFIXES) for name in os.listdir(folder)):
-            return None
-        return path
-    from transformers.utils.hub import cached_file
-
-    try:
-        return cached_file(source, "config.json", subfolder=subfolder,
-                           _raise_exceptions_for_missing_entries=False)
-    except OSError:
-        return None
-
-
-def header_only_checkpoint(config_file: str, folder: Path) -> Path:
-    """The checkpoint `save_pretrained` writes for the model that `config_file` describes,
-    as a header without data: the state dict of the config's architecture (built on the
-    meta device: nothing allocated; the bare model where the config names no architecture),
-    tied tensors once, floating tensors in the config's dtype (fp32 where it names none), in
-    `folder`."""
-    import transformers
-
-    data = json.loads(Path(config_file).read_text(encoding="utf-8"))
-    config = transformers.AutoConfig.for_model(**data)
-    classes = [getattr(transformers, name, None) for name in config.architectures or []]
-    cls = next((c for c in classes if c is not None), None)
-    if cls is None:
-        cls = transformers.AutoModel._model_mapping.get(type(config), None)
-    if cls is None:
-        raise ModelError(f"{config_file}: transformers {transformers.__version__} has no "
-                         f"model class for it (architectures {config.architectures})")
-    dtype = config.dtype if isinstance(config.dtype, torch.dtype) else (
-        getattr(torch, config.dtype) if isinstance(config.dtype, str) else torch.float32)
-    with _disable_current_modes(), torch.device("meta"):  # shapes only, nothing simulated
-        model = cls(config)
-    seen: set[int] = set()
-    tensors = {}
-    for name, tensor in model.state_dict(keep_vars=True).items():
-        if id(tensor) in seen:  # a tied weight: save_pretrained writes it once
-            continue
-        seen.add(id(tensor))
-        tensors[name] = (tuple(tensor.shape),
-                         dtype if tensor.is_floating_point() else tensor.dtype)
-    path = folder / WEIGHTS_FILE
-    write_header_only(path, tensors)
-    return path
-
-
-def resolved_checkpoint_files(original: Callable, scratch: Callable[[], Path]) -> Callable:
-    """transformers' `_get_resolved_checkpoint_files` (modeling_utils.py): where no weights
-    are found beside a config that is, the header-only checkpoint of that config."""
-    made: dict[tuple[str, str], Path] = {}
-
-    def resolve(pretrained_model_name_or_path, *args, **kwargs):
-        try:
-            return original(pretrained_model_name_or_path, *args, **kwargs)
-        except OSError:
-            source = pretrained_model_name_or_path
-            gguf = kwargs.get("gguf_file", args[1] if len(args) > 1 else None)
-            subfolder = (kwargs.get("download_kwargs") or {}).get("subfolder") or ""
-            config = None if source is None or gguf else _config_file(str(source), subfolder)
-            if config is None:
-                raise
-        key = (str(source), subfolder)
-        if key not in made:
-            folder = scratch() / str(len(made))
-            folder.mkdir()
-            made[key] = header_only_checkpoint(config, folder)
-        return [str(made[key])], None
-
-    return resolve
-
-
 # -- putting it in place ---------------------------------------------------------------------
-
-class _Patches(importlib.abc.MetaPathFinder):
-    """Attributes of modules replaced for as long as it is entered, each as soon as its
-    module is imported (now, or when the script imports it: transformers takes seconds to
-    import, and most scripts never do), and put back on exit."""
-
-    def __init__(self, patches: dict[tuple[str, str], Callable[[Any], Any]]) -> None:
-        self._patches = patches  # (module, attribute) → original → replacement
-        self._done: list[tuple[Any, str, Any]] = []
-        self._modules = {module for module, _ in patches}
-
-    def _apply(self, module: Any) -> None:
-        for (name, attribute), replace in self._patches.items():
-            if name == module.__name__ and hasattr(module, attribute):
-                original = getattr(module, attribute)
-                setattr(module, attribute, replace(original))
-                self._done.append((module, attribute, original))
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in self._modules:
-            return None
-        others = [f for f in sys.meta_path if f is not self and hasattr(f, "find_spec")]
-        spec = next((s for f in others if (s := f.find_spec(fullname, path, target))), None)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader, run = spec.loader, spec.loader.exec_module
-
-        def exec_module(module):
-            try:
-                run(module)
-            finally:
-                del loader.exec_module  # the loader's own method again
-            self._apply(module)
-
-        loader.exec_module = exec_module
-        return spec
-
-    def __enter__(self) -> "_Patches":
-        for name in self._modules:
-            if sys.modules.get(name) is not None:
-                self._apply(sys.modules[name])
-        sys.meta_path.insert(0, self)
-        return self
-
-    def __exit__(self, *_exc: Any) -> None:
-        sys.meta_path.remove(self)
-        for module, attribute, original in reversed(self._done):
-            setattr(module, attribute, original)
-        self._done.clear()
-
 
 @contextlib.contextmanager
 def _rebound(original: Any, replacement: Any, name: str) -> Iterator[None]:
@@ -499,26 +304,9 @@ def _rebound(original: Any, replacement: Any, name: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
-    """For the run: checkpoints read from their headers, from_pretrained offline (see the
-    module); everything put back on exit. cpu: the run models the CPU."""
-    scratch_folder: list[Path] = []
-
-    def scratch() -> Path:  # made at the first header-only checkpoint, removed on exit
-        if not scratch_folder:
-            scratch_folder.append(Path(tempfile.mkdtemp(prefix="generator-weights-")))
-        return scratch_folder[0]
-
-    patches = _Patches({
-        ("transformers.utils.hub", "cached_files"): cached_files,
-        ("transformers.modeling_utils", "_get_resolved_checkpoint_files"):
-            lambda original: resolved_checkpoint_files(original, scratch),
-    })
+    """For the run: `torch.load` and safetensors' `safe_open` read headers only (see the
+    module); both put back on exit. cpu: the run models the CPU."""
     with contextlib.ExitStack() as stack:
-        stack.callback(lambda: [shutil.rmtree(f, ignore_errors=True) for f in scratch_folder])
-        stack.enter_context(environment_kept())
-        os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-                          HF_DEACTIVATE_ASYNC_LOAD="1")
-        stack.enter_context(_hub_offline())
         stack.enter_context(_rebound(torch.load, torch_load(torch.load, storages, cpu=cpu),
                                      "load"))
         try:
@@ -528,21 +316,4 @@ def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
         else:
             stack.enter_context(_rebound(safetensors.safe_open, HeaderOnly, "safe_open"))
             import safetensors.torch  # noqa: F401 (load_file looks safe_open up there)
-        stack.enter_context(patches)
         yield
-
-
-@contextlib.contextmanager
-def _hub_offline() -> Iterator[None]:
-    """huggingface_hub offline meanwhile: it read HF_HUB_OFFLINE when it was imported."""
-    try:
-        from huggingface_hub import constants
-    except ImportError:
-        yield
-        return
-    before = constants.HF_HUB_OFFLINE
-    constants.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        constants.HF_HUB_OFFLINE = before

@@ -1,8 +1,8 @@
-"""Checkpoints loaded on the simulated GPU (generator/simulate/weights.py): their tensors come
-from the header alone (safetensors' JSON header, torch.load's pickle with no record read), are
-fake, and count where a real load would put them; from_pretrained answers from a local
-folder, a config alone or a shipped config, and never from the network; `Module.to` swaps
-fake parameters in place. Tiny checkpoints written in tmp_path."""
+"""Checkpoints loaded on the simulated GPU (generator/simulate/weights.py, pretrained.py):
+their tensors come from the header alone (safetensors' JSON header, torch.load's pickle with
+no record read), are fake, and count where a real load would put them; from_pretrained
+answers from a local folder, a config alone or a shipped config, and never from the network;
+`Module.to` swaps fake parameters in place. Tiny checkpoints written in tmp_path."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 import generator as g
 from generator.errors import ModelError
-from generator.simulate.weights import (HeaderOnly, NotOnThisMachine, safetensors_header,
-                                        write_header_only)
+from generator.simulate.pretrained import NotOnThisMachine
+from generator.simulate.weights import HeaderOnly, safetensors_header, write_header_only
 
 TENSORS = {"embed.weight": ((64, 16), torch.bfloat16), "head.bias": ((64,), torch.float32),
            "steps": ((), torch.int64)}
