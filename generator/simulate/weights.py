@@ -1,8 +1,8 @@
 """A checkpoint the script loads, with its tensors' shapes and dtypes and none of their data.
 
 An 8B fine-tune reads 16 GB of weights before its first step; on the simulated GPU its
-tensors are fake, so the checkpoint's header is all it needs (`weights_not_read()`, entered
-by session.py for the whole run):
+tensors are fake, so the checkpoint's header is all it needs, and all it can write
+(`weights_not_read()`, entered by session.py for the whole run):
 
 - **safetensors** (`safe_open`, `load_file`, and transformers' loading, which goes through
   `safe_open`): the file's JSON header gives each tensor's dtype and shape
@@ -14,6 +14,10 @@ by session.py for the whole run):
   makes meta storages instead of reading the records (torch/serialization.py, `load_tensor`);
   `torch_load` then puts each storage where `map_location` would (a fake CUDA tensor aborts
   autograd on this CPU-only PyTorch, see placement.py: a storage on the GPU is bookkeeping).
+- **Saving** (`torch.save`, safetensors' `save_file`, which `save_pretrained` calls): a
+  simulated tensor has no data, so a checkpoint the script writes holds its header, and its
+  data's place is left empty (a sparse file of the real one's size): the script finds its
+  checkpoint where it wrote it, and a load of it reads the header again.
 
 What a real CPU load allocates is what the simulation counts when it models the CPU: the CPU
 allocator holds what `torch.load` returns (mmap or not) and safetensors' mapping of the whole
@@ -285,35 +289,81 @@ def torch_load(original: Callable, storages: DeviceStorages, *, cpu: bool) -> Ca
 # -- putting it in place ---------------------------------------------------------------------
 
 @contextlib.contextmanager
-def _rebound(original: Any, replacement: Any, name: str) -> Iterator[None]:
-    """`original`, wherever a module holds it as `name` (`from safetensors import safe_open`
-    binds it in the importer), is `replacement` meanwhile; afterwards every module that holds
-    `replacement` (one imported meanwhile too) holds `original` again."""
-    def swap(old: Any, new: Any) -> None:
-        for module in list(sys.modules.values()):
+def _rebound(replacements: dict[Any, Any]) -> Iterator[None]:
+    """Each original (a key), wherever a module holds it, under any name (`from safetensors
+    import safe_open`, transformers' `save_file as safe_save_file`), is its replacement
+    meanwhile. Afterwards each of those bindings holds its original again, and so does each
+    binding of a replacement in a module imported meanwhile (`from safetensors import
+    safe_open` run in the script); nothing else is touched."""
+    def bindings(modules: list[Any], wanted: dict[int, Any]) -> list[tuple[dict, str, Any]]:
+        found = []
+        for module in modules:
             namespace = getattr(module, "__dict__", None)
-            if isinstance(namespace, dict) and namespace.get(name) is old:
-                namespace[name] = new
+            if isinstance(namespace, dict):
+                found += [(namespace, key, wanted[id(value)])
+                          for key, value in list(namespace.items()) if id(value) in wanted]
+        return found
 
-    swap(original, replacement)
+    present = dict(sys.modules)
+    originals = {id(new): old for old, new in replacements.items()}
+    replaced = bindings(list(present.values()), {id(old): new for old, new in
+                                                  replacements.items()})
+    for namespace, key, new in replaced:
+        namespace[key] = new
     try:
         yield
     finally:
-        swap(replacement, original)
+        for namespace, key, new in replaced:
+            if namespace.get(key) is new:
+                namespace[key] = originals[id(new)]
+        imported = [m for name, m in list(sys.modules.items()) if present.get(name) is not m]
+        for namespace, key, old in bindings(imported, originals):
+            namespace[key] = old
+
+
+def torch_save(original: Callable) -> Callable:
+    """`torch.save`, whose simulated tensors have no data to write: each record keeps its
+    place and size, empty (a sparse file), as PyTorch's `skip_data` writes it, so that the
+    script's checkpoint is there to be loaded again (from its header: torch_load)."""
+
+    def save(obj, f, *args, **kwargs):
+        with torch.serialization.skip_data(materialize_fake_tensors=True):
+            return original(obj, f, *args, **kwargs)
+
+    return save
+
+
+def safetensors_save_file(original: Callable) -> Callable:
+    """safetensors' `save_file(tensors, filename, metadata=None)` (save_pretrained's): the
+    header of the simulated tensors, and their data's place left empty (a sparse file of the
+    real file's size)."""
+
+    def save_file(tensors: dict[str, torch.Tensor], filename, metadata=None) -> None:
+        path = Path(filename)
+        write_header_only(path, {name: (tuple(t.shape), t.dtype) for name, t in
+                                 tensors.items()}, metadata)
+        data_bytes = sum(t.numel() * t.element_size() for t in tensors.values())
+        os.truncate(path, path.stat().st_size + data_bytes)
+
+    return save_file
 
 
 @contextlib.contextmanager
 def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
-    """For the run: `torch.load` and safetensors' `safe_open` read headers only (see the
-    module); both put back on exit. cpu: the run models the CPU."""
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(_rebound(torch.load, torch_load(torch.load, storages, cpu=cpu),
-                                     "load"))
-        try:
-            import safetensors
-        except ImportError:
-            pass
-        else:
-            stack.enter_context(_rebound(safetensors.safe_open, HeaderOnly, "safe_open"))
-            import safetensors.torch  # noqa: F401 (load_file looks safe_open up there)
+    """For the run: `torch.load` and safetensors' `safe_open` read headers only, `torch.save`
+    and safetensors' `save_file` write them only (see the module); all put back on exit.
+    cpu: the run models the CPU."""
+    replacements: dict[Any, Any] = {
+        torch.load: torch_load(torch.load, storages, cpu=cpu),
+        torch.save: torch_save(torch.save)}
+    try:
+        import safetensors
+        import safetensors.torch
+    except ImportError:
+        pass
+    else:
+        replacements[safetensors.safe_open] = HeaderOnly
+        replacements[safetensors.torch.save_file] = safetensors_save_file(
+            safetensors.torch.save_file)
+    with _rebound(replacements):
         yield

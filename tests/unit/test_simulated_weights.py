@@ -220,16 +220,21 @@ def test_the_process_is_as_it_was_found_after_loads() -> None:
     import transformers.modeling_utils as modeling
     import transformers.utils.hub as hub
 
+    import generator.simulate.weights as weights
+
     before = (torch.load, safetensors.safe_open, modeling.safe_open, hub.cached_files,
-              modeling._get_resolved_checkpoint_files, list(sys.meta_path), dict(os.environ))
-    with g.simulated_gpu("H100"):
-        assert torch.load is not before[0] and modeling.safe_open is HeaderOnly
-        assert hub.cached_files is not before[3]
-        AutoConfig = __import__("transformers").AutoConfig
-        AutoConfig.from_pretrained("gpt2")  # a shipped config, through the patched lookup
-    after = (torch.load, safetensors.safe_open, modeling.safe_open, hub.cached_files,
-             modeling._get_resolved_checkpoint_files, list(sys.meta_path), dict(os.environ))
-    assert after == before
+              modeling._get_resolved_checkpoint_files, list(sys.meta_path), dict(os.environ),
+              torch.save, weights.HeaderOnly)
+    for _ in range(2):  # and the second run finds everything to replace again
+        with g.simulated_gpu("H100"):
+            assert torch.load is not before[0] and modeling.safe_open is HeaderOnly
+            assert hub.cached_files is not before[3] and torch.save is not before[7]
+            AutoConfig = __import__("transformers").AutoConfig
+            AutoConfig.from_pretrained("gpt2")  # a shipped config, through the patched lookup
+        after = (torch.load, safetensors.safe_open, modeling.safe_open, hub.cached_files,
+                 modeling._get_resolved_checkpoint_files, list(sys.meta_path),
+                 dict(os.environ), torch.save, weights.HeaderOnly)
+        assert after == before
 
 
 def test_a_model_built_on_the_meta_device_holds_no_memory() -> None:
@@ -260,3 +265,22 @@ def test_a_folder_whose_weights_transformers_refuses_is_not_a_config_alone(tmp_p
     with g.simulated_gpu("H100"):
         with pytest.raises(OSError, match="model.safetensors"):  # transformers' own error
             AutoModelForCausalLM.from_pretrained(tmp_path, use_safetensors=True)
+
+
+def test_a_checkpoint_the_script_saves_holds_its_header_and_no_data(tmp_path) -> None:
+    """torch.save and safetensors' save_file write what a simulated tensor has: its header;
+    the data's place is left empty (a sparse file of the real file's size), and the script
+    loads its checkpoint again, onto the device it was saved from."""
+    with g.simulated_gpu("H100"):
+        model = nn.Linear(1000, 1000).cuda()
+        torch.save(model.state_dict(), tmp_path / "state.pt")
+        from safetensors.torch import load_file, save_file
+
+        save_file(model.state_dict(), str(tmp_path / "state.safetensors"))
+        assert torch.cuda.memory_allocated() == 4_000_256 + 4096  # the model alone
+        again = torch.load(tmp_path / "state.pt")
+        assert again["weight"].is_cuda and isinstance(again["weight"], FakeTensor)
+        assert load_file(str(tmp_path / "state.safetensors"))["bias"].shape == (1000,)
+    for name in ("state.pt", "state.safetensors"):
+        written = (tmp_path / name).stat()
+        assert written.st_size > 4_000_000 > written.st_blocks * 512  # sized, not written
