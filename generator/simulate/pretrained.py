@@ -181,7 +181,7 @@ class _Patches(importlib.abc.MetaPathFinder):
     import, and most scripts never do), and put back on exit."""
 
     def __init__(self, patches: dict[tuple[str, str], Callable[[Any], Any]]) -> None:
-        self._patches = patches  # (module, attribute) → original → replacement
+        self._patches = patches  # (module, attribute) → replacement(original)
         self._done: list[tuple[Any, str, Any]] = []
         self._modules = {module for module, _ in patches}
 
