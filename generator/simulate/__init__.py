@@ -6,6 +6,8 @@
     placement  which fake tensors are on the GPU; their storages as they come and go
     memory     the caching allocator, driven online (out of memory where it happens)
     values     placeholders for what only a real tensor can tell, and where they were read
+    weights    checkpoints read from their headers: shapes and dtypes, no data
+    pretrained from_pretrained offline: shipped configs, a config alone as a header
     steps      the optimizer steps, as step boundaries and as the run's limit
     report     the run's figures and verdict
     runner     a script or module run as Python runs it (`python -m cProfile`'s way)

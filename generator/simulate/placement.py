@@ -72,7 +72,11 @@ def _storages(tensor: object) -> list[torch.UntypedStorage]:
     """The fake storages a tensor holds: its own, or a wrapper's (a DTensor's local shard)."""
     if is_traceable_wrapper_subclass(tensor):
         return local_storages(tensor)
-    storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
+    # a meta tensor (a model built under `torch.device("meta")`, as from_pretrained builds
+    # it) holds no memory on any device
+    if not isinstance(tensor, FakeTensor) or tensor.fake_device.type == "meta":
+        return []
+    storage = own_storage(tensor)
     return [] if storage is None else [storage]
 
 
@@ -109,6 +113,13 @@ class DeviceStorages(TorchDispatchMode):
             yield
         finally:
             self._local.placing = before
+
+    def place(self, tensor: torch.Tensor) -> None:
+        """`tensor`'s storage is on the device from now: one made outside any op the device
+        saw (a checkpoint's, which torch.load makes without an op, weights.py)."""
+        storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
+        if storage is not None:
+            self._add(storage)
 
     def forget(self) -> None:
         """Stop watching: frees after the run are not the run's."""

@@ -11,8 +11,9 @@ of them back out on exit, however the block ends (style point 5g):
 2. The device's kernels: on the GPU, CUDA's fused dropout and attention kernels, autocast
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
    oneDNN LSTM's workspace (cpu_kernels.py).
-3. The device's storages and its memory, online (placement.py, memory.py), and the values
-   a simulated tensor cannot give (values.py).
+3. The device's storages and its memory, online (placement.py, memory.py), the values
+   a simulated tensor cannot give (values.py), checkpoints read from their headers
+   (weights.py), and from_pretrained answered offline (pretrained.py).
 4. On the GPU, torch.cuda's answers (device.py); torch.compile made eager (unmodelled.py);
    the optimizer steps (steps.py).
 
@@ -45,10 +46,12 @@ from generator.simulate.distributed import local_gpus, rank_zero_of
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import DeviceStorages, Placement
 from generator.simulate import snapshot as snapshots
+from generator.simulate.pretrained import pretrained_offline
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
 from generator.simulate.unmodelled import Compiled
 from generator.simulate.values import Placeholders, Values
+from generator.simulate.weights import weights_not_read
 
 DEVICES = ("cuda", "cpu")
 
@@ -136,6 +139,8 @@ class SimulatedGpu:
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, gpu=cuda))
             stack.enter_context(Values(self.values))  # above Placement: the script's reads
+            stack.enter_context(weights_not_read(self.storages, cpu=not cuda))
+            stack.enter_context(pretrained_offline())
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0],

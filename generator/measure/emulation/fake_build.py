@@ -116,15 +116,21 @@ class KnownValues(TorchDispatchMode):
 
 
 def _swapping_fakes(swap_tensors):
-    """`torch.utils.swap_tensors`, first dropping fake tensors' entries in their fake mode's
-    memo (the weak references that make the swap refuse them)."""
+    """`torch.utils.swap_tensors`, first dropping the two tensors' entries in their fake
+    mode's memo (the weak references that make the swap refuse them). A real tensor swapped
+    with a fake one (a module built before the simulated run, moved in it, with
+    `torch.__future__.set_swap_module_params_on_conversion(True)`), and a tensor met as the
+    `.grad` of one, are also held weakly by the converter's describer (its tensor ids):
+    those entries go too."""
 
     def swap(t1: torch.Tensor, t2: torch.Tensor) -> None:
-        for t in (t1, t2):
-            if isinstance(t, FakeTensor):
-                memo = t.fake_mode.fake_tensor_converter.meta_converter.tensor_memo
-                for key in [k for k, v in list(memo.items()) if v is t]:
-                    del memo[key]
+        for mode in {id(t.fake_mode): t.fake_mode for t in (t1, t2)
+                     if isinstance(t, FakeTensor)}.values():
+            converter = mode.fake_tensor_converter.meta_converter
+            for t in (t1, t2):
+                for key in [k for k, v in list(converter.tensor_memo.items()) if v is t]:
+                    del converter.tensor_memo[key]
+                converter.describer.lookup_tensor.pop(t, None)
         return swap_tensors(t1, t2)
 
     return swap
