@@ -5,6 +5,7 @@
     device     torch.cuda's answers from the catalogue and the simulation
     placement  which fake tensors are on the GPU; their storages as they come and go
     memory     the caching allocator, driven online (out of memory where it happens)
+    recompute  a checkpointed block recomputed in its forward pass's modes
     values     placeholders for what only a real tensor can tell, and where they were read
     steps      the optimizer steps, as step boundaries and as the run's limit
     report     the run's figures and verdict

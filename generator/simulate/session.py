@@ -12,7 +12,8 @@ of them back out on exit, however the block ends (style point 5g):
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
    oneDNN LSTM's workspace (cpu_kernels.py).
 3. The device's storages and its memory, online (placement.py, memory.py), and the values
-   a simulated tensor cannot give (values.py).
+   a simulated tensor cannot give (values.py); a checkpointed block recomputed in these
+   modes (recompute.py).
 4. On the GPU, torch.cuda's answers (device.py); the optimizer steps (steps.py).
 """
 
@@ -33,6 +34,7 @@ from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
 from generator import gpus
 from generator.simulate import device as cuda_device
+from generator.simulate import recompute
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import DeviceStorages, Placement
 from generator.simulate.report import SimulationReport
@@ -112,6 +114,7 @@ class SimulatedGpu:
             stack.enter_context(self.storages)
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
+            stack.enter_context(recompute.in_forward_modes())
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0]))
