@@ -7,7 +7,7 @@ of them back out on exit, however the block ends (style point 5g):
    lack (fake_kernel_gaps.py), and modules converted as on a device (fake_build.py). Every
    tensor made in the block is fake: nothing is allocated, whatever the model's size.
    Values fake tensors know (FakeTensorMode's small constants) are real; the rest are
-   placeholders.
+   placeholders. A module deep-copied keeps its tensors in that mode (copies.py).
 2. The device's kernels: on the GPU, CUDA's fused dropout and attention kernels, autocast
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
    oneDNN LSTM's workspace (cpu_kernels.py).
@@ -33,6 +33,7 @@ from generator.measure.emulation.cpu_kernels import modelled_kernels
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
 from generator import gpus
+from generator.simulate import copies
 from generator.simulate import device as cuda_device
 from generator.simulate import recompute
 from generator.simulate.memory import DeviceMemory
@@ -111,6 +112,7 @@ class SimulatedGpu:
             stack.enter_context(FakeTensorMode(allow_non_fake_inputs=True))
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
             stack.enter_context(fakes_converted())
+            stack.enter_context(copies.modes_not_copied())
             stack.enter_context(self.storages)
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
