@@ -2,7 +2,7 @@
 `generator.simulated_gpu()` (DESIGN.md, "The user's own job: a simulated GPU").
 
     session    the run's context manager: puts every piece in place, takes it back out
-    copies     a module deep-copied keeps its tensors in the run's fake mode
+    copies     deep copies of fake tensors: clones in the run's mode
     device     torch.cuda's answers from the catalogue and the simulation
     placement  which fake tensors are on the GPU; their storages as they come and go
     memory     the caching allocator, driven online (out of memory where it happens)

@@ -150,7 +150,7 @@ class Generator:
             return torch.tensor(data, dtype=torch.uint8)
 
     def set_state(self, state: torch.Tensor, device: Any = "cuda") -> None:
-        self.state = state.clone()
+        self.state = state  # get_state copies it
 
     def functions(self) -> dict[str, Callable]:
         """torch.cuda.random's functions (also torch.cuda's), answered by this generator."""

@@ -49,13 +49,17 @@ def _non_reentrant(original: Callable) -> Callable:
     return generator
 
 
-class _Reentrant(torch_checkpoint.CheckpointFunction):
+#: torch.utils.checkpoint's own, as imported (the module's name for it changes in a run).
+_CHECKPOINT_FUNCTION = torch_checkpoint.CheckpointFunction
+
+
+class _Reentrant(_CHECKPOINT_FUNCTION):
     """CheckpointFunction, its function recomputed in the same modes."""
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):  # noqa: ANN001 autograd's
-        return torch_checkpoint.CheckpointFunction.forward(
-            ctx, in_same_modes(run_function), preserve_rng_state, *args)
+        return _CHECKPOINT_FUNCTION.forward(ctx, in_same_modes(run_function),
+                                            preserve_rng_state, *args)
 
 
 @contextlib.contextmanager

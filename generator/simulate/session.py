@@ -112,7 +112,7 @@ class SimulatedGpu:
             stack.enter_context(FakeTensorMode(allow_non_fake_inputs=True))
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
             stack.enter_context(fakes_converted())
-            stack.enter_context(copies.modes_not_copied())
+            stack.enter_context(copies.fake_copies())
             stack.enter_context(self.storages)
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, self.values, gpu=cuda))
