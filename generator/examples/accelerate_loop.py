@@ -5,7 +5,8 @@ generated tokens. Nothing in it knows about this tool.
 
     python generator/examples/accelerate_loop.py                  # for real, on this machine
     python -m generator run --gpu "RTX 4090" generator/examples/accelerate_loop.py
-    python -m generator run --gpu "RTX 4090" generator/examples/accelerate_loop.py --mixed-precision fp16
+    python -m generator run --gpu "RTX 4090" -m generator.examples.accelerate_loop \\
+        --mixed-precision fp16
     python -m generator run --device cpu generator/examples/accelerate_loop.py
 """
 

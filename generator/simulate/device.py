@@ -13,12 +13,13 @@ are on the GPU), autocast and the optimizers' choice of kernels, which both go b
   (`_default_to_fused_or_foreach`); a simulated tensor's type is FakeTensor, so it is one of
   those types meanwhile.
 
-Frameworks ask more than a script does, and some of it below torch.cuda's public functions
-(`frameworks(...)`, each answer with the framework that needs it): `torch.accelerator`
-(accelerate picks its device there), CUDA's random generator (every `set_seed`), the current
-device as `torch.cuda.device(i)` exchanges it, autocast's state as "cuda" (PEFT, checkpoint's
-recomputation), pinned host memory (DataLoader's `pin_memory`, on once an accelerator is
-there), and functions of `torch._C` a CPU build lacks.
+Frameworks (transformers' Trainer, accelerate, Lightning Fabric, PEFT, bitsandbytes) ask
+more than a script does, some of it below torch.cuda's public functions; each answer names
+the framework that needs it: `torch.accelerator` (accelerate picks its device there), CUDA's
+random generator (every `set_seed`), the current device as `torch.cuda.device(i)` exchanges
+it, autocast's state asked as "cuda" (PEFT, checkpoint's recomputation), pinned host memory
+(DataLoader's `pin_memory`, on once an accelerator is there), and functions of `torch._C` a
+CPU build lacks.
 
 What the simulation cannot run is refused by name (UnmodelledError): a custom CUDA extension
 compiled with torch.utils.cpp_extension, and a Triton kernel launched (where Triton is
@@ -392,12 +393,12 @@ def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
     autocast = torch.amp.autocast_mode.autocast
     foreach_types = _OPTIMIZER._foreach_supported_types
     queries = _queries(gpu, memory_bytes, memory, context_bytes, storages.values)
-    random = Generator().functions()
+    generator = Generator().functions()
     with contextlib.ExitStack() as undo:
-        undo.enter_context(_replaced(torch.cuda, {**queries, **random}))
+        undo.enter_context(_replaced(torch.cuda, {**queries, **generator}))
         undo.enter_context(_replaced(torch.cuda.memory,
                                      {name: queries[name] for name in _MEMORY}))
-        undo.enter_context(_replaced(torch.cuda.random, random))
+        undo.enter_context(_replaced(torch.cuda.random, generator))
         accelerator = _accelerator(queries)
         undo.enter_context(_replaced(torch.accelerator, accelerator))
         undo.enter_context(_replaced(torch.accelerator.memory, {
