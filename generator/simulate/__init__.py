@@ -2,9 +2,11 @@
 `generator.simulated_gpu()` (DESIGN.md, "The user's own job: a simulated GPU").
 
     session    the run's context manager: puts every piece in place, takes it back out
+    copies     deep copies of fake tensors: clones in the run's mode
     device     torch.cuda's answers from the catalogue and the simulation
     placement  which fake tensors are on the GPU; their storages as they come and go
     memory     the caching allocator, driven online (out of memory where it happens)
+    recompute  a checkpointed block recomputed in its forward pass's modes
     values     placeholders for what only a real tensor can tell, and where they were read
     weights    checkpoints read from their headers: shapes and dtypes, no data
     pretrained from_pretrained offline: shipped configs, a config alone as a header

@@ -19,6 +19,14 @@ are on the GPU), autocast and the optimizers' choice of kernels, which both go b
   call of the simulation's own fake-tensor dispatch (a 600 MB trace for two steps of a
   two-layer BERT). The CPU activity, shapes and memory events stay as the script asked.
 
+Frameworks (transformers' Trainer, accelerate, Lightning Fabric, PEFT, bitsandbytes) ask
+more than a script does, some of it below torch.cuda's public functions; each answer names
+the framework that needs it: `torch.accelerator` (accelerate picks its device there), CUDA's
+random generator (every `set_seed`), the current device as `torch.cuda.device(i)` exchanges
+it, autocast's state asked as "cuda" (PEFT, checkpoint's recomputation), pinned host memory
+(DataLoader's `pin_memory`, on once an accelerator is there), and functions of `torch._C` a
+CPU build lacks.
+
 What the simulation cannot run is refused by name (UnmodelledError): a custom CUDA extension
 compiled with torch.utils.cpp_extension, and a Triton kernel launched (where Triton is
 installed).
@@ -29,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -36,7 +45,7 @@ from typing import Any, Callable
 import torch
 import torch.profiler.profiler
 import torch.utils.cpp_extension
-from torch._subclasses.fake_tensor import FakeTensor
+from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
 from generator.errors import UnmodelledError
 from generator.gpus import GPU as CatalogueGpu
@@ -103,13 +112,100 @@ def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         "current_stream": lambda device=None: _STREAM,
         "default_stream": lambda device=None: _STREAM,
         "stream": lambda stream=None: contextlib.nullcontext(stream),
+        # `torch.cuda.device(i)` and `device_of(t)` (bitsandbytes' `_cuda_device_of`) swap
+        # the current device through these: one device, so the previous one is 0
+        "_exchange_device": lambda device: 0,
+        "_maybe_exchange_device": lambda device: 0,
+        # torch.optim's CUDA-graph check and accelerate ask it; nothing is captured
+        "is_current_stream_capturing": lambda: False,
+    }
+
+
+#: torch.cuda's memory functions, also answered in torch.cuda.memory, their home, where
+#: torch.cuda.memory_summary and a script's `torch.cuda.memory.max_memory_allocated` look.
+_MEMORY = ("mem_get_info", "memory_allocated", "max_memory_allocated", "memory_reserved",
+           "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
+           "empty_cache", "memory_stats")
+
+
+class Generator:
+    """The simulated GPU's random generator, as torch.cuda.random sees it: a seed, and the
+    state a checkpoint saves (CUDA's Philox state: the seed and an offset, 8 bytes each).
+    The simulation draws no random numbers on the GPU (its tensors are fake), so nothing
+    moves the offset. Every `set_seed` seeds it (transformers', accelerate's, Lightning's
+    `seed_everything`); Trainer's and accelerate's checkpoints save and load its state. A
+    CPU build has no CUDA generator to answer them."""
+
+    #: CUDA's default seed (c10/core/GeneratorImpl.h default_rng_seed_val)
+    DEFAULT_SEED = 67280421310721
+
+    def __init__(self) -> None:
+        self.seed = self.DEFAULT_SEED
+        self.state: torch.Tensor | None = None  # as last set, else made from the seed
+
+    def manual_seed(self, seed: int) -> None:
+        self.seed, self.state = int(seed) & (2**64 - 1), None
+
+    def new_seed(self) -> None:
+        self.manual_seed(random.getrandbits(63))  # as torch.seed() draws a fresh one
+
+    def get_state(self, device: Any = "cuda") -> torch.Tensor:
+        """A new host tensor, as a GPU's state is (a real one: its values are known)."""
+        data = list(self.seed.to_bytes(8, "little")) + [0] * 8  # the offset: nothing drawn
+        with unset_fake_temporarily():
+            if self.state is not None:
+                return self.state.clone()
+            return torch.tensor(data, dtype=torch.uint8)
+
+    def set_state(self, state: torch.Tensor, device: Any = "cuda") -> None:
+        self.state = state  # get_state copies it
+
+    def functions(self) -> dict[str, Callable]:
+        """torch.cuda.random's functions (also torch.cuda's), answered by this generator."""
+        return {
+            "manual_seed": self.manual_seed,
+            "manual_seed_all": self.manual_seed,
+            "seed": self.new_seed,
+            "seed_all": self.new_seed,
+            "initial_seed": lambda: self.seed,
+            "get_rng_state": self.get_state,
+            "get_rng_state_all": lambda: [self.get_state()],
+            "set_rng_state": self.set_state,
+            "set_rng_state_all": lambda states: self.set_state(list(states)[0]),
+        }
+
+
+def _accelerator(queries: dict[str, Callable]) -> dict[str, Callable]:
+    """torch.accelerator's functions, answered by the simulated GPU: a CPU build has no
+    accelerator, and accelerate (`get_torch_accelerator_backend`: Accelerator's device,
+    its AMP and checkpointing), Trainer (through accelerate) and DataLoader's pin_memory
+    ask here before they ask torch.cuda."""
+    memory = {name: queries[name] for name in _MEMORY if name != "mem_get_info"}
+    return {
+        **memory,
+        "current_accelerator": lambda check_available=False: torch.device("cuda"),
+        "is_available": lambda: True,
+        "device_count": queries["device_count"],
+        "current_device_index": lambda: 0,
+        "current_device_idx": lambda: 0,
+        "set_device_index": lambda device: None,
+        "set_device_idx": lambda device: None,
+        "device_index": lambda device: contextlib.nullcontext(),
+        "synchronize": lambda device=None: None,
+        "current_stream": lambda device=None: _STREAM,
+        "set_stream": lambda stream: None,
+        "get_device_capability": lambda device=None: queries["get_device_capability"](),
+        "get_memory_info": queries["mem_get_info"],
+        "reset_accumulated_memory_stats": lambda device=None: None,
     }
 
 
 class Stream:
     """A CUDA stream of the simulated GPU: one stream, on which everything is in order."""
 
-    device = GPU
+    device, device_type, device_index = GPU, GPU.type, 0
+    #: The stream's handle (cudaStream_t) as frameworks pass it to their kernels: none
+    cuda_stream = stream_id = 0
 
     def __init__(self, device: Any = None, priority: int = 0, **_kwargs: Any) -> None:
         self.priority = priority
@@ -130,6 +226,10 @@ class Stream:
 
     def query(self) -> bool:
         return True
+
+    def is_capturing(self) -> bool:
+        """No CUDA graph is captured (torch.optim asks, once torch.accelerator answers)."""
+        return False
 
     def __enter__(self) -> "Stream":
         return self
@@ -272,6 +372,42 @@ def _profiler_init(original: Callable) -> Callable:
     return __init__
 
 
+#: torch._C's CUDA functions that a CPU build lacks, which frameworks call directly.
+_C_ENTRY_POINTS: dict[str, Callable] = {
+    # bitsandbytes (imported by PEFT, so by transformers' Trainer) reads it as it imports its
+    # CUDA backend (backends/cuda/ops.py) where torch.cuda.is_available(): the stream's handle
+    "_cuda_getCurrentRawStream": lambda device=None: 0,
+    # torch.cuda.random's functions and torch.cuda.device ask the current device here, by
+    # names they imported before any run (so torch.cuda's answers do not reach them)
+    "_cuda_getDevice": lambda: 0,
+}
+
+
+def _autocast_queries() -> dict[str, Callable]:
+    """torch.is_autocast_enabled and torch.get_autocast_dtype, "cuda" answered by the CPU
+    autocast that CUDA's becomes (see the module). PEFT's LoRA layers over bitsandbytes
+    ask `torch.is_autocast_enabled()` to decide whether to cast their input;
+    torch.utils.checkpoint reads both to recompute a block in the forward pass's autocast."""
+    enabled, dtype = torch.is_autocast_enabled, torch.get_autocast_dtype
+
+    def is_autocast_enabled(device_type: str = "cuda") -> bool:
+        return enabled("cpu" if device_type == "cuda" else device_type)
+
+    def get_autocast_dtype(device_type: str) -> torch.dtype:
+        if device_type == "cuda":  # CUDA autocast's default is float16 (see the module)
+            return dtype("cpu") if enabled("cpu") else torch.float16
+        return dtype(device_type)
+
+    return {"is_autocast_enabled": is_autocast_enabled, "get_autocast_dtype": get_autocast_dtype}
+
+
+def _pin_memory(tensor: torch.Tensor, device: Any = None) -> torch.Tensor:
+    """Tensor.pin_memory: the tensor, in host memory, which the simulation does not count
+    (fake tensors have no pinned memory to make). DataLoader pins each batch once an
+    accelerator is there (Trainer's `dataloader_pin_memory`, on by default)."""
+    return tensor
+
+
 @contextlib.contextmanager
 def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
              storages: DeviceStorages, context_bytes: int, *, devices: int = 1
@@ -280,10 +416,21 @@ def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
     devices: how many GPUs the machine has (device_count()); the script's is the first."""
     autocast = torch.amp.autocast_mode.autocast
     foreach_types = _OPTIMIZER._foreach_supported_types
+    queries = _queries(gpu, memory_bytes, memory, context_bytes, storages.values, devices)
+    generator = Generator().functions()
     with contextlib.ExitStack() as undo:
-        undo.enter_context(_replaced(torch.cuda, _queries(gpu, memory_bytes, memory,
-                                                          context_bytes, storages.values,
-                                                          devices)))
+        undo.enter_context(_replaced(torch.cuda, {**queries, **generator}))
+        undo.enter_context(_replaced(torch.cuda.memory,
+                                     {name: queries[name] for name in _MEMORY}))
+        undo.enter_context(_replaced(torch.cuda.random, generator))
+        accelerator = _accelerator(queries)
+        undo.enter_context(_replaced(torch.accelerator, accelerator))
+        undo.enter_context(_replaced(torch.accelerator.memory, {
+            name: accelerator[name] for name in dir(torch.accelerator.memory)
+            if name in accelerator}))
+        undo.enter_context(_replaced(torch._C, _C_ENTRY_POINTS))
+        undo.enter_context(_replaced(torch, _autocast_queries()))
+        undo.enter_context(_replaced(torch.Tensor, {"pin_memory": _pin_memory}))
         undo.enter_context(_replaced(FakeTensor, {
             "device": _device_property(storages, FakeTensor.__dict__["device"])}))
         undo.enter_context(_replaced(autocast, {"__init__": _autocast_init(autocast.__init__)}))

@@ -68,6 +68,13 @@ def names_cuda(device: Any) -> bool:
         return False
 
 
+def _named(device: Any) -> Any:
+    """A bare device index as the CUDA device it names (bools are .to's flags)."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return torch.device("cuda", device)
+    return device
+
+
 def _storages(tensor: object) -> list[torch.UntypedStorage]:
     """The fake storages a tensor holds: its own, or a wrapper's (a DTensor's local shard)."""
     if is_traceable_wrapper_subclass(tensor):
@@ -240,6 +247,10 @@ class Placement(TorchFunctionMode):
             return func(*args, **kwargs)
         if func == _IS_CUDA:
             return self.storages.holds(args[0])
+        if func is torch.device and len(args) == 1 and isinstance(args[0], int) and not kwargs:
+            # torch.device(0): the current accelerator's device 0, which a CPU build refuses
+            # (transformers' device_map="auto" names devices so)
+            return torch.device("cuda", args[0])
         if func is torch.Tensor.get_device:
             return 0 if self.storages.holds(args[0]) else -1
         if func is torch.Tensor.to:
@@ -258,6 +269,10 @@ class Placement(TorchFunctionMode):
         """Tensor.to(device?, dtype?, non_blocking?, copy?, memory_format=?) or .to(other, …):
         a move between the host and the GPU is a copy on the fake CPU device."""
         tensor, rest = args[0], args[1:]
+        # a bare index (.to(0), device=0) names a CUDA device, which a CPU build cannot parse
+        rest = tuple(_named(a) for a in rest)
+        if "device" in kwargs:
+            kwargs = {**kwargs, "device": _named(kwargs["device"])}
         flags = [i for i, a in enumerate(rest) if isinstance(a, bool)]  # non_blocking, copy
         copy = kwargs.get("copy", len(flags) > 1 and rest[flags[1]])
         if isinstance(rest[0] if rest else None, torch.Tensor):

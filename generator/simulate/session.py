@@ -7,13 +7,14 @@ of them back out on exit, however the block ends (style point 5g):
    lack (fake_kernel_gaps.py), and modules converted as on a device (fake_build.py). Every
    tensor made in the block is fake: nothing is allocated, whatever the model's size.
    Values fake tensors know (FakeTensorMode's small constants) are real; the rest are
-   placeholders.
+   placeholders. A module deep-copied keeps its tensors in that mode (copies.py).
 2. The device's kernels: on the GPU, CUDA's fused dropout and attention kernels, autocast
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
    oneDNN LSTM's workspace (cpu_kernels.py).
 3. The device's storages and its memory, online (placement.py, memory.py), the values
    a simulated tensor cannot give (values.py), checkpoints read from their headers
-   (weights.py), and from_pretrained answered offline (pretrained.py).
+   (weights.py), from_pretrained answered offline (pretrained.py), and a checkpointed
+   block recomputed in these modes (recompute.py).
 4. On the GPU, torch.cuda's answers (device.py); torch.compile made eager (unmodelled.py);
    the optimizer steps (steps.py).
 
@@ -40,7 +41,7 @@ from generator.measure.emulation.cpu_kernels import modelled_kernels
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
 from generator import gpus
-from generator.simulate import compare
+from generator.simulate import compare, copies, recompute
 from generator.simulate import device as cuda_device
 from generator.simulate.distributed import local_gpus, rank_zero_of
 from generator.simulate.memory import DeviceMemory
@@ -134,6 +135,7 @@ class SimulatedGpu:
             stack.enter_context(FakeTensorMode(allow_non_fake_inputs=True))
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
             stack.enter_context(fakes_converted())
+            stack.enter_context(copies.fake_copies())
             stack.enter_context(self.storages)
             stack.enter_context(self.storages.resizes_followed())
             stack.callback(self.storages.forget)
@@ -141,6 +143,7 @@ class SimulatedGpu:
             stack.enter_context(Values(self.values))  # above Placement: the script's reads
             stack.enter_context(weights_not_read(self.storages, cpu=not cuda))
             stack.enter_context(pretrained_offline())
+            stack.enter_context(recompute.in_forward_modes())
             if cuda:
                 stack.enter_context(cuda_device.answered(
                     target.gpu, target.memory_bytes, self.memory, self.storages, context[0],

@@ -1,7 +1,7 @@
 """`python -m generator run` as a user runs it, in a subprocess, on the shipped example
 (generator/examples/plain_loop.py); and the check of truth: the same script run for real on
 this CPU, its allocator's peak read from the profiler's memory events as the `cpu` backend
-reads it, against `run --device cpu`, the simulation modelling this CPU."""
+reads it, against `run --device cpu`, the simulation modelling this CPU (script_runs.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,9 @@ import json
 from pathlib import Path
 
 from conftest import REPO_ROOT, assert_refused, run_cli
-from torch.profiler import ProfilerActivity, profile, record_function
-
-from generator.measure import quiet_profiler
-from generator.measure.backends.cpu import allocator_peak_bytes
-from generator.simulate.runner import Script
+from script_runs import assert_cpu_agrees
 
 EXAMPLE = REPO_ROOT / "generator" / "examples" / "plain_loop.py"
-WINDOW = "generator::script"
 
 
 def test_the_example_on_a_simulated_gpu(tmp_path: Path) -> None:
@@ -49,20 +44,8 @@ def test_a_missing_script_is_one_line(tmp_path: Path) -> None:
 
 
 def test_the_simulation_of_the_cpu_against_a_real_run_on_it(tmp_path: Path) -> None:
-    """Within 1 % (no constant tuned to it): the simulation counts every storage the script
-    makes and the buffers the CPU's kernels hold; the profiler counts every block c10's CPU
-    allocator hands out while the script runs."""
-    with quiet_profiler(), profile(activities=[ProfilerActivity.CPU],
-                                   profile_memory=True) as prof:
-        with record_function(WINDOW):
-            assert Script(str(EXAMPLE), ("--steps", "3")).run() == 0
-    real = allocator_peak_bytes(prof, WINDOW)
-    report = tmp_path / "report.json"
-    done = run_cli(["run", "--device", "cpu", "--steps", "all", "--json", report, EXAMPLE,
-                    "--steps", "3"], tmp_path)
-    assert done.returncode == 0, done.stderr
-    simulated = json.loads(report.read_text())["allocated_bytes"]
-    assert abs(simulated - real) <= 0.01 * real, (simulated, real)
+    """Within 1 % (no constant tuned to it; script_runs.py)."""
+    assert_cpu_agrees(tmp_path, EXAMPLE, ("--steps", "3"))
 
 
 # ------------------------------------------------------------------ bad input, as a user meets it

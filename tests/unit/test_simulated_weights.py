@@ -207,12 +207,9 @@ def test_device_map_auto_puts_a_model_that_fits_on_the_one_gpu() -> None:
     from transformers import AutoModelForCausalLM
 
     with g.simulated_gpu("H100"):
-        if torch.accelerator.current_accelerator() is None:
-            pytest.skip("torch.accelerator is not answered by simulate/device.py yet: "
-                        "accelerate finds no GPU for device_map='auto'")
         model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B", device_map="auto")
-        assert model.model.embed_tokens.weight.is_cuda
-        assert set(model.hf_device_map.values()) == {0}
+        # the whole model on the one GPU (transformers keeps no hf_device_map for one device)
+        assert all(p.is_cuda for p in model.parameters())
 
 
 def test_the_process_is_as_it_was_found_after_loads() -> None:

@@ -209,7 +209,7 @@ class _Checkpointed(nn.Module):
         modes = list(_get_current_function_mode_stack())
 
         def run(*inner_args, **inner_kwargs):
-            with _reentered(modes):
+            with reentered(modes):
                 return self.block(*inner_args, **inner_kwargs)
 
         # Non-reentrant: the variant PyTorch recommends; it supports keyword arguments and
@@ -220,7 +220,7 @@ class _Checkpointed(nn.Module):
 
 
 @contextlib.contextmanager
-def _reentered(modes: list) -> Iterator[None]:
+def reentered(modes: list) -> Iterator[None]:
     """The recomputation in backward runs without the torch-function modes that were active
     in forward (such as the estimate's CUDA policy), so it could pick other kernels than
     forward did: re-enter those that are not active."""
@@ -235,7 +235,7 @@ def _reentered(modes: list) -> Iterator[None]:
 def recompute_in_same_modes() -> tuple[contextlib.AbstractContextManager, ...]:
     """A `context_fn` for `torch.utils.checkpoint.checkpoint`: nothing around the forward
     pass, the forward pass's torch-function modes around the recomputation."""
-    return contextlib.nullcontext(), _reentered(list(_get_current_function_mode_stack()))
+    return contextlib.nullcontext(), reentered(list(_get_current_function_mode_stack()))
 
 
 def checkpoint_context(exp: Experiment) -> Callable[[], tuple]:
