@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import threading
 import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensor
+from torch._subclasses.fake_tensor import (DataDependentOutputException, FakeTensor,
+                                          unset_fake_temporarily)
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
 from torch.utils._pytree import tree_flatten
@@ -68,6 +70,39 @@ def names_cuda(device: Any) -> bool:
         return False
 
 
+#: Factories of indices whose values a script's data pipeline reads back (a shuffled
+#: sampler's `torch.randperm(n).tolist()`, random token ids, positions).
+_INDEX_FACTORIES = {aten.randperm, aten.randint, aten.arange}
+_FILLED = {aten.empty, aten.zeros, aten.ones, aten.full}
+
+
+def _stays_real(func: Any, args: tuple, kwargs: dict, inputs: list) -> bool:
+    """Whether an op on the host runs for real: the script's data is real (its loader's
+    indices, token ids, masks, labels), so that shuffling, padding and packing happen as on
+    the GPU. An op whose inputs are all real tensors stays real; of the ops that make a
+    tensor from nothing, those of indices do (randperm, randint, arange): an empty tensor to
+    fill stays fake, whatever its dtype (a checkpoint's int8 weights), however large. A
+    real tensor becomes fake where it meets a fake one, or moves to the GPU."""
+    if inputs:
+        return not any(isinstance(t, FakeTensor) or is_traceable_wrapper_subclass(t)
+                       or _device_type(t) == "meta" for t in inputs)
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":  # the meta device's stay
+        return False
+    if func.overloadpacket in _INDEX_FACTORIES or func.overloadpacket is aten.scalar_tensor:
+        return True
+    # a single number made to be filled (DataLoader's seed: torch.empty((), dtype=int64)
+    # .random_().item())
+    size = args[0] if args and isinstance(args[0], (list, tuple)) else None
+    return func.overloadpacket in _FILLED and size is not None and math.prod(size) == 1
+
+
+def _device_type(tensor: torch.Tensor) -> str:
+    """Where a tensor really is: a fake one's own device (not the simulated GPU that
+    device.py makes its `device` answer, which asks this module)."""
+    return (tensor.fake_device if isinstance(tensor, FakeTensor) else tensor.device).type
+
+
 def _named(device: Any) -> Any:
     """A bare device index as the CUDA device it names (bools are .to's flags)."""
     if isinstance(device, int) and not isinstance(device, bool):
@@ -80,8 +115,8 @@ def _storages(tensor: object) -> list[torch.UntypedStorage]:
     if is_traceable_wrapper_subclass(tensor):
         return local_storages(tensor)
     # a meta tensor (a model built under `torch.device("meta")`, as from_pretrained builds
-    # it) holds no memory on any device
-    if not isinstance(tensor, FakeTensor) or tensor.fake_device.type == "meta":
+    # it) holds no memory on any device; a real one is the script's data (_stays_real)
+    if not isinstance(tensor, torch.Tensor) or _device_type(tensor) == "meta":
         return []
     storage = own_storage(tensor)
     return [] if storage is None else [storage]
@@ -201,6 +236,7 @@ class DeviceStorages(TorchDispatchMode):
             self.every_storage or any(self.holds(t) for t in inputs)))
         if on_device and self.workspace_bytes and func in _MATMULS:
             self._workspace()
+        real = placing != "device" and _stays_real(func, args, kwargs, inputs)
         held = []
         if self.every_storage:  # the CPU kernel's own buffers, alive while it runs
             for index, nbytes in enumerate(kernel_buffers(func, args, kwargs)):
@@ -209,7 +245,11 @@ class DeviceStorages(TorchDispatchMode):
                 held.append(key)
         self._local.depth = getattr(self._local, "depth", 0) + 1
         try:
-            out = func(*args, **kwargs)
+            if real:
+                with unset_fake_temporarily():
+                    out = func(*args, **kwargs)
+            else:
+                out = func(*args, **kwargs)
         except unmodelled.OPS_REFUSED as error:  # one line naming the op (unmodelled.py)
             raise unmodelled.refused(func, error) from None
         finally:
@@ -227,7 +267,11 @@ class DeviceStorages(TorchDispatchMode):
         return out
 
     def _scalar(self, func, args, kwargs):
-        """A value: the real one where fake tensors know it (a constant), else a placeholder."""
+        """A value: the real one of a real tensor (the script's data) or where fake tensors
+        know it (a constant), else a placeholder."""
+        if not isinstance(args[0], FakeTensor):
+            with unset_fake_temporarily():
+                return func(*args, **kwargs)
         try:
             return func(*args, **kwargs)
         except DataDependentOutputException:

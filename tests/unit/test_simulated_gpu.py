@@ -168,6 +168,8 @@ def test_out_of_memory_is_raised_where_the_gpu_cannot_hold_it() -> None:
 
 
 def test_the_process_is_as_it_was_found_after_a_run_however_it_ends() -> None:
+    with g.simulated_gpu("4090", steps=1):  # the first run's imports (sympy) add warning
+        _train(3, [])                        # filters for good: no run's doing
     before = _state()
     with g.simulated_gpu("4090", steps=1):
         _train(3, [])
@@ -286,3 +288,23 @@ def test_streams_events_and_memory_stats() -> None:
         assert stats["allocated_bytes.all.peak"] == 512 == torch.cuda.max_memory_allocated()
         assert stats["reserved_bytes.all.current"] == torch.cuda.memory_reserved()
     assert [(r.line, r.what) for r in gpu.report().placeholders] == [(line, "elapsed_time")]
+
+
+def test_the_script_s_data_is_real_until_it_meets_the_gpu() -> None:
+    """A shuffled loader reads real indices (randperm), token ids stay real on the host, and
+    a batch moved to the GPU is fake there: no placeholder is read on the way."""
+    from torch.utils.data import DataLoader
+
+    lengths = [3, 9, 5, 7]
+    with g.simulated_gpu("4090") as gpu:
+        torch.manual_seed(0)
+        order = torch.randperm(4).tolist()
+        assert sorted(order) == [0, 1, 2, 3]
+        ids = torch.tensor([1, 2, 3])
+        assert not isinstance(ids, FakeTensor) and ids.sum().item() == 6
+        loader = DataLoader([torch.arange(n) for n in lengths], batch_size=1, shuffle=True)
+        seen = sorted(len(batch[0]) for batch in loader)
+        assert seen == sorted(lengths)  # every sample once, at its own length
+        on_gpu = ids.to("cuda")
+        assert isinstance(on_gpu, FakeTensor) and on_gpu.is_cuda
+    assert not gpu.report().placeholders
