@@ -35,11 +35,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import (DataDependentOutputException, FakeTensor,
+from torch import nn
+from torch._subclasses.fake_tensor import (DataDependentOutputException,
+                                          DynamicOutputShapeException, FakeTensor,
                                           unset_fake_temporarily)
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 from generator.measure.emulation.cpu_kernels import kernel_buffers
 from generator.measure.tracking.sharded_tracker import local_storages
@@ -74,6 +76,10 @@ def names_cuda(device: Any) -> bool:
 #: sampler's `torch.randperm(n).tolist()`, random token ids, positions).
 _INDEX_FACTORIES = {aten.randperm, aten.randint, aten.arange}
 _FILLED = {aten.empty, aten.zeros, aten.ones, aten.full}
+#: The most elements of an op's outputs whose values are kept beside the fake ones (the
+#: script's data on the GPU: 16 Mi elements of token ids are a batch of 4 × 4 Mi tokens).
+VALUES_LIMIT = 2**24
+FEW_NUMBERS = 4096
 
 
 def _stays_real(func: Any, args: tuple, kwargs: dict, inputs: list) -> bool:
@@ -91,10 +97,33 @@ def _stays_real(func: Any, args: tuple, kwargs: dict, inputs: list) -> bool:
         return False
     if func.overloadpacket in _INDEX_FACTORIES or func.overloadpacket is aten.scalar_tensor:
         return True
+    if func.overloadpacket in _FILLED and _integral(func, args, kwargs):
+        return True  # ids and masks filled with a constant (a collator's padding)
     # a single number made to be filled (DataLoader's seed: torch.empty((), dtype=int64)
     # .random_().item())
     size = args[0] if args and isinstance(args[0], (list, tuple)) else None
     return func.overloadpacket in _FILLED and size is not None and math.prod(size) == 1
+
+
+def _integral(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether zeros/ones/full make integers or truth values (full's from its fill value);
+    an empty tensor's values are not made, so it is never one of them."""
+    dtype = kwargs.get("dtype")
+    if dtype is None:
+        return (func.overloadpacket is aten.full and len(args) > 1
+                and isinstance(args[1], int))
+    return func.overloadpacket is not aten.empty and not (
+        dtype.is_floating_point or dtype.is_complex)
+
+
+def _indices(outputs: list[torch.Tensor]) -> bool:
+    """Outputs whose values are kept: integers or truth values up to VALUES_LIMIT elements,
+    numbers computed from them (a count of tokens divided by a chunk's length) up to
+    FEW_NUMBERS."""
+    count = sum(t.numel() for t in outputs)
+    if all(not t.dtype.is_floating_point and not t.dtype.is_complex for t in outputs):
+        return count <= VALUES_LIMIT
+    return count <= FEW_NUMBERS
 
 
 def _device_type(tensor: torch.Tensor) -> str:
@@ -133,6 +162,8 @@ class DeviceStorages(TorchDispatchMode):
         self.workspace_bytes, self.workspaces = workspace_bytes, workspaces
         self._threads_with_workspace: set[int | str] = set()
         self._refs: dict[int, weakref.ref] = {}  # id(storage) → a weak reference to it
+        #: id(fake tensor) → (a weak reference to it, its values): data on the GPU
+        self._values_of: dict[int, tuple[weakref.ref, torch.Tensor]] = {}
         self._local = threading.local()  # per thread: placing, depth
 
     # -- the bookkeeping -----------------------------------------------------------------------
@@ -166,6 +197,7 @@ class DeviceStorages(TorchDispatchMode):
     def forget(self) -> None:
         """Stop watching: frees after the run are not the run's."""
         self._refs.clear()
+        self._values_of.clear()
 
     def _add(self, storage: torch.UntypedStorage) -> None:
         key = id(storage)
@@ -202,6 +234,64 @@ class DeviceStorages(TorchDispatchMode):
             yield
         finally:
             torch.UntypedStorage.resize_ = original
+
+    # -- the script's data on the GPU, with its values --------------------------------------
+    def knows_values(self, tensor: FakeTensor) -> bool:
+        """Whether a fake tensor's values are kept beside it (see _with_values)."""
+        return id(tensor) in self._values_of
+
+    def _known(self, tensor: torch.Tensor) -> bool:
+        """Whether a tensor's values are known: a real one (the script's data on the host),
+        or a fake one made from such data alone (its values kept beside it)."""
+        if isinstance(tensor, FakeTensor):
+            return id(tensor) in self._values_of
+        return not is_traceable_wrapper_subclass(tensor) and _device_type(tensor) != "meta"
+
+    def _with_values(self, func: Any, args: tuple, kwargs: dict, known: bool) -> Any:
+        """The op on fake tensors; where its inputs' values are all known (data moved to the
+        GPU, and what is computed from it alone: masks, counts of tokens, shifted labels),
+        also on those values, kept beside the fake outputs, so that a script reads them as
+        they are (`.item()`, `.tolist()`, `range(n_tokens)`) and an op whose output's shape
+        depends on them (`nonzero`, `unique`, a boolean mask) gets that shape. Values are
+        kept for outputs of integers and truth values (ids, masks, counts) up to VALUES_LIMIT
+        elements per op, of other numbers up to FEW_NUMBERS, never for a parameter (its weights are fake, and a parameter is
+        swapped in place, which a weak reference forbids); beyond that, and where any input
+        is unknown, a value an op writes into is forgotten."""
+        try:
+            out = func(*args, **kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException):
+            if not known:
+                raise
+            values = self._run_on_values(func, args, kwargs)
+            mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
+            out = tree_map(lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor)
+                           else v, values)
+            self._keep(out, values)
+            return out
+        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        if known and outputs and _indices(outputs) and not any(
+                isinstance(t, nn.Parameter) for t in tree_flatten((args, kwargs))[0]):
+            self._keep(out, self._run_on_values(func, args, kwargs))
+        elif func._schema.is_mutable:  # written without its values: they are unknown now
+            for tensor in tree_flatten((args, kwargs))[0]:
+                if isinstance(tensor, FakeTensor):
+                    self._values_of.pop(id(tensor), None)
+        return out
+
+    def _run_on_values(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        def value(item: Any) -> Any:
+            if isinstance(item, FakeTensor):
+                return self._values_of[id(item)][1]
+            return item
+        with unset_fake_temporarily():
+            return func(*tree_map(value, args), **tree_map(value, kwargs))
+
+    def _keep(self, out: Any, values: Any) -> None:
+        for fake, real in zip(tree_flatten(out)[0], tree_flatten(values)[0]):
+            if isinstance(fake, FakeTensor) and isinstance(real, torch.Tensor):
+                key = id(fake)
+                self._values_of[key] = (weakref.ref(
+                    fake, lambda _ref, key=key: self._values_of.pop(key, None)), real)
 
     def _died(self, key: int, _ref: weakref.ref) -> None:
         if self._refs.pop(key, None) is not None:
@@ -243,13 +333,14 @@ class DeviceStorages(TorchDispatchMode):
                 key = ("kernel buffer", id(args), index)
                 self.memory.allocate(key, nbytes, tensor=False)
                 held.append(key)
+        known = not real and bool(inputs) and all(self._known(t) for t in inputs)
         self._local.depth = getattr(self._local, "depth", 0) + 1
         try:
             if real:
                 with unset_fake_temporarily():
                     out = func(*args, **kwargs)
             else:
-                out = func(*args, **kwargs)
+                out = self._with_values(func, args, kwargs, known)
         except unmodelled.OPS_REFUSED as error:  # one line naming the op (unmodelled.py)
             raise unmodelled.refused(func, error) from None
         finally:
@@ -269,9 +360,11 @@ class DeviceStorages(TorchDispatchMode):
     def _scalar(self, func, args, kwargs):
         """A value: the real one of a real tensor (the script's data) or where fake tensors
         know it (a constant), else a placeholder."""
-        if not isinstance(args[0], FakeTensor):
+        value = args[0] if not isinstance(args[0], FakeTensor) else self._values_of.get(
+            id(args[0]), (None, None))[1]
+        if value is not None:
             with unset_fake_temporarily():
-                return func(*args, **kwargs)
+                return func(value, *args[1:], **kwargs)
         try:
             return func(*args, **kwargs)
         except DataDependentOutputException:

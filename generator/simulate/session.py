@@ -140,7 +140,8 @@ class SimulatedGpu:
             stack.enter_context(self.storages.resizes_followed())
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, gpu=cuda))
-            stack.enter_context(Values(self.values))  # above Placement: the script's reads
+            # above Placement: the script's reads
+            stack.enter_context(Values(self.values, known=self.storages.knows_values))
             stack.enter_context(weights_not_read(self.storages, cpu=not cuda))
             stack.enter_context(pretrained_offline())
             stack.enter_context(recompute.in_forward_modes())

@@ -157,18 +157,17 @@ _CHECKS: dict[Callable, Callable[[list[bool]], bool]] = {
 }
 
 
-def _simulated(value: object) -> bool:
-    """A fake tensor whose values FakeTensorMode does not know."""
-    return isinstance(value, FakeTensor) and value.constant is None
-
-
 class Values(TorchFunctionMode):
     """The script's reads of values, answered as placeholders of their kind (see the
     module), and its NaN/inf checks, answered as finding none."""
 
-    def __init__(self, placeholders: Placeholders) -> None:
+    def __init__(self, placeholders: Placeholders,
+                 known: Callable[[FakeTensor], bool] = lambda tensor: False) -> None:
+        """known: whether a fake tensor's values are kept beside it (the script's data on
+        the GPU, placement.py): those are read as they are."""
         super().__init__()
         self.placeholders = placeholders
+        self._known = known
         self._checks: WeakIdKeyDictionary = WeakIdKeyDictionary()  # tensor → its answer
         self._tolist: Callable | None = None
 
@@ -178,7 +177,7 @@ class Values(TorchFunctionMode):
         self._tolist = original = FakeTensor.__dict__["tolist"]
 
         def tolist(tensor: FakeTensor) -> Any:
-            if not _simulated(tensor):
+            if not self._simulated(tensor):
                 return original(tensor)
             self.placeholders.read("tolist")
             return _zeros_list(tensor.shape, placeholder(tensor.dtype))
@@ -196,12 +195,18 @@ class Values(TorchFunctionMode):
         finally:
             FakeTensor.tolist = self._tolist
 
+    def _simulated(self, value: object) -> bool:
+        """A fake tensor whose values neither FakeTensorMode (a small constant) nor the
+        simulation (data moved to the GPU) knows."""
+        return (isinstance(value, FakeTensor) and value.constant is None
+                and not self._known(value))
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         first = args[0] if args else None
         # A read of a simulated tensor's value is answered here, by its kind; anything else
         # runs, and a NaN/inf check's answer is noted on the tensor it gives.
-        if not _simulated(first):
+        if not self._simulated(first):
             pass
         elif func is T.__repr__:
             return self.placeholders.shown(first)
@@ -221,7 +226,7 @@ class Values(TorchFunctionMode):
         elif func in (T.numpy, T.__array__):
             self.placeholders.read("numpy")
             return _zeros_array(first)
-        if func in (torch.equal, T.equal) and any(map(_simulated, args)):
+        if func in (torch.equal, T.equal) and any(map(self._simulated, args)):
             self.placeholders.read("bool")
             return False
         out = func(*args, **kwargs)

@@ -308,3 +308,17 @@ def test_the_script_s_data_is_real_until_it_meets_the_gpu() -> None:
         on_gpu = ids.to("cuda")
         assert isinstance(on_gpu, FakeTensor) and on_gpu.is_cuda
     assert not gpu.report().placeholders
+
+
+def test_data_on_the_gpu_keeps_its_values_and_shapes_that_depend_on_them() -> None:
+    """Token ids moved to the GPU are fake there, their values kept beside them: a count of
+    tokens reads as it is, and a boolean mask selects the shape it would on a GPU."""
+    with g.simulated_gpu("4090") as gpu:
+        labels = torch.tensor([[5, 7, -100, -100], [1, -100, -100, -100]]).to("cuda")
+        assert isinstance(labels, FakeTensor) and labels.is_cuda
+        valid = labels != -100
+        assert int(valid.sum()) == 3 and valid.sum().item() == 3
+        assert labels[valid].shape == (3,) and labels[valid].tolist() == [5, 7, 1]
+        weights = torch.randn(4, 4, device="cuda")  # made on the GPU: no values
+        (weights * 2).sum().item()
+    assert [read.what for read in gpu.report().placeholders] == ["item"]
