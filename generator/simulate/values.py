@@ -170,29 +170,39 @@ class Values(TorchFunctionMode):
         self._known = known
         self._checks: WeakIdKeyDictionary = WeakIdKeyDictionary()  # tensor → its answer
         self._tolist: Callable | None = None
+        self._depth = 0
 
     # FakeTensor's own `tolist` (a Python method, which no mode sees) reads item after item:
     # while the mode is on, it is one read of its own kind.
     def __enter__(self) -> "Values":
-        self._tolist = original = FakeTensor.__dict__["tolist"]
+        # entered again while it is on (a checkpointed block recomputed in backward, in the
+        # forward pass's modes: recompute.py): tolist is already this run's
+        self._depth += 1
+        if self._depth == 1:
+            self._tolist = original = FakeTensor.__dict__["tolist"]
 
-        def tolist(tensor: FakeTensor) -> Any:
-            if not self._simulated(tensor):
-                return original(tensor)
-            self.placeholders.read("tolist")
-            return _zeros_list(tensor.shape, placeholder(tensor.dtype))
+            def tolist(tensor: FakeTensor) -> Any:
+                if not self._simulated(tensor):
+                    return original(tensor)
+                self.placeholders.read("tolist")
+                return _zeros_list(tensor.shape, placeholder(tensor.dtype))
 
-        FakeTensor.tolist = tolist
+            FakeTensor.tolist = tolist
         try:
             return super().__enter__()
         except BaseException:
-            FakeTensor.tolist = self._tolist
+            self._leave()
             raise
 
     def __exit__(self, *exc: Any) -> None:
         try:
             super().__exit__(*exc)
         finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        self._depth -= 1
+        if self._depth == 0:
             FakeTensor.tolist = self._tolist
 
     def _simulated(self, value: object) -> bool:

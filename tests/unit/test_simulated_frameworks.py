@@ -125,7 +125,11 @@ class _Block(nn.Module):
 def test_a_checkpointed_block_recomputes_with_the_gpu_s_kernels(reentrant: bool) -> None:
     """Without the forward's modes in backward, the recomputation would run the CPU's
     dropout and attention, save other tensors and stop at checkpoint's own check (the
-    non-reentrant variant), or make a CUDA device's tensor the run cannot place."""
+    non-reentrant variant), or make a CUDA device's tensor the run cannot place. The modes
+    entered again for it are left as they were (FakeTensor.tolist is the run's, then none)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    tolist = FakeTensor.__dict__["tolist"]
     with g.simulated_gpu():
         block = _Block().cuda()
         x = torch.randn(2, 16, 32, device="cuda", requires_grad=True)
@@ -133,6 +137,7 @@ def test_a_checkpointed_block_recomputes_with_the_gpu_s_kernels(reentrant: bool)
             y = torch_checkpoint.checkpoint(block, x, use_reentrant=reentrant)
         y.float().sum().backward()
         assert x.grad.is_cuda and block.qkv.weight.grad.is_cuda
+    assert FakeTensor.__dict__["tolist"] is tolist
 
 
 def test_a_deep_copy_stays_in_the_run_s_fake_mode() -> None:
