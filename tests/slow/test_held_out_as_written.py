@@ -34,6 +34,11 @@ KNOWN_GAPS = {
     "DynamicOutputShapeException: aten._unique2": "torch.unique of a simulated tensor "
                                                   "(torchmetrics' check of the labels): its "
                                                   "shape depends on the values",
+    "Couldn't swap": "Module.to cannot swap a parameter for its fake copy while something "
+                     "holds weak references to it (the notebook's model, moved to the GPU "
+                     "inside its torch.profiler session)",
+    'set the storage of a tensor on device "meta"': "a storage set on a tensor of the meta "
+                                                    "device (seen in the Raschka Fabric run)",
 }
 
 
