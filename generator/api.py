@@ -40,7 +40,7 @@ from generator.plan import levers as lever_registry
 from generator.plan.fit import Verdict
 from generator.plan.levers import Lever
 from generator.plan.search import GPU_COUNTS, fewest_fitting, largest_fitting
-from generator.results.step import Estimate, Measurement, StepMemory, budget_bytes
+from generator.results.api_types import Estimate, Measurement, StepMemory, budget_bytes
 
 #: A model: a name, or a factory returning (model, make_batch, loss_fn).
 Model = Union[str, Callable[[], Any]]
@@ -310,7 +310,7 @@ def track(model: Any, optimizer: Any, *, name: str | None = None, batch_size: in
     `tracked.measurement` holds the categories, peaks and timeline of what ran inside, and
     `tracked.save()` stores it where `python -m generator render` finds it (docs/data/).
     name, batch_size, seq_len, precision: what the report calls the step."""
-    from generator.measure.user_step import Tracking
+    from generator.measure.track import Tracking
 
     return Tracking(model, optimizer, name=name, batch_size=batch_size, seq_len=seq_len,
                     precision=precision)

@@ -27,7 +27,7 @@ from generator.plan.fit import DOES_NOT_FIT, exit_status
 from generator.jobs.progress import ticking
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
-from generator.results.step import Estimate
+from generator.results.api_types import Estimate
 from generator.units import format_bytes
 
 Say = Callable[[str], None]

@@ -49,7 +49,7 @@ def measure_to_result(exp: Experiment) -> StepResult:
 def step_result(exp: Experiment, figures: dict) -> StepResult:
     """A step's figures wrapped with what the results store keeps beside them: the
     experiment, its key, the environment, the method's version, when (the backends' runs
-    here, the user's own tracked step in user_step.py)."""
+    here, the user's own tracked step in track.py)."""
     from generator.measure.backends import METHOD_VERSION
     from generator.measure.environment import describe
 

@@ -3,6 +3,6 @@
     results/ ─► render (pages/<page>: data, tables, charts) ─► templates/ ─► docs/<lang>/
                                                                          └► mkdocs (site/)
 
-`analysis.py` holds the figures several pages share, `style/` how charts, tables and SVGs
+`derived.py` holds the figures several pages share, `style/` how charts, tables and SVGs
 look, `templating.py` the one Jinja environment, `freshness.py` whether docs/ is up to date.
 """

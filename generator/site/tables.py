@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from markupsafe import Markup
 
 from generator.results.shapes import CATEGORIES, ONLY_WHEN_SEEN
-from generator.site import analysis
+from generator.site import derived
 from generator.site.escaping import markdown_text as escape
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.palette import CATEGORY_COLORS, PRECISION_COLORS
@@ -58,7 +58,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 def breakdown(result: dict[str, Any], lang: str) -> Markup:
     """One result, both views: live at the peak (sums to the peak) and each category's own
     maximum (their sum overstates the peak)."""
-    shares = analysis.shares(result)
+    shares = derived.shares(result)
     rows = [[swatch(cat, lang), mib(row["live_bytes"]), pct(row["live_share"]),
              mib(row["max_bytes"]), pct(row["max_share"])] for cat, row in shares.items()
             if cat not in ONLY_WHEN_SEEN or row["max_bytes"]]
@@ -73,7 +73,7 @@ def breakdown(result: dict[str, Any], lang: str) -> Markup:
 def precisions(by_precision: dict[str, dict[str, Any]], lang: str, view: str = "live") -> Markup:
     """Bytes per category and precision (live at the peak, or each category's own maximum),
     with each AMP precision's saving against fp32."""
-    comparison = analysis.precision_comparison(by_precision, view)
+    comparison = derived.precision_comparison(by_precision, view)
     names = comparison["precisions"]
     savers = [p for p in names if p != "fp32" and "fp32" in names]
     headers = ([_t("category", lang)] + [f"{PRECISION_LABELS[p][lang]} (MiB)" for p in names]

@@ -17,7 +17,7 @@ from conftest import FIXTURES, REPO_ROOT, cli_env, file_digests
 from page_checks import check_svg, site_inputs, svg_ids
 
 from generator.site import owned, render
-from generator.site.analysis import torch_facts
+from generator.site.derived import torch_facts
 from generator.site.pages import all_pages, pages_of
 from generator.words import LANGS
 

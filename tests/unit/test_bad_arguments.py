@@ -310,7 +310,7 @@ def test_a_memory_size_is_one_rule_wherever_it_is_given(size) -> None:
     from generator.errors import ConfigError
     from generator.experiment import Experiment
     from generator.experiment.option import memory_bytes
-    from generator.results.step import budget_bytes
+    from generator.results.api_types import budget_bytes
 
     for refuse in (lambda: memory_bytes(size), lambda: budget_bytes(None, size),
                    lambda: Experiment.from_dict({"model": "tiny", "batch_size": 1,

@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, LANGS, REPO_ROOT
 from page_checks import page_markdown, site_inputs
 
-from generator.site.analysis import ARTICLE, torch_facts
+from generator.site.derived import ARTICLE, torch_facts
 from generator.site.pages import article, reports
 from generator.site.pages.article.claims import FAILS, HOLDS, check_claims
 from generator.units import gib, mib

@@ -11,7 +11,7 @@ from conftest import FIXTURES as ALL_FIXTURES
 from conftest import LANGS
 from page_checks import check_svg, page_markdown, prose, site_inputs
 
-from generator.site.analysis import torch_facts
+from generator.site.derived import torch_facts
 from generator.site.pages import precision
 from generator.units import pct
 

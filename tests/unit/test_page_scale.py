@@ -13,7 +13,7 @@ import pytest
 from conftest import FIXTURES as ALL_FIXTURES
 from page_checks import check_svg, page_markdown, site_inputs
 
-from generator.results.step import StepMemory
+from generator.results.api_types import StepMemory
 from generator.site.pages import scale
 from generator.units import gib
 

@@ -17,8 +17,8 @@ from conftest import LANGS
 from page_checks import SVG, check_svg, page_markdown, site_inputs
 
 from generator import gpus
-from generator.results.step import StepMemory
-from generator.site import analysis
+from generator.results.api_types import StepMemory
+from generator.site import derived
 from generator.site.pages import sweeps
 from generator.site.pages.sweeps import fits
 
@@ -110,7 +110,7 @@ def test_formula_variants_and_their_quadratic_term() -> None:
     arch = {"layers": 12, "hidden": 768, "heads": 12, "intermediate": 3072}
     for precision, element in (("fp32", 4), ("amp-bf16", 2)):
         got = fits.formula_activations(arch, precision=precision, batch_size=4, seq_len=256)
-        one = analysis.activation_formula_bytes(seq_len=256, batch_size=4, hidden=768,
+        one = derived.activation_formula_bytes(seq_len=256, batch_size=4, hidden=768,
                                                 heads=12, intermediate=3072,
                                                 element_bytes=element)
         assert got["bytes"] == 12 * one

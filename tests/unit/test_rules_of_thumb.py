@@ -97,7 +97,7 @@ def test_korthikanti_adds_the_outside_activations_only_with_a_vocabulary() -> No
 def test_korthikanti_in_fp32_keeps_the_same_tensors_at_4_bytes() -> None:
     # per layer sbh(66 + 9as/h): the explainer's fp32 variant (analysis.activation_formula_bytes
     # with 4-byte elements and a 4h MLP); under recomputation each layer's input in FP32
-    from generator.site.analysis import activation_formula_bytes
+    from generator.site.derived import activation_formula_bytes
 
     s, b, h, a = 32, 1, 64, 4
     per_layer = activation_formula_bytes(seq_len=s, batch_size=b, hidden=h, heads=a,

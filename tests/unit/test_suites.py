@@ -13,7 +13,7 @@ from generator.experiment import Experiment
 from generator.jobs.load import DEFAULT_SUITE, load_suite
 from generator.experiment.suite import expand, file_tables
 from generator.measure.studies import Study
-from generator.site.analysis import ARTICLE
+from generator.site.derived import ARTICLE
 from generator.site.pages import levers
 
 

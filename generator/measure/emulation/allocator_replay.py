@@ -91,7 +91,7 @@ def predict_on(gpu: GPU, steps: Sequence[TrackedSteps], *, capacity: int | None 
     the NCCL memory of `communicators`, a multi-GPU rank's process groups); and
     the same steps' peaks with the workspaces of the catalogue's other GPUs
     ("other_workspaces"), so that the step can be judged on any of them as an estimate for it
-    would be (results/step.py)."""
+    would be (results/api_types.py)."""
     own = gpu.overheads
     allocator = predict(steps, workspace_bytes=own.cublas_workspace_bytes,
                         workspaces=own.cublas_workspaces, capacity=capacity,

@@ -12,7 +12,7 @@ from typing import Any
 from matplotlib.transforms import blended_transform_factory
 
 from generator.results.shapes import CATEGORIES, StepResult
-from generator.site.analysis import result_id
+from generator.site.derived import result_id
 from generator.site.charts.canvas import GIB, MIB, chart_figure, chart_svg, gib, mib, words
 from generator.site.charts.svgtools import finalize
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS, kind

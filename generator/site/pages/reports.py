@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from generator.results.shapes import StepResult
 from generator.site import tables as step_tables
-from generator.site.analysis import beside_published, result_id
+from generator.site.derived import beside_published, result_id
 from generator.site.charts import step_charts
 from generator.site.escaping import markdown_text as escape
 from generator.site.labels import PRECISION_LABELS

@@ -17,7 +17,7 @@ from typing import Any
 from generator import units
 from generator.plan.fit import DOES_NOT_FIT, WORD_TEXT
 from generator.results.notes import CATALOGUE, note, text
-from generator.site.analysis import first_study
+from generator.site.derived import first_study
 from generator.site.charts.trace_chart import allocator_timeline
 from generator.site.escaping import code, code_block, written
 from generator.site.labels import KIND_LABELS, MODELLED_DEVICE_LABELS

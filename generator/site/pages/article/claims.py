@@ -38,7 +38,7 @@ def judge_both(first: str, second: str) -> str:
 def check_claims(article: dict[str, Result], facts: dict[str, Any] | None,
                  underflow: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One entry per claim: id, verdict, the figures behind it, and where the evidence is.
-    `facts`: what the measuring PyTorch said of its formats and API (analysis.torch_facts);
+    `facts`: what the measuring PyTorch said of its formats and API (derived.torch_facts);
     `underflow`: the share of real parameter gradients that fp16 cannot hold as normal
     numbers (the underflow study), where measured, with the kind of number it is
     (context.parameter_underflow)."""

@@ -13,8 +13,8 @@ from markupsafe import Markup
 from generator.experiment import is_plain_step
 from generator.gpus import ASSUMED, CATALOGUE, nvidia_smi_bytes
 from generator.results.shapes import StepResult
-from generator.site import analysis
-from generator.site.analysis import ARTICLE
+from generator.site import derived
+from generator.site.derived import ARTICLE
 from generator.site.pages import levers
 from generator.site.pages.article import relations
 from generator.site.pages.article.claims import RULES, check_claims
@@ -27,17 +27,17 @@ Result = StepResult
 
 def site_data(all_results: list[Result], studies: list[dict[str, Any]],
               snippet: str) -> dict[str, Any]:
-    article = analysis.best_by_precision(all_results, **ARTICLE)
-    facts = analysis.torch_facts(studies)
+    article = derived.best_by_precision(all_results, **ARTICLE)
+    facts = derived.torch_facts(studies)
     lever_rows = levers.context(all_results, studies) or {}
-    checks = analysis.estimate_accuracy(all_results)
-    formula = {p: analysis.formula_check(r) for p, r in article.items()}
+    checks = derived.estimate_accuracy(all_results)
+    formula = {p: derived.formula_check(r) for p, r in article.items()}
     shown, twin = relations.shown_precisions(
         article, {p: relations.formula_row(check) for p, check in formula.items()})
     claims = check_claims(article, facts, parameter_underflow(studies))
     by_id = lever_rows.get("by_id", {})
     found_small = small_batch(all_results)
-    parity = analysis.hf_parity(all_results)
+    parity = derived.hf_parity(all_results)
     return {
         "article": ARTICLE,
         "article_results": article,
@@ -57,8 +57,8 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "cuda_overhead": cuda_overhead(all_results),
         "hf_parity": parity,
         # the same pairs as the methodology's table prints them: alike rows merged
-        "hf_parity_rows": analysis.parity_table(parity),
-        "hf_parity_notes": analysis.parity_notes(parity),
+        "hf_parity_rows": derived.parity_table(parity),
+        "hf_parity_notes": derived.parity_notes(parity),
         # the CUDA context over the catalogue's generations: the least and the most
         "context_span": (min(gpu.context_bytes[0] for gpu in CATALOGUE),
                          max(gpu.context_bytes[1] for gpu in CATALOGUE)),
@@ -82,8 +82,8 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         "lever_names": levers.names(),
         "four_figures": four_figures(article.get("fp32")),
         # The studies behind the claims on formats and underflow, for the pages' data files.
-        "sources": [s for s in (analysis.first_study(studies, "torch_facts"),
-                                analysis.first_study(studies, "underflow")) if s],
+        "sources": [s for s in (derived.first_study(studies, "torch_facts"),
+                                derived.first_study(studies, "underflow")) if s],
     }
 
 
@@ -163,7 +163,7 @@ def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
     device: there AMP's copies can outweigh the activations it halves. Those runs' peaks,
     and the estimates for CUDA at the same batch."""
     real: dict[tuple[int, str], dict[str, Result]] = {}
-    for result in analysis.usable(all_results):
+    for result in derived.usable(all_results):
         exp = result["experiment"]
         if result["backend"] == "estimate" or not is_plain_step(exp) or any(
                 exp[k] != v for k, v in ARTICLE.items() if k != "batch_size"):
@@ -174,7 +174,7 @@ def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
         amp = next((p for p in ("amp-bf16", "amp-fp16") if p in runs), None)
         if "fp32" not in runs or amp is None:
             continue
-        estimates = analysis.best_by_precision(all_results, **{**ARTICLE, "batch_size": batch})
+        estimates = derived.best_by_precision(all_results, **{**ARTICLE, "batch_size": batch})
         estimated = {p: r for p, r in estimates.items() if r["backend"] == "estimate"}
         found = {"batch_size": batch, "precision": amp, "real": runs["fp32"],
                  "sources": [runs["fp32"], runs[amp]],
@@ -226,12 +226,12 @@ def headline(article: dict[str, Result]) -> dict[str, Any] | None:
                         for r in (fp32, amp)]
             found["savings"][precision] = {
                 "peak": amp["peak_bytes"],
-                "saving": analysis.saving(fp32["peak_bytes"], amp["peak_bytes"]),
-                "activation_saving": analysis.saving(live["activations"],
+                "saving": derived.saving(fp32["peak_bytes"], amp["peak_bytes"]),
+                "activation_saving": derived.saving(live["activations"],
                                                      amp["live_at_peak_bytes"]["activations"]),
                 # what runs out: the reserved peak, where the allocator was simulated
                 "reserved": reserved[1],
-                "reserved_saving": analysis.saving(*reserved) if None not in reserved
+                "reserved_saving": derived.saving(*reserved) if None not in reserved
                 else None,
                 # lower, the same or higher, as printed: the sentence follows
                 "change": relations.change(fp32["peak_bytes"], amp["peak_bytes"]),
@@ -286,11 +286,11 @@ def page_relations(article: dict[str, Result], claims: list[dict[str, Any]],
         found["amp_keeps"] = relations.amp_keeps(fp32, amp)
         found["activations_below_half"] = relations.below_half(
             fp32["live_at_peak_bytes"]["activations"], amp["live_at_peak_bytes"]["activations"])
-        formula = analysis.formula_check(amp)
+        formula = derived.formula_check(amp)
         if formula:
             found["formula_gap"] = relations.formula_gap(formula, amp["experiment"],
                                                          amp["architecture"])
-    fp32_formula = analysis.formula_check(fp32) if fp32 else None
+    fp32_formula = derived.formula_check(fp32) if fp32 else None
     if fp32_formula:
         found["formula_matches"] = relations.formula_matches(fp32_formula["error"])
     if "amp-fp16" in article and "amp-bf16" in article:
@@ -309,7 +309,7 @@ def cuda_overhead(all_results: list[Result]) -> list[dict[str, Any]]:
     """What only a CUDA run sees: the allocator's cached-but-unused bytes and the context.
     The published runs' steps measured on a GPU are the accuracy page's."""
     rows = []
-    for result in analysis.usable(analysis.beside_published(all_results)):
+    for result in derived.usable(derived.beside_published(all_results)):
         truth = result.get("ground_truth") or {}
         if result["backend"] == "cuda" and "context_bytes" in truth:
             rows.append({"result": result, "allocated": truth["peak_bytes"],

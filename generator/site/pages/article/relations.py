@@ -52,7 +52,7 @@ def twins(first: Result, second: Result) -> dict[str, Any]:
 
 
 def formula_row(check: dict[str, Any] | None) -> tuple[str, ...]:
-    """A precision's row of the explainer's formula table as printed (analysis.formula_check
+    """A precision's row of the explainer's formula table as printed (derived.formula_check
     in, the cells out; none where the formula does not apply)."""
     if not check:
         return ()

@@ -21,8 +21,8 @@ from generator.experiment import Experiment, as_held, options
 from generator.experiment.option import NOT_A_LEVER, resolved_optimizer_impl
 from generator.plan.levers import BY_ID, Lever
 from generator.results.shapes import StepResult, result_trust
-from generator.site import analysis
-from generator.site.analysis import ARTICLE
+from generator.site import derived
+from generator.site.derived import ARTICLE
 from generator.site.charts.step_charts import OUTSIDE_MODULES
 from generator.site.labels import kind
 from generator.site.pages import Page
@@ -388,11 +388,11 @@ def _row(found: _Index, ident: str, levers: tuple[Lever, ...]) -> dict[str, Any]
            "backend": result["backend"], "machine": result["environment"]["machine_id"],
            "ref_peak": ref["peak_bytes"], "peak": result["peak_bytes"],
            "saving_bytes": ref["peak_bytes"] - result["peak_bytes"],
-           "saving": analysis.saving(ref["peak_bytes"], result["peak_bytes"]),
+           "saving": derived.saving(ref["peak_bytes"], result["peak_bytes"]),
            # what runs out: the reserved peak, where the allocator is modelled or measured
            "ref_reserved": reserved[0], "reserved": reserved[1],
            "reserved_saving_bytes": reserved[0] - reserved[1] if both else None,
-           "reserved_saving": analysis.saving(*reserved) if both else None,
+           "reserved_saving": derived.saving(*reserved) if both else None,
            # what the allocator holds beyond the tensors at its peak
            "gap_before": _gap(ref), "gap_after": _gap(result),
            # the categories whose changes make up the saving, largest first

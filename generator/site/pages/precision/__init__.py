@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator.results.shapes import StudyResult, trust
-from generator.site.analysis import first_study, torch_facts
+from generator.site.derived import first_study, torch_facts
 from generator.site.pages import Page
 from generator.site.pages.precision import charts as precision_charts
 from generator.site.pages.precision import tables as precision_tables

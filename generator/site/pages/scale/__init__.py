@@ -22,7 +22,7 @@ from generator import gpus
 from generator.errors import GeneratorError
 from generator.plan.fit import Verdict
 from generator.results.shapes import StepResult
-from generator.results.step import StepMemory
+from generator.results.api_types import StepMemory
 from generator.site.escaping import written
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import Page

@@ -18,8 +18,8 @@ from generator.errors import ResultsError
 from generator import gpus
 from generator.plan.search import largest_fitting
 from generator.results.shapes import CATEGORIES, StepResult
-from generator.results.step import StepMemory
-from generator.site.analysis import activation_formula_bytes
+from generator.results.api_types import StepMemory
+from generator.site.derived import activation_formula_bytes
 
 Result = StepResult
 GIB, MIB = 2 ** 30, 2 ** 20

@@ -27,7 +27,7 @@ from generator.measure.tracking.tracker import CUDA_BLOCK_BYTES, MemoryTracker
 from generator.measure.training.step import gc_paused
 from generator.results import result_path, save
 from generator.results.notes import note
-from generator.results.step import Measurement
+from generator.results.api_types import Measurement
 
 #: Optimizer classes by the names results give them; any other goes by its class name.
 _KNOWN_OPTIMIZERS = {"AdamW": "adamw", "Adam": "adam", "SGD": "sgd", "AdamW8bit": "adamw-8bit"}
