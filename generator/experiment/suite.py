@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,18 @@ def _choices(name: str, value: Any) -> list[Any]:
     if name in list_fields() and all(isinstance(v, str) for v in value):
         return [value]
     return value
+
+
+def suite_keys(path: Path) -> frozenset[str]:
+    """The keys of every [[experiment]] and [[grid]] of one suite file (a list expands to each
+    value), read with tomllib alone: no model is built, so no PyTorch is needed."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    tables = file_tables(tomllib.loads(path.read_text(encoding="utf-8")))
+    return frozenset(Experiment.from_dict(fields).key
+                     for _, table in tables for fields in expand(table))
 
 
 def file_tables(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -333,3 +333,17 @@ def parity_notes(rows: list[dict[str, Any]]) -> dict[str, Any]:
                            "words": words}
                           for (head, words), precisions in notes.items()],
             "rest_within": max(rest) if rest else None}
+
+
+def peak_phase(result: StepResult) -> str | None:
+    """The phase (forward, backward, optimizer) in which the step peaks; None if unknown.
+    The stored timeline keeps the highest point of each bucket, so its maximum is the peak."""
+    timeline, phases = result.get("timeline") or {}, result.get("phases") or []
+    ticks = timeline.get("tick") or []
+    if not ticks or not phases:
+        return None
+    series = list((timeline.get("bytes") or {}).values())
+    totals = [sum(s[i] for s in series) for i in range(len(ticks))]
+    at = ticks[max(range(len(ticks)), key=totals.__getitem__)]
+    started = [p for p in sorted(phases, key=lambda p: p["tick"]) if p["tick"] <= at]
+    return started[-1]["name"] if started else None

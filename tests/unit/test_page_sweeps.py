@@ -56,7 +56,7 @@ def test_bytes_per_sample_is_the_difference_quotient(fixture_results, precision)
     fit = fits.fit_batch_sweep(series)
     # Batch 1 peaks in the optimizer step: on the floor, not on the line.
     assert fit.floor_batches == (1,) and fit.floor == series[0]["peak_bytes"]
-    assert fits.peak_phase(series[0]) == "optimizer"
+    assert derived.peak_phase(series[0]) == "optimizer"
     on_line = [r for r in series if r["experiment"]["batch_size"] in fit.fitted_batches]
     for low, high in zip(on_line, on_line[1:]):
         quotient = (high["peak_bytes"] - low["peak_bytes"]) / \

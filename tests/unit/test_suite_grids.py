@@ -3,7 +3,7 @@
 The built-in suites written as grids expand to exactly the experiments they listed one table
 at a time before: tests/fixtures/suite_keys/<suite>.txt holds the sorted keys of each suite's
 old expansion, written once at the commit before the rewrite (69be945) by
-    python -c "from generator.site.pages.calculator.grid import suite_keys; ..."
+    python -c "from generator.experiment.suite import suite_keys; ..."
 (for each suite: the sorted keys of suite_keys(DEFAULT_SUITE / '<suite>.toml'), one a line).
 A change to a suite that means to change its experiments updates its fixture with it.
 """
@@ -17,7 +17,7 @@ import pytest
 from generator.errors import ConfigError
 from generator.experiment.suite import (DEFAULT_SUITE, MOST_EXPERIMENTS, count, expand,
                                         file_tables)
-from generator.site.pages.calculator.grid import suite_keys
+from generator.experiment.suite import suite_keys
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "suite_keys"
 

@@ -45,7 +45,7 @@ from generator.site.pages.calculator import (
 )
 from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, fit_share
 from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
-from generator.site.pages.sweeps.fits import peak_phase
+from generator.site.derived import peak_phase
 from generator.site.palette import CATEGORY_COLORS
 from generator.site.templating import kind
 from generator.site.wording import listed

@@ -9,26 +9,10 @@ for belong to the calculator alone; the other pages do not see them (render.py),
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-from generator.experiment import Experiment
-from generator.experiment.suite import DEFAULT_SUITE, expand, file_tables
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from generator.experiment.suite import DEFAULT_SUITE, suite_keys
 
 SUITES = (DEFAULT_SUITE / "calculator.toml", DEFAULT_SUITE / "fine_tune.toml")
-
-
-def suite_keys(path: Path) -> frozenset[str]:
-    """The keys of every [[experiment]] and [[grid]] of one suite file (a list expands to each
-    value)."""
-    tables = file_tables(tomllib.loads(path.read_text(encoding="utf-8")))
-    return frozenset(Experiment.from_dict(fields).key
-                     for _, table in tables for fields in expand(table))
 
 
 def grid_keys() -> frozenset[str]:

@@ -26,7 +26,7 @@ from generator.results.api_types import StepMemory
 from generator.site.escaping import written
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import Page
-from generator.site.pages.calculator.grid import suite_keys
+from generator.experiment.suite import suite_keys
 from generator.site.pages.scale import sentences, tensor_parallel
 from generator.site.pages.scale.charts import HEADROOM, lines_chart, scale_chart
 from generator.site.pages.scale.tables import (
@@ -36,7 +36,7 @@ from generator.site.pages.scale.tables import (
     strategy_words,
     verdict_table,
 )
-from generator.site.pages.sweeps.fits import peak_phase
+from generator.site.derived import peak_phase
 from generator.words import Words
 
 Result = StepResult

@@ -19,7 +19,7 @@ from generator import gpus
 from generator.plan.search import largest_fitting
 from generator.results.shapes import CATEGORIES, StepResult
 from generator.results.api_types import StepMemory
-from generator.site.derived import activation_formula_bytes
+from generator.site.derived import activation_formula_bytes, peak_phase
 
 Result = StepResult
 GIB, MIB = 2 ** 30, 2 ** 20
@@ -58,20 +58,6 @@ def linear_fit(xs: list[float], ys: list[float]) -> LinearFit:
     intercept = my - slope * mx
     residuals = tuple(y - (intercept + slope * x) for x, y in zip(xs, ys))
     return LinearFit(slope, intercept, tuple(xs), tuple(ys), residuals)
-
-
-def peak_phase(result: Result) -> str | None:
-    """The phase (forward, backward, optimizer) in which the step peaks; None if unknown.
-    The stored timeline keeps the highest point of each bucket, so its maximum is the peak."""
-    timeline, phases = result.get("timeline") or {}, result.get("phases") or []
-    ticks = timeline.get("tick") or []
-    if not ticks or not phases:
-        return None
-    series = list((timeline.get("bytes") or {}).values())
-    totals = [sum(s[i] for s in series) for i in range(len(ticks))]
-    at = ticks[max(range(len(ticks)), key=totals.__getitem__)]
-    started = [p for p in sorted(phases, key=lambda p: p["tick"]) if p["tick"] <= at]
-    return started[-1]["name"] if started else None
 
 
 def layer_activation_bytes(result: Result) -> int:
