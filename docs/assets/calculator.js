@@ -6,7 +6,7 @@
    replayed through caching-allocator.js with each GPU's cuBLAS workspaces. Whether a GPU
    fits and the largest batch that does come from planning.js, the copy of the one fit rule
    and the one search. The words come from the widget's own markup, in the page's language.
-   The computations mirror generator/site/pages/calculator/planes.py, replay.py and
+   The computations mirror generator/plan/predictor/planes.py, replay.py and
    verdicts.py; tests compare them. The reader's choices live in the address (?model=…), so
    that a link gives the same answer. */
 (function () {

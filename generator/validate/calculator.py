@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.site.pages import calculator
-from generator.site.pages.calculator import grid, replay, verdicts
+from generator.plan.predictor import replay, verdicts
+from generator.site.pages.calculator import grid
 from generator.site.render import read_results
 
 #: The bound a replayed figure is held to; the replay is exact where its size formulas are.

@@ -15,7 +15,8 @@ from browser_harness import FIXTURE_RESULTS, open_page, shared_site
 from calculator_cases import cases, fresh
 from conftest import REPO_ROOT
 
-from generator.site.pages.calculator import grid, verdicts
+from generator.plan.predictor import verdicts
+from generator.site.pages.calculator import grid
 
 pytestmark = pytest.mark.browser
 OUTSIDE = {"en": "Outside the fitted range", "zh": "超出拟合范围"}

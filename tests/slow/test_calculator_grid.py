@@ -1,7 +1,7 @@
 """The calculator's JavaScript (docs/assets/calculator.js with planning.js and
 caching-allocator.js), run in node on the committed calculator data, gives for every GPU of
 the catalogue, over a grid of sizes, the verdict and the largest batch that its Python twin
-(site/pages/calculator/verdicts.py, on plan/fit.py and plan/search.py) gives. Slow: hundreds of
+(plan/predictor/verdicts.py, on plan/fit.py and plan/search.py) gives. Slow: hundreds of
 allocator replays on each side."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from node_scripts import run_node
 
 from generator import results
 from generator.site.pages import calculator
-from generator.site.pages.calculator import verdicts
+from generator.plan.predictor import verdicts
 
 ASSETS = REPO_ROOT / "docs" / "assets"
 #: (batch, sequence) at which each verdict is compared; the largest batch at each sequence.

@@ -80,7 +80,7 @@ def test_the_sweeps_largest_batch_is_the_calculators_and_the_estimates() -> None
     import generator
     from generator import gpus
     from generator.site.pages import calculator, sweeps
-    from generator.site.pages.calculator import verdicts
+    from generator.plan.predictor import verdicts
 
     results, studies = site_inputs(REPO_ROOT / "docs" / "data")
     ctx, widget = sweeps.context(results, studies), calculator.context(results, studies)

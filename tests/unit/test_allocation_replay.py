@@ -1,5 +1,5 @@
 """Allocation traces (generator/allocator/trace.py) and the calculator's replay of them
-(generator/site/pages/calculator/replay.py): a trace decodes to the events it was made
+(generator/plan/predictor/replay.py): a trace decodes to the events it was made
 from, up to the order of frees with no allocation between them, which cannot change what
 the allocator reserves; a step whose sizes are polynomials in batch and sequence length is
 fitted from six sizes and replays a seventh exactly; traces that differ are refused."""
@@ -12,7 +12,7 @@ import pytest
 
 from generator.allocator import trace
 from generator.allocator.caching import simulate
-from generator.site.pages.calculator import replay
+from generator.plan.predictor import replay
 
 GRID = [(32, 64), (4, 512), (2048, 64), (256, 512), (64, 256), (256, 128)]
 MIB = 1 << 20

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.site.pages.calculator import gpu_data, verdicts
-from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, predict
+from generator.plan.predictor import verdicts
+from generator.site.pages.calculator import gpu_data
+from generator.plan.predictor.planes import FitRange, Point, fit_plane, predict
 
 SIZES = [(32, 64), (4, 512), (2048, 64), (256, 512), (64, 256), (256, 128)]
 TRUE = {"fixed": 2.1e9, "per_token": 7.5e5, "per_token_sq": 1.3e3}
@@ -119,7 +120,7 @@ def test_without_a_template_the_planes_answer():
 def test_a_share_of_the_peak_may_be_zero():
     """Categories are fitted by plain least squares: a category that is zero at some sizes
     (gradients before backward) has no relative error to weigh."""
-    from generator.site.pages.calculator.planes import fit_share
+    from generator.plan.predictor.planes import fit_share
 
     flat = fit_share([Point(b, s, 0.0) for b, s in SIZES])
     assert all(abs(v) < 1e-6 for v in flat.values())

@@ -6,13 +6,14 @@ peaks, the tensors' peak and what nvidia-smi would show, on any GPU of the catal
 (gpus.py), and for each of them whether the step fits (plan/fit.py) and the largest
 batch that does (plan/search.py).
 
-Each setting's estimates keep their allocation traces; replay.py fits every allocation's
-size over them, and the widget replays the fitted trace through the caching allocator at the
-reader's size (exact where the fit is). One sample and more are different steps for a causal
-LM (transformers copies the shifted labels only for two or more), so where the traces of
-batch 1 differ from the others, each has its template. Planes (planes.py) fitted to the same
-estimates remain for a setting whose traces cannot be fitted, give the search for the
-largest batch its first guess, and split the peak into its categories.
+Each setting's estimates keep their allocation traces; the predictor (plan/predictor/:
+replay.py) fits every allocation's size over them, and the widget replays the fitted trace
+through the caching allocator at the reader's size (exact where the fit is). One sample and
+more are different steps for a causal LM (transformers copies the shifted labels only for two
+or more), so where the traces of batch 1 differ from the others, each has its template.
+Planes (planes.py) fitted to the same estimates remain for a setting whose traces cannot be
+fitted, give the search for the largest batch its first guess, and split the peak into its
+categories.
 
 Data files (docs/<lang>/data/): calculator.json, and calculator.js (the same as a script, so
 that the widget also works from file://): the models, their settings, the GPUs and the
@@ -34,17 +35,10 @@ from generator.results.shapes import StepResult
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.pages import Page
 from generator.site.escaping import written
-from generator.site.pages.calculator import (
-    choices,
-    formulas,
-    grid,
-    replay,
-    rules,
-    settings,
-    verdicts,
-)
-from generator.site.pages.calculator.planes import FitRange, Point, fit_plane, fit_share
-from generator.site.pages.calculator.verdicts import Predictor, gpu_entry
+from generator.plan.predictor import replay, verdicts
+from generator.site.pages.calculator import choices, formulas, grid, rules, settings
+from generator.plan.predictor.planes import FitRange, Point, fit_plane, fit_share
+from generator.plan.predictor.verdicts import Predictor, gpu_entry
 from generator.site.derived import peak_phase
 from generator.site.palette import CATEGORY_COLORS
 from generator.site.templating import kind

@@ -20,7 +20,7 @@ from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.site.escaping import markdown_text, written
 from generator.site.labels import PRECISION_LABELS as PRECISIONS
 from generator.site.pages import Page, calculator
-from generator.site.pages.calculator import verdicts
+from generator.plan.predictor import verdicts
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits, twins
 from generator.site.pages.sweeps import tables as sweep_tables

@@ -16,8 +16,8 @@ from typing import Any
 from generator.plan import fit as fit_rule
 from generator.gpus import GPU
 from generator.plan.search import largest_fitting
-from generator.site.pages.calculator import replay
-from generator.site.pages.calculator.planes import FitRange, predict
+from generator.plan.predictor import replay
+from generator.plan.predictor.planes import FitRange, predict
 
 
 def gpu_entry(gpu: GPU) -> dict[str, Any]:
