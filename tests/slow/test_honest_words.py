@@ -21,7 +21,7 @@ from generator.site import figures as figure_views
 from generator.site.figures import FigureView
 from generator.site.labels import BACKEND_LABELS
 from generator.site.pages import all_pages, pages_of
-from generator.site.pages.accuracy.held_out import gpu_name
+from generator.site.held_out import gpu_name
 from generator.site.render import render_page
 from generator.site.labels import kind
 

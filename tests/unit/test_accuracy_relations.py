@@ -14,7 +14,8 @@ from page_checks import page_markdown, prose
 from generator.results import reference_runs
 from generator.site.escaping import markdown as escape
 from generator.site.pages import accuracy
-from generator.site.pages.accuracy import held_out, relations
+from generator.site import held_out
+from generator.site.pages.accuracy import relations
 from generator.words import Words
 
 _BASE = {"model": "hf:gpt2-large", "precision": "fp32", "optimizer": "adam"}

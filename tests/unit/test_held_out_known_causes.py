@@ -11,8 +11,8 @@ import pytest
 
 from generator.experiment import Experiment
 from generator.results.reference_runs import held_out
-from generator.site.pages.accuracy import held_out as section
-from generator.site.pages.accuracy import known_causes
+from generator.site import held_out as section
+from generator.site.held_out import known_causes
 from generator.site.pages.calculator import formulas
 
 MIB = 2**20

@@ -21,9 +21,10 @@ from generator.results import reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
-from generator.site.pages.accuracy import held_out, multi_gpu, own_gpu, relations, validation
+from generator.site import held_out
+from generator.site.pages.accuracy import multi_gpu, own_gpu, relations, validation
 from generator.site.pages.accuracy import tables as accuracy_tables
-from generator.site.pages.accuracy.stats import errors as stats
+from generator.site.stats import errors as stats
 
 PAGES = (Page("accuracy.md", "accuracy/accuracy", nav=70),)
 #: The targets the estimates are held to (issue "Accuracy against real GPUs"): every row's

@@ -17,7 +17,7 @@ from generator.results import reference_runs
 from generator.results.shapes import StepResult
 from generator.site.escaping import markdown_text as escape
 from generator.site.pages.accuracy import tables as accuracy_tables
-from generator.site.pages.accuracy.stats import errors as stats
+from generator.site.stats import errors as stats
 from generator.site.tables import markdown_table
 from generator.units import gib
 from generator.words import Words

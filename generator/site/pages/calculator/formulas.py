@@ -27,9 +27,9 @@ from markupsafe import Markup
 from generator.experiment.experiment import options, step_options_of
 from generator.results.reference_runs import DATA, HeldOutPoint, held_out
 from generator.site.escaping import code, markdown_text
-from generator.site.pages.accuracy import held_out as accuracy
-from generator.site.pages.accuracy.held_out import estimated_figure
-from generator.site.pages.accuracy.held_out import label as held_out_label
+from generator.site import held_out as accuracy
+from generator.site.held_out import estimated_figure
+from generator.site.held_out import label as held_out_label
 from generator.site.pages.calculator.rules import (
     RULE_NAMES,
     RULES,
@@ -276,7 +276,7 @@ def published_sources(found: Sequence[dict[str, Any]],
     """One paragraph per source of the published rows, from held_out.json: what it ran and
     printed, how many of its points the table shows, the versions it states (or its date
     says) beside the estimates', the GPU the estimates model, and what else they substitute
-    (the source's notes). The accuracy page's own sentences (accuracy/held_out.py)."""
+    (the source's notes). The accuracy page's own sentences (site/held_out)."""
     points = held_out() if points is None else points
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in found:

@@ -17,8 +17,8 @@ from markupsafe import Markup
 from generator import gpus
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
 from generator.site.escaping import markdown_text as escape
-from generator.site.pages.accuracy import known_causes
-from generator.site.pages.accuracy.stats import errors as stats
+from generator.site.held_out import known_causes
+from generator.site.stats import errors as stats
 from generator.site.tables import markdown_table
 from generator.units import mib, pct
 from generator.words import Words

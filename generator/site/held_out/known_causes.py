@@ -24,7 +24,7 @@ SOFTMAX_ISSUE = "https://github.com/pytorch/pytorch/issues/64000"
 #: The first release whose softmax keeps only its output.
 SOFTMAX_FIXED = (1, 11)
 #: The configs that ship with the package (the site imports nothing of the measuring layer).
-SHIPPED = Path(__file__).resolve().parents[3] / "measure" / "models" / "hf_configs"
+SHIPPED = Path(__file__).resolve().parents[2] / "measure" / "models" / "hf_configs"
 #: The bytes of the scores as softmax receives them: FP32 in an FP32 step; under autocast
 #: fp16, autocast hands CUDA's softmax the fp16 scores with dtype=float32 (its
 #: fp32_set_opt_dtype policy), which reads them as they are, so the kept input is 16-bit.
