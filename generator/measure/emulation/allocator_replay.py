@@ -138,16 +138,24 @@ def allocation_events(steps: Sequence[TrackedSteps], *, replays: int = 0,
         # Matched by key (and size: a storage alive across steps keeps it) first, so that
         # none of those is also taken by size below: a new gradient may get the key of an old
         # one freed before it (zero_grad before backward).
+        other_size = {}
         for index in found:
             ident, nbytes = alive.pop(lives[index].key, (None, 0))
             if ident is not None and nbytes == lives[index].nbytes:
                 ids[index] = ident
+            elif ident is not None:
+                other_size[index] = ident
         matched = set(ids.values())
         survivors = [(size, ident) for size, ident in survivors if ident not in matched]
         for index in found:
             if index in ids:
                 continue
             ident = _take(survivors, lives[index].nbytes)
+            if ident is None and any(other == other_size.get(index) for _, other in survivors):
+                # no storage of its size is left: its key's own, though its size changed
+                # (GPT-2's untied head, built on the device, then tied)
+                ident = other_size[index]
+                survivors = [(size, other) for size, other in survivors if other != ident]
             if ident is None:
                 ident = next(serial)
                 events.append(("alloc", ident, _requested(lives[index])))
