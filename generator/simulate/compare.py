@@ -129,13 +129,13 @@ def size_class(nbytes: int) -> str:
     return SIZE_CLASSES[1] if nbytes < MIN_LARGE_ALLOC else SIZE_CLASSES[2]
 
 
-def figures(snapshot: dict[str, Any], device: int = 0) -> Figures:
-    """One device's figures (see the module)."""
+def _at_start(snapshot: dict[str, Any], device: int) -> tuple[list, list, tuple[int, int, int]]:
+    """One device's segments and trace, and its allocated bytes, reserved bytes and segments
+    when the trace began: the state at the end, less what the trace did."""
     segments = [s for s in snapshot["segments"] if s.get("device", 0) == device]
     traces = snapshot["device_traces"]
     trace = traces[device] if device < len(traces) else []
     active = [b for s in segments for b in s["blocks"] if b["state"] == "active_allocated"]
-    # The state at the end, less what the trace did: the state when it began.
     allocated = sum(b.get("requested_size", b["size"]) for b in active)
     reserved = sum(s["total_size"] for s in segments)
     count = len(segments)
@@ -148,6 +148,12 @@ def figures(snapshot: dict[str, Any], device: int = 0) -> Figures:
         elif action in _GROWS:
             reserved -= _GROWS[action] * size
             count -= _SEGMENTS.get(action, 0)
+    return segments, trace, (allocated, reserved, count)
+
+
+def figures(snapshot: dict[str, Any], device: int = 0) -> Figures:
+    """One device's figures (see the module)."""
+    segments, trace, (allocated, reserved, count) = _at_start(snapshot, device)
     live: dict[int, tuple[int, str]] = {}
     by_phase = Counter({BEFORE: allocated})
     peak, at_peak = allocated, dict(by_phase)
@@ -196,19 +202,7 @@ def timeline(snapshot: dict[str, Any], device: int = 0, *, points: int = 320
     """The allocated and reserved bytes over the trace, as PyTorch's visualizer draws its
     timeline: after each allocator event, then the largest of each of about `points` equal
     runs of events (an envelope: no peak is averaged away). `events`: each run's last."""
-    segments = [s for s in snapshot["segments"] if s.get("device", 0) == device]
-    traces = snapshot["device_traces"]
-    trace = traces[device] if device < len(traces) else []
-    active = [b for s in segments for b in s["blocks"] if b["state"] == "active_allocated"]
-    allocated = sum(b.get("requested_size", b["size"]) for b in active)
-    reserved = sum(s["total_size"] for s in segments)
-    for entry in trace:  # back to the state when the trace began, as figures() does
-        if entry["action"] == "alloc":
-            allocated -= entry["size"]
-        elif entry["action"] == "free_completed":
-            allocated += entry["size"]
-        elif entry["action"] in _GROWS:
-            reserved -= _GROWS[entry["action"]] * entry["size"]
+    _, trace, (allocated, reserved, _) = _at_start(snapshot, device)
     found: dict[str, list[int]] = {"events": [], "allocated": [], "reserved": []}
     run = max(1, -(-len(trace) // points))
     for index, entry in enumerate(trace):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from generator.site.pages.glossary import ENTRIES
+from generator.site.wording import text_lines
 
 #: Per language: (the term's forms, as a regular expression; its glossary id).
 TERMS: dict[str, list[tuple[str, str]]] = {
@@ -63,19 +64,7 @@ def link_first_uses(markdown: str, lang: str, page_path: str) -> str:
     assert all(anchor in ENTRIES for _, anchor in terms)
     done: set[str] = set()
     lines = markdown.split("\n")
-    in_fence = in_html = False
-    for number, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        if in_html:  # a raw HTML block lasts until a blank line, as in Markdown
-            in_html = bool(line.strip())
-            continue
-        if line.lstrip().startswith("<"):
-            in_html = True
-            continue
+    for number, line in text_lines(lines):
         if _NOT_PROSE.match(line):
             continue
         lines[number] = _link_line(line, terms, done, prefix)

@@ -6,7 +6,7 @@ beside full-width punctuation (tests/unit/test_levers_sentences.py)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from generator.words import Words
 
@@ -68,6 +68,24 @@ _NOT_TEXT = re.compile(r"`[^`]*`|\]\([^)]*\)|<[^>]+>|\{[:.#][^}]*\}|\$[^$]*\$"
 _MEETS = re.compile(r"([\u4e00-\u9fff])(?=[A-Za-z0-9])|([A-Za-z0-9])(?=[\u4e00-\u9fff])")
 
 
+def text_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """(number, line) of a Markdown page's lines outside code fences and raw HTML blocks (a
+    block lasts until a blank line, as in Markdown): the lines a page's words stand on."""
+    in_fence = in_html = False
+    for number, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif in_fence:
+            continue
+        elif in_html:
+            in_html = bool(line.strip())
+        elif stripped.startswith("<"):
+            in_html = True
+        else:
+            yield number, line
+
+
 def chinese_spaced(markdown: str) -> str:
     """A Chinese page as the site spaces Chinese (see spaced): a space wherever a Chinese
     character meets a Latin letter or a digit in prose ("用 FSDP2时" → "用 FSDP2 时",
@@ -76,20 +94,7 @@ def chinese_spaced(markdown: str) -> str:
     one place generated Chinese gets its spacing: render.render_page applies it to every
     Chinese page, whatever template, sentence or table cell the text came from."""
     lines = markdown.split("\n")
-    in_fence = in_html = False
-    for number, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        if in_html:  # a raw HTML block lasts until a blank line, as in Markdown
-            in_html = bool(line.strip())
-            continue
-        if stripped.startswith("<"):
-            in_html = True
-            continue
+    for number, line in text_lines(lines):
         pieces, last = [], 0
         for kept in _NOT_TEXT.finditer(line):
             pieces += [_space(line[last:kept.start()]), kept.group()]
