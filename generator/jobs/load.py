@@ -14,7 +14,8 @@ from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
 from generator.experiment.suite import DEFAULT_SUITE, count, expand, file_tables, refuse_too_many
 from generator.files import read_limited
-from generator.measure.models import check_model, experiment_unavailable
+from generator.measure.models import (ModelSpec, check_model, experiment_unavailable,
+                                      resolve_model)
 from generator.measure.studies import Study
 
 if sys.version_info >= (3, 11):
@@ -106,6 +107,7 @@ def _load_file(path: Path) -> list[Job]:
         raise ConfigError(f"{path}: {error}") from None
     jobs: list[Job] = []
     problems = []
+    specs: dict[str, ModelSpec] = {}  # each model resolved once, not once per combination
     for name, table in tables:
         try:
             combinations = expand(table)
@@ -119,7 +121,9 @@ def _load_file(path: Path) -> list[Job]:
                     raise ConfigError("tracked steps come from generator.track() around "
                                       "the user's own code; a suite cannot run one")
                 if not experiment_unavailable(jobs[-1]):  # skipped when run, with the reason
-                    check_model(jobs[-1])
+                    model = jobs[-1].model
+                    specs[model] = specs.get(model) or resolve_model(model)
+                    check_model(jobs[-1], specs[model])
             except (GeneratorError, TypeError) as error:
                 problems.append(f"{name}: {error}")
     for number, table in enumerate(studies, start=1):

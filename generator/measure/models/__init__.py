@@ -255,9 +255,11 @@ def options_unavailable(exp: Experiment) -> str | None:
             or quantize_4bit.unavailable(exp.quantization))
 
 
-def check_model(exp: Experiment) -> None:
-    """The model exists (a user factory imports) and accepts the sequence length."""
-    spec = resolve_model(exp.model)
+def check_model(exp: Experiment, spec: ModelSpec | None = None) -> None:
+    """The model exists (a user factory imports) and accepts the sequence length. A caller
+    checking many experiments of one model passes its `resolve_model` spec once resolved
+    (reading a Hugging Face config is most of a suite's loading time)."""
+    spec = spec or resolve_model(exp.model)
     if exp.hf_task != "auto" and "hf_task" not in spec.takes:
         raise ConfigError(f"hf_task works with Hugging Face models (hf:…), not {exp.model!r}")
     if exp.attention != "eager" and "attention" not in spec.takes:
