@@ -105,6 +105,8 @@ class SimulatedGpu:
         self.limit, self.history, self.gpus = steps, history, gpus
         self._stack: contextlib.ExitStack | None = None
         self._report: SimulationReport | None = None
+        self._left: dict | None = None
+        """The snapshot of the memory as the run left it: taken once, after the block."""
         self.recording: snapshots.ScriptRecording | None = None
         """On the GPU: the script's own calls to torch.cuda.memory's snapshot API."""
 
@@ -116,6 +118,7 @@ class SimulatedGpu:
             raise ConfigError("a simulated GPU is running already: one run at a time")
         target = self.target
         cuda = target.device == "cuda"
+        self._left = None
         context = target.gpu.context_bytes if cuda else (0, 0)
         # The allocator gets the GPU's memory less the smallest CUDA context (as an
         # estimate with a budget does, measure/backends/estimate.py).
@@ -181,7 +184,12 @@ class SimulatedGpu:
         if self.target.device != "cuda":
             raise ConfigError("a memory snapshot is of the CUDA caching allocator: a run "
                               "that models the CPU has none")
-        return snapshots.taken(self.memory, gpu=self.target.gpu.name)
+        if self._stack is not None:  # during the block: as the memory is now
+            return snapshots.taken(self.memory, gpu=self.target.gpu.name)
+        if self._left is None:  # after it the memory no longer changes: the report's
+            # timeline and a written snapshot share one
+            self._left = snapshots.taken(self.memory, gpu=self.target.gpu.name)
+        return self._left
 
     def dump_snapshot(self, path) -> None:
         """`snapshot()` written to `path` as `torch.cuda.memory._dump_snapshot` writes one

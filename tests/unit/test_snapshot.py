@@ -129,6 +129,16 @@ def test_pytorch_s_visualizer_reads_it(simulated: dict) -> None:
     assert "<html>" in _memory_viz.trace_plot(simulated).lower()
 
 
+def test_after_the_block_one_snapshot_serves_the_report_and_the_file(tmp_path: Path) -> None:
+    with g.simulated_gpu("RTX 4090", history=True) as gpu:
+        exec(compile(TRAINS, "trains.py", "exec"), {"__name__": "__main__"})
+    left = gpu.snapshot()
+    assert gpu.snapshot() is left  # the memory no longer changes: taken once
+    gpu.dump_snapshot(tmp_path / "s.pickle")
+    assert snapshots.load(tmp_path / "s.pickle") == left
+    assert gpu.report().timeline == compare.timeline(left)
+
+
 def test_without_history_the_state_alone_and_the_cpu_has_none() -> None:
     with g.simulated_gpu("RTX 4090") as gpu:
         kept = torch.nn.Linear(64, 64).cuda()
