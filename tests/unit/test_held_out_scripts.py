@@ -1,7 +1,8 @@
-"""The held-out sources as written (generator/validate/held_out_scripts.py,
-held_out_as_written.json): each point's command as built and as recorded, the comparison
-rule of each source, the once-only recording; and the simulated GPU's profiler, which the
-notebook's training runs inside. Nothing is run: the commands are the slow test's."""
+"""The held-out sources as written (generator/validate/held_out_scripts.py and
+generator/results/held_out_as_written.py): each point's command as built and as recorded,
+the comparison rule of each source, the once-only recording; and the simulated GPU's
+profiler, which the notebook's training runs inside. Nothing is run: the commands are the
+slow test's."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import generator as g
 from generator import validate
 from generator.cli.main import _checks
 from generator.results import reference_runs
+from generator.results.held_out_as_written import command_line
 from generator.validate import held_out_scripts as h
 
 MIB = 2**20
@@ -34,7 +36,7 @@ def test_every_held_out_point_has_one_command_not_yet_estimated() -> None:
 
 @pytest.mark.parametrize("point", POINTS, ids=lambda p: p.id)
 def test_the_recorded_command_is_the_one_that_runs(point: h.Point) -> None:
-    assert point.command == h.command_line(point)
+    assert point.command == command_line(point)
     words = shlex.split(point.command)
     assert words[:3] == ["python", "-m", "generator"] and words[3:] == h.arguments(point)
     assert words[words.index("--gpu") + 1] == point.gpu

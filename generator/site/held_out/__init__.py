@@ -18,7 +18,7 @@ from generator import gpus
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
 from generator.site.escaping import markdown_text as escape
 from generator.site.held_out import known_causes
-from generator.site.stats import errors as stats
+from generator.site.stats import errors as stats, falls_short
 from generator.site.tables import markdown_table
 from generator.units import mib, pct
 from generator.words import Words
@@ -107,7 +107,7 @@ def summary(found: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not found:
         return None
     return {"errors": stats([r["ratio"] for r in found]),
-            "short": sum(r["ratio"] < 1 for r in found), "count": len(found),
+            "short": sum(falls_short(r["ratio"]) for r in found), "count": len(found),
             "corrected": corrected(found),
             "sources": len({r["point"].source.id for r in found}),
             "gpus": sorted({r["point"].source.gpu for r in found})}
@@ -148,13 +148,13 @@ def by_source(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
                              for k in ("torch", "transformers", "bitsandbytes")}
         group.update({
             "errors": stats([r["ratio"] for r in its_rows]),
-            "short": sum(r["ratio"] < 1 for r in its_rows),
+            "short": sum(falls_short(r["ratio"]) for r in its_rows),
             "compared": compared(source),
             "versions": versions(source, estimate_versions),
             "modelled": modelled(source, sorted({r["point"].modelled_gpu for r in its_rows})),
             "gpu_name": gpu_name(source),
             "said": source_summary(stats([r["ratio"] for r in its_rows]),
-                                   sum(r["ratio"] < 1 for r in its_rows)),
+                                   sum(falls_short(r["ratio"]) for r in its_rows)),
             "correction": known_causes.correction_said(source, its_rows),
             "softmax": known_causes.softmax_said(its_rows),
             "commits": sorted({r["commit"] for r in its_rows})})

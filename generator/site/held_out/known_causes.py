@@ -17,6 +17,7 @@ from typing import Any
 
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
 from generator.site.escaping import written
+from generator.site.stats import falls_short
 from generator.units import mib, pct
 from generator.words import Words
 
@@ -79,7 +80,7 @@ def softmax_said(rows: list[dict[str, Any]]) -> Words | None:
     kept = [r for r in rows if r["softmax"] is not None]
     if not kept:
         return None
-    short = [r for r in kept if r["ratio"] < 1]
+    short = [r for r in kept if falls_short(r["ratio"])]
     within = [r for r in short if r["softmax"]["bytes"] <= r["published"] - r["estimated"]]
     first = kept[0]["softmax"]
     torch = " or ".join(kept[0]["point"].source.versions["torch"])

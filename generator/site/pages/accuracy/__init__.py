@@ -17,11 +17,12 @@ from markupsafe import Markup
 
 from generator.allocator.blocks import ROUND_LARGE
 from generator import gpus
-from generator.results import reference_runs
+from generator.results import held_out_as_written, reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page
 from generator.site.pages.accuracy import charts as accuracy_charts
 from generator.site import held_out
+from generator.site.held_out import as_written
 from generator.site.pages.accuracy import multi_gpu, own_gpu, relations, validation
 from generator.site.pages.accuracy import tables as accuracy_tables
 from generator.site.stats import errors as stats
@@ -59,6 +60,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     held_rows = held_out.rows(reference_runs.held_out())
     held = held_out.summary(held_rows)
     development_reserved = stats([r["reserved_ratio"] for r in rows])
+    written = as_written.context(reference_runs.held_out(), held_out_as_written.points())
     return {"rows": rows, "skipped": skipped_by_model(skipped), "missing": missing,
             "summary": summary(rows), "twins": twins(rows), "segment_rounding": ROUND_LARGE,
             "cublas_workspace": gpus.for_device_name(
@@ -85,6 +87,8 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
                          "versus": relations.versus_development(held["errors"],
                                                                 development_reserved)}
             if held else None,
+            # the same points run as their authors wrote them (None: the file lists none)
+            "as_written": {**written, "data": AS_WRITTEN_DATA} if written else None,
             # one GPU of a multi-GPU job, held against published per-GPU figures
             "multi_gpu": multi_gpu.context(reference_runs.multi_gpu_held_out(),
                                            reference_runs.multi_gpu_not_estimated()),
@@ -100,6 +104,8 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
 #: of data files names them; their figures and estimates live in that one file.
 HELD_OUT_FILE = reference_runs.HELD_OUT  # at the data folder's top: its folders hold results
 HELD_OUT_DATA = {"json_path": f"../data/{HELD_OUT_FILE}"}
+#: The held-out points run as written, with their commands, likewise.
+AS_WRITTEN_DATA = {"json_path": f"../data/{held_out_as_written.AS_WRITTEN}"}
 #: The multi-GPU points and the published rows they are drawn from, likewise.
 MULTI_GPU_FILES = {name: name for name in (reference_runs.MULTI_GPU_HELD_OUT,
                                            reference_runs.MULTI_GPU)}
@@ -112,6 +118,9 @@ def data_files(ctx: dict[str, Any]) -> dict[str, str]:
     if ctx.get("held_out"):
         files[HELD_OUT_FILE] = (reference_runs.DATA / reference_runs.HELD_OUT).read_text(
             encoding="utf-8")
+    if ctx.get("as_written"):
+        files[held_out_as_written.AS_WRITTEN] = (
+            held_out_as_written.DATA / held_out_as_written.AS_WRITTEN).read_text(encoding="utf-8")
     if ctx.get("multi_gpu"):
         files.update({path: (reference_runs.DATA / name).read_text(encoding="utf-8")
                       for path, name in MULTI_GPU_FILES.items()})
@@ -209,5 +218,8 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
             # one table per source of held-out points
             **({f"accuracy-held-out-{group['source'].id}": held_out.table(group["rows"], lang)
                 for group in ctx["held_out"]["sources"]} if ctx["held_out"] else {}),
+            # one table per source of the points run as written
+            **({f"accuracy-as-written-{group['source'].id}": as_written.table(group, lang)
+                for group in ctx["as_written"]["sources"]} if ctx.get("as_written") else {}),
             **({"accuracy-multi-gpu": multi_gpu.table(ctx["multi_gpu"]["rows"], lang)}
                if ctx.get("multi_gpu") else {})}
