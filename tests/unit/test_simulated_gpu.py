@@ -322,3 +322,22 @@ def test_data_on_the_gpu_keeps_its_values_and_shapes_that_depend_on_them() -> No
         weights = torch.randn(4, 4, device="cuda")  # made on the GPU: no values
         (weights * 2).sum().item()
     assert [read.what for read in gpu.report().placeholders] == ["item"]
+
+
+@pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
+def test_flex_attention_keeps_its_fused_kernel_s_outputs_alone() -> None:
+    """flex_attention, a higher-order op, runs whole: its outputs (out, logsumexp and the
+    row maxima), as the compiled kernel's, not its reference implementation's full score
+    matrix (which would be 2 MiB here), on the GPU, and its backward runs."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    with g.simulated_gpu("H100"):
+        q = torch.ones(2, 4, 256, 64, device="cuda", requires_grad=True)  # 512 KiB
+        before = torch.cuda.memory_allocated()
+        out = flex_attention(q, q, q)
+        assert out.is_cuda and out.shape == q.shape
+        rows = 2 * 4 * 256 * 4  # 8 KiB each: logsumexp, row maxima (float32)
+        grown = torch.cuda.memory_allocated() - before
+        assert 512 * 1024 + 2 * rows <= grown < 512 * 1024 + 2 * rows + 16 * 1024
+        out.sum().backward()
+        assert q.grad.is_cuda
