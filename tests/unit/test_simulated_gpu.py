@@ -154,6 +154,33 @@ def test_optimizer_steps_are_the_report_s_steps_and_its_limit() -> None:
     assert not gpu.report().stopped_after_steps and gpu.report().gpu_assumed
 
 
+
+class _Optimizers(torch.optim.Optimizer):
+    """A container of optimizers that is an optimizer itself (torchtitan's
+    OptimizersContainer): its step runs each one's step."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.optimizers = [torch.optim.AdamW([p]) for p in model.parameters()]
+        super().__init__(list(model.parameters()), {})
+
+    def step(self, closure=None) -> None:
+        for optimizer in self.optimizers:
+            optimizer.step()
+
+
+def test_an_optimizer_s_step_inside_another_s_is_one_step() -> None:
+    """The inner steps are the outer step's: one training step, one window, and --steps N
+    stops after N of the outer steps."""
+    for limit, ran in ((None, 3), (2, 2)):
+        with g.simulated_gpu("H100", steps=limit) as gpu:
+            model = nn.Linear(64, 64).cuda()
+            optimizer = _Optimizers(model)
+            for _ in range(3):
+                model(torch.ones(8, 64, device="cuda")).sum().backward()
+                optimizer.step()
+                optimizer.zero_grad()
+        assert len(gpu.report().steps) == ran
+
 def test_out_of_memory_is_raised_where_the_gpu_cannot_hold_it() -> None:
     # 2 GiB less the H100 generation's smallest CUDA context (450 MiB): 1,598 MiB to allocate
     with g.simulated_gpu(memory="2GiB") as gpu:
