@@ -171,8 +171,9 @@ def _parser() -> argparse.ArgumentParser:
     paths(check)
     check.add_argument("--only", type=_checks, default=None, metavar="CHECK[,CHECK]",
                        help="run only these checks: calculator, torchrun, published, "
-                            "as-written (default: all but as-written, which runs the "
-                            "held-out sources' scripts once each and records them)")
+                            "as-written, torchtitan (default: all but as-written and "
+                            "torchtitan, which run the held-out sources' scripts and "
+                            "torchtitan's trainer once each and record them)")
     run = commands.add_parser(
         "run", help="run your own training script, unmodified, on a simulated GPU; "
                     "nothing is allocated",

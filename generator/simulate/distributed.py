@@ -21,6 +21,12 @@ script runs:
   aside (as the estimate's tensor_parallel.meshes_outside_fake_mode does for one of them).
 - FSDP2's per-parameter chunking and HSDP's sub-mesh, whose cost grows with N, are made on
   demand (parallel.py's `one_rank_at_a_time`, the estimate's own).
+- DTensor's random tracker (a random op on a DTensor: FSDP2's meta-device recipe initializing
+  its shards, torchtitan's `init_weights`) moves the GPU generator's Philox offset around the
+  op so that each shard draws its own numbers, through a state tensor it copies to the GPU
+  below every mode that places tensors there. The simulated GPU draws no numbers (its tensors
+  are fake): the op runs with no region around it, and the tracker syncs no state at its
+  start. The tracker the script made is dropped on exit, with the process group.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import torch.distributed.device_mesh as device_mesh
+import torch.distributed.tensor._random as dtensor_random
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
@@ -133,6 +140,25 @@ def _mesh_init(original: Callable) -> Callable:
     return __init__
 
 
+@contextlib.contextmanager
+def _no_random_region(self: Any, spec: Any, generator: Any = None) -> Iterator[None]:
+    yield  # nothing is drawn on the simulated GPU: no offset to move (see the module)
+
+
+def _tracker_init(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def __init__(self: Any, device_mesh: Any, run_state_sync: bool = True) -> None:
+        original(self, device_mesh, run_state_sync=False)  # no state to sync (see the module)
+    return __init__
+
+
+def _random_without_state() -> list[tuple[Any, str, Any]]:
+    """(owner, name, what to set) for DTensor's random tracker (see the module)."""
+    tracker = dtensor_random.OffsetBasedRNGTracker
+    return [(tracker, "__init__", _tracker_init(tracker.__init__)),
+            (tracker, "_distribute_region", _no_random_region)]
+
+
 def _meshes_of_real_ranks() -> list[tuple[Any, str, Any]]:
     """(owner, name, what to set) for DeviceMesh's methods and init_device_mesh, each run
     with the fake mode set aside, its ranks real (see the module)."""
@@ -152,7 +178,8 @@ def _meshes_of_real_ranks() -> list[tuple[Any, str, Any]]:
 @contextlib.contextmanager
 def rank_zero_of(world_size: int) -> Iterator[None]:
     """The block runs as rank 0 of `world_size` (see the module); everything put back on
-    exit, the process group destroyed if the script left it."""
+    exit, the process group destroyed if the script left it, and DTensor's random tracker
+    the one before."""
     if dist.is_initialized():
         raise ConfigError("this process already has a process group: a simulated job over "
                           "several GPUs runs on a fake one of its own")
@@ -161,8 +188,9 @@ def rank_zero_of(world_size: int) -> Iterator[None]:
     changes = [(dist, "init_process_group", init),
                (dist.distributed_c10d, "init_process_group", init),
                *((DistributedDataParallel, name, method) for name, method in _DDP_METHODS.items()),
-               *_meshes_of_real_ranks()]
+               *_meshes_of_real_ranks(), *_random_without_state()]
     before = [(owner, name, owner.__dict__[name]) for owner, name, _ in changes]
+    tracker = dtensor_random._rng_tracker
     try:
         os.environ.update(environment(world_size))
         for owner, name, value in changes:
@@ -172,6 +200,7 @@ def rank_zero_of(world_size: int) -> Iterator[None]:
     finally:
         for owner, name, value in before:
             setattr(owner, name, value)
+        dtensor_random._rng_tracker = tracker  # the job's, like its process group
         for name, value in saved_env.items():
             if value is None:
                 os.environ.pop(name, None)

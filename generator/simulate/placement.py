@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch._ops import HigherOrderOperator
 from torch._subclasses.fake_tensor import (DataDependentOutputException,
                                           DynamicOutputShapeException, FakeTensor,
                                           unset_fake_temporarily)
@@ -153,6 +154,9 @@ def _storages(tensor: object) -> list[torch.UntypedStorage]:
 
 class DeviceStorages(TorchDispatchMode):
     """The storages on the simulated device, each allocated in `memory` while it lives."""
+
+    #: Higher-order ops come here whole (see _higher_order).
+    supports_higher_order_operators = True
 
     def __init__(self, memory: DeviceMemory, values: Placeholders, *, every_storage: bool,
                  workspace_bytes: int = 0, workspaces: int = 0) -> None:
@@ -312,6 +316,8 @@ class DeviceStorages(TorchDispatchMode):
     # -- every op ------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if isinstance(func, HigherOrderOperator):
+            return self._higher_order(func, args, kwargs)
         if func in _SCALAR:
             return self._scalar(func, args, kwargs)
         placing = getattr(self._local, "placing", None)
@@ -357,11 +363,36 @@ class DeviceStorages(TorchDispatchMode):
                         self._add(storage)
         return out
 
+    def _higher_order(self, func: HigherOrderOperator, args: tuple, kwargs: dict) -> Any:
+        """A higher-order op (flex_attention and its backward, which a GPU runs as one fused
+        kernel) run whole below this mode: FakeTensorMode's rule for it makes its outputs
+        alone, as the fused kernel does, not the intermediates of its reference
+        implementation in PyTorch ops (flex attention's full score matrix). Its new storages
+        are on the device where an input is, as an op's are."""
+        inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        self._local.depth = getattr(self._local, "depth", 0) + 1  # in an op: the CPU device
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self._local.depth -= 1
+        if self.every_storage or any(self.holds(t) for t in inputs):
+            given = {id(storage) for t in inputs for storage in _storages(t)}
+            for tensor in tree_flatten(out)[0]:
+                for storage in _storages(tensor):
+                    if id(storage) not in given:
+                        self._add(storage)
+        return out
+
     def _scalar(self, func, args, kwargs):
         """A value: the real one of a real tensor (the script's data) or where fake tensors
-        know it (a constant), else a placeholder."""
-        value = args[0] if not isinstance(args[0], FakeTensor) else self._values_of.get(
-            id(args[0]), (None, None))[1]
+        know it (a constant), else a placeholder. A tensor subclass over fake tensors (a
+        DTensor: `bool(mask.any())` in nn.init.trunc_normal_ of a sharded parameter) is no
+        real tensor: its read goes down to its local fake tensor."""
+        first = args[0]
+        if isinstance(first, FakeTensor):
+            value = self._values_of.get(id(first), (None, None))[1]
+        else:
+            value = None if is_traceable_wrapper_subclass(first) else first
         if value is not None:
             with unset_fake_temporarily():
                 return func(value, *args[1:], **kwargs)

@@ -1,6 +1,6 @@
 """Validation: the estimate held against its truths over whole grids, too long for the tests.
 
-    python -m generator validate [--only calculator,torchrun,published,as-written]
+    python -m generator validate [--only calculator,torchrun,published,as-written,torchtitan]
                                  [--results results]
 
 - calculator: the calculator's replay of each fitted setting, at sizes its fits never saw,
@@ -12,6 +12,9 @@
   at a recorded commit (held_out_scripts.py). Only when named (`--only as-written`): it
   records into the package's reference data, from a clean working tree, and never runs a
   point twice.
+- torchtitan: torchtitan's own trainer on the two plain-FSDP multi-GPU held-out points, as
+  rank 0 of 8 and of 128 simulated GPUs, each once at a recorded commit
+  (held_out_torchtitan.py). Like as-written, only when named (`--only torchtitan`).
 
 Estimates run in the measure command's parallel workers; torchrun jobs one after another
 (each is several processes). The run is one dated study result,
@@ -37,8 +40,9 @@ from generator.results import store
 KIND = "validation"
 #: Raise when what a check computes changes: the page then says the stored run is older.
 VERSION = 1
-CHECKS = ("calculator", "torchrun", "published", "as-written")
-#: What `validate` runs when no check is named: as-written records, once (see the module).
+CHECKS = ("calculator", "torchrun", "published", "as-written", "torchtitan")
+#: What `validate` runs when no check is named: as-written and torchtitan record, once (see
+#: the module).
 DEFAULT_CHECKS = ("calculator", "torchrun", "published")
 
 
@@ -96,9 +100,15 @@ def check_as_written(results_dir: Path, work: Path) -> list[dict[str, Any]]:
     return held_out_scripts.estimate_pending(work, say=_say)
 
 
+def check_torchtitan(results_dir: Path, work: Path) -> list[dict[str, Any]]:
+    from generator.validate import held_out_torchtitan
+
+    return held_out_torchtitan.estimate_pending(work, say=_say)
+
+
 RUNNERS: dict[str, Callable[[Path, Path], list[dict[str, Any]]]] = {
     "calculator": check_calculator, "torchrun": check_torchrun, "published": check_published,
-    "as-written": check_as_written}
+    "as-written": check_as_written, "torchtitan": check_torchtitan}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:

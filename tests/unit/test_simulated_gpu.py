@@ -154,6 +154,33 @@ def test_optimizer_steps_are_the_report_s_steps_and_its_limit() -> None:
     assert not gpu.report().stopped_after_steps and gpu.report().gpu_assumed
 
 
+
+class _Optimizers(torch.optim.Optimizer):
+    """A container of optimizers that is an optimizer itself (torchtitan's
+    OptimizersContainer): its step runs each one's step."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.optimizers = [torch.optim.AdamW([p]) for p in model.parameters()]
+        super().__init__(list(model.parameters()), {})
+
+    def step(self, closure=None) -> None:
+        for optimizer in self.optimizers:
+            optimizer.step()
+
+
+def test_an_optimizer_s_step_inside_another_s_is_one_step() -> None:
+    """The inner steps are the outer step's: one training step, one window, and --steps N
+    stops after N of the outer steps."""
+    for limit, ran in ((None, 3), (2, 2)):
+        with g.simulated_gpu("H100", steps=limit) as gpu:
+            model = nn.Linear(64, 64).cuda()
+            optimizer = _Optimizers(model)
+            for _ in range(3):
+                model(torch.ones(8, 64, device="cuda")).sum().backward()
+                optimizer.step()
+                optimizer.zero_grad()
+        assert len(gpu.report().steps) == ran
+
 def test_out_of_memory_is_raised_where_the_gpu_cannot_hold_it() -> None:
     # 2 GiB less the H100 generation's smallest CUDA context (450 MiB): 1,598 MiB to allocate
     with g.simulated_gpu(memory="2GiB") as gpu:
@@ -322,3 +349,22 @@ def test_data_on_the_gpu_keeps_its_values_and_shapes_that_depend_on_them() -> No
         weights = torch.randn(4, 4, device="cuda")  # made on the GPU: no values
         (weights * 2).sum().item()
     assert [read.what for read in gpu.report().placeholders] == ["item"]
+
+
+@pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
+def test_flex_attention_keeps_its_fused_kernel_s_outputs_alone() -> None:
+    """flex_attention, a higher-order op, runs whole: its outputs (out, logsumexp and the
+    row maxima), as the compiled kernel's, not its reference implementation's full score
+    matrix (which would be 2 MiB here), on the GPU, and its backward runs."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    with g.simulated_gpu("H100"):
+        q = torch.ones(2, 4, 256, 64, device="cuda", requires_grad=True)  # 512 KiB
+        before = torch.cuda.memory_allocated()
+        out = flex_attention(q, q, q)
+        assert out.is_cuda and out.shape == q.shape
+        rows = 2 * 4 * 256 * 4  # 8 KiB each: logsumexp, row maxima (float32)
+        grown = torch.cuda.memory_allocated() - before
+        assert 512 * 1024 + 2 * rows <= grown < 512 * 1024 + 2 * rows + 16 * 1024
+        out.sum().backward()
+        assert q.grad.is_cuda

@@ -111,3 +111,32 @@ def test_a_dtensor_s_local_shards_are_on_the_gpu() -> None:
         assert out.is_cuda and out.shape == (8, 512)
         out.sum().backward()
         assert model.weight.grad.to_local().is_cuda
+
+
+@pytest.mark.parametrize("init", [nn.init.normal_, nn.init.trunc_normal_])
+@pytest.mark.parametrize("seeded", [False, True])
+def test_fsdp2_s_meta_device_recipe_initializes_its_sharded_parameters(seeded: bool,
+                                                                      init) -> None:
+    """FSDP2's recipe (fully_shard on the meta device, to_empty on the GPU, then init) draws
+    random numbers into DTensor shards: DTensor's random tracker, made lazily or by
+    torch.distributed.tensor's manual_seed (torchtitan's), runs on the simulated GPU; and
+    trunc_normal_'s `mask.any()` of a DTensor is read as a placeholder (nothing out of
+    bounds), as a fake tensor's is."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor import DTensor, _random
+
+    before = (_random._rng_tracker, dict(vars(_random.OffsetBasedRNGTracker)))
+    with g.simulated_gpu("H100", gpus=2):
+        dist.init_process_group("nccl")
+        mesh = init_device_mesh("cuda", (2,))
+        if seeded:
+            _random.manual_seed(0, mesh)
+        with torch.device("meta"):
+            model = nn.Linear(1024, 1024, bias=False)
+        fully_shard(model, mesh=mesh)
+        model.to_empty(device="cuda")
+        init(model.weight, std=0.02)
+        assert isinstance(model.weight, DTensor) and model.weight.to_local().is_cuda
+        assert torch.cuda.memory_allocated() == 2 * MIB  # the 4 MiB weight's shard
+    assert (_random._rng_tracker, dict(vars(_random.OffsetBasedRNGTracker))) == before
