@@ -25,6 +25,7 @@ from typing import Any
 
 from generator.files import write_atomic
 from generator.results import reference_runs
+from generator.results.held_out_as_written import FIELDS
 from generator.validate import held_out_scripts
 
 DATA = held_out_scripts.DATA
@@ -40,7 +41,7 @@ class Point:
     gpu_memory: str
     args: tuple[str, ...]
     report: str
-    """The report's field held against the published figure (held_out_scripts.FIELDS)."""
+    """The report's field held against the published figure (FIELDS)."""
     command: str
     """The command as recorded (it must be `command_line(point)`)."""
     published_bytes: int
@@ -56,9 +57,9 @@ def points(data: dict[str, Any] | None = None) -> list[Point]:
     """Every point of the file, in its order, with its published figure from
     multi_gpu_held_out.json (the same id and number of GPUs, else a ValueError)."""
     data = load() if data is None else data
-    if data["report"] not in held_out_scripts.FIELDS:
+    if data["report"] not in FIELDS:
         raise ValueError(f"{TORCHTITAN}: a report field {data['report']!r} "
-                         f"(fields {held_out_scripts.FIELDS})")
+                         f"(fields {FIELDS})")
     published = {p.id: p for p in reference_runs.multi_gpu_held_out()}
     found = []
     for raw in data["points"]:
