@@ -73,8 +73,8 @@ def validate(args: argparse.Namespace) -> int:
     _require_torch()
     from generator import validate as checks
 
-    path = checks.validate(args.results, args.only or checks.DEFAULT_CHECKS)
-    print(f"validation stored in {path}", file=sys.stderr)
+    for path in checks.validate(args.results, args.only or checks.DEFAULT_CHECKS):
+        print(f"validation stored in {path}", file=sys.stderr)
     return 0
 
 

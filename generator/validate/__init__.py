@@ -17,7 +17,7 @@
   (held_out_torchtitan.py). Like as-written, only when named (`--only torchtitan`).
 
 Estimates run in the measure command's parallel workers; torchrun jobs one after another
-(each is several processes). The run is one dated study result,
+(each is several processes). The grids' run is one dated study result,
 `<results>/studies/<machine-id>/validation-<YYYY-MM-DD>.json` (kind "validation"), which
 the accuracy page shows. The test suite keeps a sample of each check (one case per
 architecture family and method, every strategy once), so a regression still fails CI.
@@ -44,6 +44,10 @@ CHECKS = ("calculator", "torchrun", "published", "as-written", "torchtitan")
 #: What `validate` runs when no check is named: as-written and torchtitan record, once (see
 #: the module).
 DEFAULT_CHECKS = ("calculator", "torchrun", "published")
+#: The checks that record each point once into the package's reference data (their one
+#: record): they leave the dated study of the grids alone, which a run of them alone would
+#: otherwise replace for the day.
+RECORDED_ONCE = {"as-written": "held_out_as_written.json", "torchtitan": "held_out_torchtitan.json"}
 
 
 def _say(text: str) -> None:
@@ -118,8 +122,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "within": sum(1 for r in judged if r["within"])}
 
 
-def validate(results_dir: Path, only: tuple[str, ...] = DEFAULT_CHECKS) -> Path:
-    """Run the checks, write the dated result beside the other studies, return its path."""
+def validate(results_dir: Path, only: tuple[str, ...] = DEFAULT_CHECKS) -> list[Path]:
+    """Run the checks; write the grids' dated result beside the other studies (the held-out
+    checks record into their reference data instead); return the paths written."""
     store.ensure_writable(results_dir)
     now = stamp()
     today = now[:10]  # the file's name: one run a day, the newest kept
@@ -134,12 +139,22 @@ def validate(results_dir: Path, only: tuple[str, ...] = DEFAULT_CHECKS) -> Path:
         s = checks[name]["summary"]
         _say(f"validate: {name}: {s['cases']} cases, {s['within']} of {s['judged']} within "
              f"their bound, {checks[name]['seconds']:.0f} s")
+    written = [_reference_file(RECORDED_ONCE[name]) for name in only if name in RECORDED_ONCE]
+    checks = {name: check for name, check in checks.items() if name not in RECORDED_ONCE}
+    if not checks:
+        return written
     result = {"schema_version": store.SCHEMA_VERSION,
               "study": {"kind": KIND, "name": f"{KIND}-{today}", "backend": "estimate",
-                        "params": {"checks": list(only)}},
+                        "params": {"checks": list(checks)}},
               "method_version": VERSION, "environment": describe("estimate"),
               "measured_at": now,
               "error": None, "data": {"checks": checks}}
     path = store.study_path(results_dir, machine_id("estimate"), f"{KIND}-{today}")
     store.save(path, result)
-    return path
+    return [path, *written]
+
+
+def _reference_file(name: str) -> Path:
+    from generator.results import reference_runs
+
+    return Path(reference_runs.__file__).resolve().parent / "reference_data" / name

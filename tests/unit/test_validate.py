@@ -31,8 +31,24 @@ def stored(tmp_path, monkeypatch):
     monkeypatch.setattr(validate, "RUNNERS",
                         {name: (lambda rows: lambda results, work: rows)(rows)
                          for name, rows in ROWS.items()})
-    path = validate.validate(tmp_path / "results")
+    [path] = validate.validate(tmp_path / "results")
     return path
+
+
+def test_a_held_out_check_leaves_the_day_s_study_of_the_grids_alone(tmp_path, monkeypatch
+                                                                    ) -> None:
+    """A held-out check records into its reference file; run alone on a day the grids
+    already ran, it must not replace their study (it once did)."""
+    monkeypatch.setattr(validate, "RUNNERS", {
+        "calculator": lambda results, work: ROWS["calculator"],
+        "torchtitan": lambda results, work: [{"id": "t", "ratio": 1.04}]})
+    [grids] = validate.validate(tmp_path / "results", ("calculator",))
+    before = grids.read_bytes()
+    [written] = validate.validate(tmp_path / "results", ("torchtitan",))
+    assert written.name == "held_out_torchtitan.json" and grids.read_bytes() == before
+    both = validate.validate(tmp_path / "results", ("calculator", "torchtitan"))
+    assert [p.name for p in both] == [grids.name, written.name]
+    assert list(store.load_study(grids)["data"]["checks"]) == ["calculator"]
 
 
 def test_a_run_is_one_dated_study_result_the_store_reads(stored) -> None:
