@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from generator.experiment import Experiment, is_hf_name
+from generator.experiment import Experiment, is_hf_name, options
 from generator.experiment.option import resolved_optimizer_impl
 from generator.words import Words, same
 
@@ -202,7 +202,8 @@ REGISTRY: tuple[Lever, ...] = (
                 "精度略有损失"),
           "fine-tune",
           lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
-    Lever("expandable-segments", Words("expandable segments", "可扩展段（expandable segments）"),
+    # named as its option names itself (experiment.py)
+    Lever("expandable-segments", options()["expandable_segments"].words(True),
           {"expandable_segments": True},
           Words("none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; acts on reserved "
                 "memory only",
