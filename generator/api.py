@@ -37,6 +37,7 @@ from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
 from generator.experiment.option import parse_size
 from generator.experiment import levers as lever_registry
+from generator.experiment.strategies import STRATEGIES, listed
 from generator.plan.fit import Verdict
 from generator.experiment.levers import Lever
 from generator.plan.search import GPU_COUNTS, fewest_fitting, largest_fitting
@@ -188,8 +189,8 @@ def fewest_gpus(model: Model, *, batch_size: int, seq_len: int, parallel: str,
                      gpu=gpu or "", parallel=parallel, gpus=GPU_COUNTS[-1], **options):
         pass  # a bad option is refused here, before any estimate
     if parallel == "none":
-        raise ConfigError("fewest_gpus needs a strategy to share the step: parallel ddp, "
-                          "fsdp2, hsdp, tp or fsdp2-tp")
+        raise ConfigError("fewest_gpus needs a strategy to share the step: parallel "
+                          f"{listed(list(STRATEGIES))}")
     estimates: dict[int, Estimate] = {}
     tried: dict[int, Verdict | str] = {}
 
