@@ -110,7 +110,7 @@ def test_the_study_needs_a_step_to_apply_to() -> None:
         file_tables(grid)
 
 
-def test_a_new_studied_lever_is_a_row_of_the_page_without_another_file(
+def test_a_new_studied_lever_is_in_the_study_without_another_list(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """What "declared once" buys: a lever with a `study` is in the study, no other list."""
     from generator.experiment import levers
@@ -120,3 +120,34 @@ def test_a_new_studied_lever_is_a_row_of_the_page_without_another_file(
     assert study()["pure-bf16"].changes == {"precision": "bf16"}
     assert {"precision": "bf16"} in study_settings(
         Experiment(model="bert-base", batch_size=32, seq_len=128))
+
+
+def test_a_new_studied_lever_is_ranked_on_the_page_without_a_section_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lever the page has no prose for still gets its row, named by its declaration: its
+    result (pure bf16, made here from the AMP one) is all it needs."""
+    import json
+    import shutil
+
+    from conftest import FIXTURES
+    from page_checks import page_markdown
+
+    from generator import results
+
+    shutil.copytree(FIXTURES / "levers", tmp_path / "levers")
+    folder = tmp_path / "levers" / "estimate"
+    data = json.loads((folder / "bert-base-b32-s128-amp-bf16-adamw-estimate.json").read_text())
+    data["experiment"]["precision"] = "bf16"
+    data["key"] = Experiment.from_dict(data["experiment"]).key
+    (folder / f"{data['key']}.json").write_text(json.dumps(data))
+    new = dataclasses.replace(BY_ID["bf16"], study="pure-bf16")
+    titles = {lang: new.title(levers_page.BASELINE_STEP, lang) for lang in ("en", "zh")}
+    titles = {lang: title[:1].upper() + title[1:] for lang, title in titles.items()}
+    found = results.load_all(tmp_path / "levers")
+    before = levers_page.context(found, [])
+    assert titles["en"] not in page_markdown(levers_page, before, "en")  # not studied yet
+    monkeypatch.setattr(levers_page, "LEVERS", {**levers_page.LEVERS, "pure-bf16": (new,)})
+    ctx = levers_page.context(found, [])
+    assert ctx is not None and "pure-bf16" in ctx["by_id"]
+    for lang, title in titles.items():
+        assert title in page_markdown(levers_page, ctx, lang)
