@@ -17,7 +17,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.experiment.strategies import STRATEGIES
+from generator.experiment.strategies import GROUP_OPTIONS, STRATEGIES
 from generator.experiment.suite import DEFAULT_SUITE
 from generator import gpus
 from generator.errors import GeneratorError
@@ -168,7 +168,7 @@ def line_of(exp: dict[str, Any], precision: str) -> str:
         name += "-no-reshard"
     if exp.get("cpu_offload"):
         name += "-offload"
-    for field in ("shard_size", "tp_size"):
+    for field in GROUP_OPTIONS:  # the group sizes the strategies' records name
         if exp.get(field):
             name += f"-{field.split('_')[0]}{exp[field]}"
     return name
@@ -184,8 +184,8 @@ def starts_from_one_gpu(exp: dict[str, Any], precision: str) -> bool:
     strategy = STRATEGIES.get(exp["parallel"])
     return (strategy is not None and strategy.group is None and exp["precision"] == precision
             and exp.get("fsdp_mixed_precision", "none") == "none"
-            and not exp.get("cpu_offload") and not exp.get("shard_size")
-            and not exp.get("tp_size"))
+            and not exp.get("cpu_offload")
+            and not any(exp.get(field) for field in GROUP_OPTIONS))
 
 
 def replayed_for(rows: list[dict[str, Any]]) -> str | None:
