@@ -36,9 +36,10 @@ from generator.arguments import checked
 from generator.errors import ConfigError, GeneratorError
 from generator.experiment import Experiment
 from generator.experiment.option import parse_size
-from generator.plan import levers as lever_registry
+from generator.experiment import levers as lever_registry
+from generator.experiment.strategies import STRATEGIES, listed
 from generator.plan.fit import Verdict
-from generator.plan.levers import Lever
+from generator.experiment.levers import Lever
 from generator.plan.search import GPU_COUNTS, fewest_fitting, largest_fitting
 from generator.results.api_types import Estimate, Measurement, StepMemory, budget_bytes
 
@@ -188,8 +189,8 @@ def fewest_gpus(model: Model, *, batch_size: int, seq_len: int, parallel: str,
                      gpu=gpu or "", parallel=parallel, gpus=GPU_COUNTS[-1], **options):
         pass  # a bad option is refused here, before any estimate
     if parallel == "none":
-        raise ConfigError("fewest_gpus needs a strategy to share the step: parallel ddp, "
-                          "fsdp2, hsdp, tp or fsdp2-tp")
+        raise ConfigError("fewest_gpus needs a strategy to share the step: parallel "
+                          f"{listed(list(STRATEGIES))}")
     estimates: dict[int, Estimate] = {}
     tried: dict[int, Verdict | str] = {}
 
@@ -264,7 +265,7 @@ class LeverReport:
 def levers(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = None,
            progress: Callable[[LeverRow], None] | None = None,
            **options: Any) -> LeverReport:
-    """Each lever of the registry (plan/levers.py) the step does not use yet, estimated alone
+    """Each lever of the registry (experiment/levers.py) the step does not use yet, estimated alone
     on top of it, then the ones that lowered it together; ranked by the reserved peak, what
     runs out, beside the tensors' peak. `progress` is called with each row as it comes."""
     from generator.measure.models import resolve_model

@@ -23,6 +23,7 @@ from typing import Any
 from generator import api, gpus, units
 from generator.errors import ConfigError
 from generator.experiment import option_words, options
+from generator.experiment.strategies import STRATEGIES
 from generator.plan.fit import DOES_NOT_FIT, exit_status
 from generator.jobs.progress import ticking
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT, Verdict
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
                              "1024): give no --gpus")
         if args.parallel == "none":
             args.usage_error("--fewest-gpus needs --parallel: the strategy that shares the "
-                             "step (ddp, fsdp2, hsdp, tp, fsdp2-tp)")
+                             f"step ({', '.join(STRATEGIES)})")
     if args.largest_batch and gpu is None and memory is None:
         args.usage_error("--largest-batch needs --gpu NAME or --gpu-memory SIZE, the memory "
                          "to fit in")

@@ -1,5 +1,6 @@
 """What to measure: one experiment (experiment.py), how each of its options is declared and
-checked (option.py), and the suites that list experiments (suite.py, suites/*.toml).
+checked (option.py), the levers that change it to lower its memory (levers.py), and the suites
+that list experiments (suite.py, suites/*.toml).
 
 Torch-free: the site reads experiments and suites without PyTorch.
 """

@@ -29,6 +29,7 @@ from generator.experiment.option import (
     size_tag,
     size_text,
 )
+from generator.experiment.strategies import NONE, STRATEGIES, parallel_help
 from generator.words import Words, same
 
 #: amp-*: fp32 weights under autocast; fp16 / bf16: the whole model and optimizer in 16 bits.
@@ -49,10 +50,9 @@ LOSS_SCALINGS = ("auto", "off")
 OPTIMIZER_IMPLS = ("auto", "for-loop", "foreach", "fused")
 #: 4-bit base weights (bitsandbytes' Linear4bit, QLoRA); none: the weights as built.
 QUANTIZATIONS = ("none", "nf4", "fp4")
-#: How a step is spread over several GPUs (measure/training/parallel.py); none: one GPU.
-#: hsdp: FSDP2 on a 2-D mesh, replicated across groups of shard_size GPUs; fsdp2-tp: tensor
-#: parallelism within groups of tp_size GPUs, FSDP2 across them.
-PARALLEL = ("none", "ddp", "fsdp2", "hsdp", "tp", "fsdp2-tp")
+#: How a step is spread over several GPUs: the strategies' records (strategies.py); none: one
+#: GPU.
+PARALLEL = (NONE, *STRATEGIES)
 #: FSDP2's MixedPrecisionPolicy as param_dtype/reduce_dtype; none: the parameters' own dtype.
 FSDP_MIXED_PRECISIONS = ("none", "bf16/fp32", "bf16/bf16", "fp16/fp32", "fp16/fp16")
 #: What a checkpointed block keeps for backward: full, its inputs alone; selective-op,
@@ -256,12 +256,7 @@ class Experiment:
     """The GPUs of the job; every figure is one rank's (parallel.py)."""
     parallel: str = option(
         "none", choices=PARALLEL, step_option=True, tag=str, label=str,
-        words=lambda v: same(v.upper() if v in ("ddp", "tp", "hsdp") else
-                             {"fsdp2": "FSDP2", "fsdp2-tp": "FSDP2 × TP"}[v]),
-        help="how the GPUs share the step: ddp (a replica each), fsdp2 (fully_shard on every "
-             "block and the root), hsdp (FSDP2 within --shard-size GPUs, replicated across), "
-             "tp (tensor parallelism by the model's plan), fsdp2-tp (TP within --tp-size "
-             "GPUs, FSDP2 across); none: one GPU (default)")
+        words=lambda v: STRATEGIES[v].words, help=parallel_help())
     """One of PARALLEL: how `gpus` GPUs share the step."""
     shard_size: int = option(
         0, step_option=True, metavar="N", parse=count, tag=lambda v: f"shard{v}",

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from generator import units
 from generator.errors import ConfigError
+from generator.experiment.strategies import GROUP_OPTIONS, NONE, STRATEGIES, listed, sharding
 from generator.words import Words
 
 #: Not a lever: the levers page never varies it.
@@ -277,16 +278,15 @@ def lora_problems(exp: Any) -> list[str]:
     return problems
 
 
-#: The strategies that shard with FSDP2.
-FSDP_STRATEGIES = ("fsdp2", "hsdp", "fsdp2-tp")
 #: The most GPUs a job is modelled with (a fake process group holds no memory per rank).
 MOST_GPUS = 2**20
 
 
 def parallel_problems(exp: Any) -> list[str]:
     """The multi-GPU options: a strategy for more than one GPU, group sizes that divide the
-    GPUs, and FSDP2's own options only where FSDP2 shards (the model's own limits, e.g. heads
-    that tensor parallelism must divide, are checked when it is built)."""
+    GPUs, FSDP2's own options only where FSDP2 shards, and what the strategy refuses
+    (strategies.py; the model's own limits, e.g. heads that tensor parallelism must divide,
+    are checked when it is built)."""
     gpus, strategy = exp.gpus, exp.parallel
     problem = positive_int_problem("gpus", gpus)
     if problem:
@@ -294,10 +294,10 @@ def parallel_problems(exp: Any) -> list[str]:
     if gpus > MOST_GPUS:
         return [f"gpus {gpus:,} is more than the {MOST_GPUS:,} GPUs modelled"]
     problems = []
-    if gpus > 1 and strategy == "none":
-        problems.append(f"gpus {gpus} needs a strategy to share the step: parallel ddp, "
-                        "fsdp2, hsdp, tp or fsdp2-tp")
-    for name, owner in (("shard_size", "hsdp"), ("tp_size", "fsdp2-tp")):
+    if gpus > 1 and strategy == NONE:
+        problems.append(f"gpus {gpus} needs a strategy to share the step: parallel "
+                        f"{listed(list(STRATEGIES))}")
+    for name, owner in GROUP_OPTIONS.items():
         size = getattr(exp, name)
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             problems.append(f"{name} must be a positive integer, got {size!r}")
@@ -307,41 +307,41 @@ def parallel_problems(exp: Any) -> list[str]:
         elif size and gpus % size:
             problems.append(f"{name} {size} does not divide gpus {gpus}: the GPUs form "
                             f"groups of {size}")
-    if exp.reshard_after_forward is False and strategy not in FSDP_STRATEGIES:
-        problems.append(f"reshard_after_forward is FSDP2's: it needs parallel fsdp2, hsdp or "
-                        f"fsdp2-tp, not {strategy!r}")
+    fsdp = sharding()
+    if exp.reshard_after_forward is False and strategy not in fsdp:
+        problems.append(f"reshard_after_forward is FSDP2's: it needs parallel {listed(fsdp)}, "
+                        f"not {strategy!r}")
     if exp.fsdp_mixed_precision != "none":
-        if strategy not in FSDP_STRATEGIES:
+        if strategy not in fsdp:
             problems.append(f"fsdp_mixed_precision is FSDP2's policy: it needs parallel "
-                            f"fsdp2, hsdp or fsdp2-tp, not {strategy!r}")
+                            f"{listed(fsdp)}, not {strategy!r}")
         elif exp.precision in ("fp16", "bf16"):
             problems.append(f"fsdp_mixed_precision casts fp32 parameters; precision "
                             f"{exp.precision!r} makes them 16-bit already")
     if exp.cpu_offload is True:
-        if strategy not in FSDP_STRATEGIES:
+        if strategy not in fsdp:
             problems.append(f"cpu_offload is FSDP2's CPUOffloadPolicy: it needs parallel "
-                            f"fsdp2, hsdp or fsdp2-tp, not {strategy!r}")
+                            f"{listed(fsdp)}, not {strategy!r}")
         elif exp.device == "cpu":
             problems.append("cpu_offload moves FSDP2's shards from the GPU to host memory; "
                             "a step modelled on the CPU holds them there already")
-    if strategy != "none":
+    if strategy in STRATEGIES:
         if exp.backend != "estimate":
             problems.append(f"parallel {strategy!r} is estimated, on a fake process group: "
                             "it needs the estimate backend (a real multi-GPU run goes under "
                             "torchrun, generator/cli/torchrun_step.py)")
-        if exp.quantization != "none":
-            problems.append("4-bit base weights (QLoRA) are not modelled with a multi-GPU "
-                            "strategy")
-        if exp.lora_rank and strategy in ("tp", "fsdp2-tp"):
-            problems.append("LoRA is not modelled with tensor parallelism")
+        defaults = {f.name: f.default for f in fields(exp)}
+        problems += [why for name, why in STRATEGIES[strategy].refuses.items()
+                     if getattr(exp, name) != defaults[name]]
     return problems
 
 
 def group_size(exp: Any) -> int:
-    """The inner group of a 2-D mesh: hsdp's shard group or fsdp2-tp's tensor-parallel
-    group, by default 8 GPUs (one node's), or all of them when fewer."""
-    chosen = exp.shard_size if exp.parallel == "hsdp" else exp.tp_size
-    return chosen or min(8, exp.gpus)
+    """The inner group of a 2-D mesh (its strategy's `group` option: hsdp's shard group,
+    fsdp2-tp's tensor-parallel group), by default 8 GPUs (one node's), or all of them when
+    fewer."""
+    group = STRATEGIES[exp.parallel].group if exp.parallel in STRATEGIES else None
+    return (getattr(exp, group) if group else 0) or min(8, exp.gpus)
 
 
 def _micro_batch_problem(micro_batches: Any, batch_size: Any) -> str | None:

@@ -22,7 +22,8 @@ in pairs. A `[[grid]]` declares models × settings × sizes once:
 Each setting, laid over the grid's own fields (a field the setting gives replaces the grid's),
 is one [[experiment]] table and expands as one: the grid above is 2 models × (3 sizes × 2 +
 3 sizes) = 18 experiments. `sizes = "name"` names a set of `[sizes]`, in an [[experiment]]
-table too. A grid that would expand to more than MOST_EXPERIMENTS is refused before any
+table too. The setting `"levers"` stands for the levers study: one setting per studied lever
+of experiment/levers.py, as it changes the grid's own step. A grid that would expand to more than MOST_EXPERIMENTS is refused before any
 experiment is built.
 """
 
@@ -37,6 +38,7 @@ from typing import Any
 
 from generator.errors import ConfigError
 from generator.experiment import Experiment, list_fields
+from generator.experiment.levers import study_settings
 from generator.units import duration
 
 #: The built-in suite: every file of this folder, in name order.
@@ -47,6 +49,8 @@ DEFAULT_SUITE = Path(__file__).parent / "suites"
 MOST_EXPERIMENTS = 10_000
 #: About how long one experiment takes, to say what a refused suite would cost.
 SECONDS_AN_EXPERIMENT = 5
+#: A grid's setting that stands for one setting per lever of the levers study.
+STUDY = "levers"
 
 
 def expand(table: Any) -> list[dict[str, Any]]:
@@ -167,9 +171,12 @@ def _grid_tables(name: str, grid: Any,
     settings = grid.get("settings")
     if settings == []:
         raise ConfigError(f"{name}: settings = [] gives no experiment; give at least one")
-    if not isinstance(settings, list) or not all(isinstance(one, dict) for one in settings):
+    if not isinstance(settings, list) or not all(
+            isinstance(one, dict) or one == STUDY for one in settings):
         raise ConfigError(f"{name}: settings must be a list of tables, "
                           "settings = [{ precision = \"amp-bf16\" }, …]")
+    if STUDY in settings:
+        settings = _with_study(name, settings, shared)
     tables = []
     for number, setting in enumerate(settings, start=1):
         where = f"{name}, setting {number}"
@@ -182,6 +189,20 @@ def _grid_tables(name: str, grid: Any,
     # where one value was meant), and building it would take minutes before anything said so.
     refuse_too_many(sum(count(table) for _, table in tables), f"{name} expands")
     return tables
+
+
+def _with_study(name: str, settings: list[Any], shared: dict[str, Any]) -> list[dict[str, Any]]:
+    """`settings` with "levers" in its place replaced by the levers study's settings
+    (experiment/levers.py), each as the studied lever sets it on the grid's own step."""
+    try:
+        step = Experiment.from_dict(expand(shared)[0])
+    except (ConfigError, TypeError, ValueError) as error:
+        raise ConfigError(f"{name}: the levers study needs a step to apply its levers to: "
+                          f"{error}") from None
+    found: list[dict[str, Any]] = []
+    for one in settings:
+        found += study_settings(step) if one == STUDY else [one]
+    return found
 
 
 def _named_sizes(name: str, table: Any, size_sets: dict[str, Any]) -> Any:

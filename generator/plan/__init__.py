@@ -1,5 +1,4 @@
 """Planning with an estimate, without PyTorch: the GPUs people train on (gpus.py), whether a
-step fits one (fit.py), the largest batch that does (search.py) and the levers that would
-lower a step (levers.py); and the formulas people use instead of an estimate
-(rules_of_thumb.py), which the calculator's page holds against it. The command line, the API,
+step fits one (fit.py) and the largest batch that does (search.py); and the formulas people
+use instead of an estimate (rules_of_thumb.py), which the calculator's page holds against it. The command line, the API,
 the pages and the calculator ask here."""

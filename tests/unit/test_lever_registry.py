@@ -1,4 +1,4 @@
-"""The one lever registry (generator/plan/levers.py): what `estimate --levers` and the API try
+"""The one lever registry (generator/experiment/levers.py): what `estimate --levers` and the API try
 on a user's step (those the step does not use yet and its model has an option for, the best
 of each kind together), and what the levers page measures."""
 
@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from generator.experiment import Experiment
-from generator.plan.levers import BY_ID, REGISTRY, Step, offered, together
+from generator.experiment.levers import BY_ID, REGISTRY, Step, offered, together
 
 MLM = Step(("attention", "logits"), "eager")  # the built-in BERT
 

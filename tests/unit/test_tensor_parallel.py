@@ -18,7 +18,6 @@ from torch.distributed.tensor import DTensor
 from generator.measure.models import resolve_model
 from generator.measure.models.gpt2 import GPT2Config, build_gpt2
 from generator.measure.training.tensor_parallel import (
-    _regroup_fused_qkv,
     apply_tensor_parallel,
     meshes_outside_fake_mode,
     tp_problems,
@@ -129,7 +128,8 @@ def test_fused_qkv_rows_are_regrouped_per_rank() -> None:
     attention = build_gpt2(SMALL_GPT2).model.layers[0].attention  # hidden 32
     with torch.no_grad():
         attention.qkv.bias.copy_(torch.arange(96.0))
-    _regroup_fused_qkv(attention, 2)
+    attention.split_heads(2)
+    assert (attention.num_heads, attention.hidden_size) == (2, 16)
     bias = attention.qkv.bias.tolist()
     q, k, v = range(0, 32), range(32, 64), range(64, 96)
     assert bias[:48] == [*q[:16], *k[:16], *v[:16]]
@@ -197,3 +197,35 @@ def test_fsdp2_over_tp_on_fake_tensors(world, name: str) -> None:
     q_proj = layers[0].self_attn.q_proj if hasattr(model, "model") \
         else layers[0].attention.q_proj
     assert q_proj.weight.to_local().shape == (16, 64)  # 64 rows / tp 2 / dp 2
+
+
+class _OwnPlan(nn.Module):
+    """A model the tool has never seen: it declares its plan, and TP follows it."""
+
+    tp_plan = {"layers.*.up": "colwise", "layers.*.down": "rowwise"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.ModuleDict({"up": nn.Linear(8, 16),
+                                                   "down": nn.Linear(16, 8)})
+                                    for _ in range(2))
+
+
+def test_a_model_declares_its_own_plan(world) -> None:
+    model = _OwnPlan()
+    assert tp_problems(model, 2) == []
+    apply_tensor_parallel(model, tp_mesh(2))
+    assert model.layers[1].up.weight.to_local().shape == (8, 8)  # 16 rows / 2
+    assert model.layers[1].down.weight.to_local().shape == (8, 8)  # 16 columns / 2
+
+
+def test_tensor_parallelism_imports_no_model() -> None:
+    """The plans live with the models (their `tp_plan`), not in tensor_parallel.py."""
+    import ast
+    import inspect
+
+    from generator.measure.training import tensor_parallel
+
+    tree = ast.parse(inspect.getsource(tensor_parallel))
+    imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert not [name for name in imported if name and name.startswith("generator.measure.models")]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 from functools import partial
 
 import torch
@@ -102,6 +103,14 @@ class GPT2Block(nn.Module):
 
 class GPT2LMHeadModel(nn.Module):
     """`model(input_ids)` -> logits of shape (batch, seq, vocab)."""
+
+    #: Its tensor-parallel plan (Megatron's, in transformers' style names; read by
+    #: training/tensor_parallel.py). The head is tied to the token embeddings and GPT-2's
+    #: vocabulary (50257) is odd: both stay whole. The fused qkv is regrouped per rank first
+    #: (SelfAttention.split_heads).
+    tp_plan: ClassVar[dict[str, str]] = {
+        "layers.*.attention.qkv": "colwise", "layers.*.attention.output": "rowwise",
+        "layers.*.mlp.up": "colwise", "layers.*.mlp.down": "rowwise"}
 
     def __init__(self, config: GPT2Config) -> None:
         super().__init__()

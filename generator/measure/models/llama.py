@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 from functools import partial
 
 import torch
@@ -123,6 +124,10 @@ class LlamaAttention(nn.Module):
         self.v_proj = nn.Linear(hidden, hidden, bias=False)
         self.o_proj = nn.Linear(hidden, hidden, bias=False)
 
+    def split_heads(self, tp_size: int) -> None:
+        """Under tensor parallelism each rank computes its own num_heads / tp_size heads."""
+        self.num_heads //= tp_size
+
     def forward(self, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
         batch, seq, _ = hidden.shape
         q, k, v = (proj(hidden).view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)
@@ -139,7 +144,7 @@ class LlamaAttention(nn.Module):
             probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
             context = torch.matmul(probs, v)
         # The heads' width, not the input's: under tensor parallelism a rank holds
-        # num_heads / tp of them (training/tensor_parallel.py sets the local count).
+        # num_heads / tp of them (split_heads sets the local count).
         return self.o_proj(context.transpose(1, 2).reshape(batch, seq,
                                                            self.num_heads * self.head_dim))
 
@@ -187,6 +192,16 @@ class LlamaEmbeddings(nn.Module):
 
 class LlamaForCausalLM(nn.Module):
     """`model(input_ids)` -> logits of shape (batch, seq, vocab)."""
+
+    #: Its tensor-parallel plan (Megatron's, in transformers' style names; read by
+    #: training/tensor_parallel.py). The head is untied: vocabulary-parallel, its logits
+    #: gathered for the loss. The embedding stays whole (a lookup, no matmul to split; small
+    #: beside the head's grads).
+    tp_plan: ClassVar[dict[str, str]] = {
+        "layers.*.attention.q_proj": "colwise", "layers.*.attention.k_proj": "colwise",
+        "layers.*.attention.v_proj": "colwise", "layers.*.attention.o_proj": "rowwise",
+        "layers.*.mlp.gate_proj": "colwise", "layers.*.mlp.up_proj": "colwise",
+        "layers.*.mlp.down_proj": "rowwise", "lm_head": "colwise_rep"}
 
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()

@@ -70,6 +70,31 @@ class SelfAttention(nn.Module):
         self.output = nn.Linear(hidden_size, hidden_size)
         self.output_dropout = nn.Dropout(output_dropout)
 
+    @torch.no_grad()
+    def split_heads(self, tp_size: int) -> None:
+        """Under tensor parallelism each rank computes its own heads: a 1/tp_size share of the
+        head count and of the hidden size the forward reshapes with.
+
+        A fused projection puts all queries, then all keys, then all values on its output
+        rows, [q; k; v]; a plain Shard(0) would give rank 0 every query and half the keys. Its
+        rows are permuted, head groups first, to [q_0; k_0; v_0; q_1; k_1; v_1; ...], so that
+        rank r's contiguous shard is its own heads' q, k and v, in the order the forward's
+        `.split(hidden_size)` (with the local hidden size) expects. The permuted weight is
+        still the same function of the input; a checkpoint written from it must undo the
+        permutation."""
+        if self.fused_qkv:
+            for param_name in ("weight", "bias"):
+                param = getattr(self.qkv, param_name)
+                if param is None:
+                    continue
+                rest = param.shape[1:]
+                grouped = param.reshape(3, tp_size, -1, *rest).transpose(0, 1).reshape(
+                    param.shape)
+                setattr(self.qkv, param_name, nn.Parameter(grouped.contiguous(),
+                                                           requires_grad=param.requires_grad))
+        self.num_heads //= tp_size
+        self.hidden_size //= tp_size
+
     def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
         batch, seq, _ = x.shape
         return x.view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)

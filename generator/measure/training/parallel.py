@@ -24,6 +24,7 @@ from torch import nn
 
 from generator.errors import ConfigError
 from generator.experiment.option import group_size
+from generator.experiment.strategies import STRATEGIES
 
 #: DDP's defaults: 25 MiB buckets (`bucket_cap_mb`), the first one 1 MiB
 #: (`dist._DEFAULT_FIRST_BUCKET_BYTES`) so that the first all-reduce starts early.
@@ -31,9 +32,6 @@ BUCKET_CAP_BYTES = 25 * 2**20
 FIRST_BUCKET_BYTES = 2**20
 
 
-#: Each strategy's mesh: its dimensions' names, outer first (see mesh_shape).
-MESH_DIMS = {"ddp": ("dp",), "fsdp2": ("dp",), "hsdp": ("replicate", "shard"),
-             "tp": ("tp",), "fsdp2-tp": ("dp", "tp")}
 #: FSDP2's MixedPrecisionPolicy dtypes by name (experiment.FSDP_MIXED_PRECISIONS).
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
@@ -41,11 +39,17 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 def mesh_shape(exp) -> dict[str, int]:
     """The mesh of an experiment's job, e.g. {"replicate": 2, "shard": 8} for hsdp on 16
     GPUs in shard groups of 8."""
-    names = MESH_DIMS[exp.parallel]
+    names = STRATEGIES[exp.parallel].mesh
     if len(names) == 1:
         return {names[0]: exp.gpus}
     inner = group_size(exp)
     return {names[0]: exp.gpus // inner, names[1]: inner}
+
+
+def tp_ranks(exp) -> int:
+    """The ranks of one tensor-parallel group (its mesh's last dimension); 1 without TP."""
+    strategy = STRATEGIES[exp.parallel]
+    return mesh_shape(exp)[strategy.mesh[-1]] if strategy.tensor_parallel else 1
 
 
 @contextlib.contextmanager
@@ -117,7 +121,8 @@ class Sharding:
         # FSDP2 over TP joins the two meshes, which fake tensors cannot (tensor_parallel.py)
         from generator.measure.training.tensor_parallel import meshes_outside_fake_mode
 
-        with meshes_outside_fake_mode() if self.exp.parallel == "fsdp2-tp" \
+        strategy = STRATEGIES[self.exp.parallel]
+        with meshes_outside_fake_mode() if strategy.shards and strategy.tensor_parallel \
                 else contextlib.nullcontext():
             return self._share_out(workload)
 
@@ -125,29 +130,30 @@ class Sharding:
         from dataclasses import replace
 
         exp, mesh, model = self.exp, self.mesh, workload.model
-        if exp.parallel in ("tp", "fsdp2-tp"):
+        strategy = STRATEGIES[exp.parallel]
+        if strategy.tensor_parallel:
             from generator.measure.training.tensor_parallel import (
                 apply_tensor_parallel,
                 plan_source,
                 tp_problems,
             )
 
-            tp_mesh = mesh["tp"]
+            tp_mesh = mesh[strategy.mesh[-1]]
             problems = tp_problems(model, tp_mesh.size())
             if problems:
                 raise ConfigError(f"{exp.model} cannot take parallel {exp.parallel} over "
                                   f"{tp_mesh.size()} GPUs: {'; '.join(problems)}")
             apply_tensor_parallel(model, tp_mesh)
             self.tp_plan = plan_source(model)
-        if exp.parallel == "ddp":
+        if strategy.data_parallel == "replicate":
             if self.fake:
                 self.persistent = DDPBuckets(model).buffers
             else:
                 from torch.nn.parallel import DistributedDataParallel
 
                 workload = replace(workload, model=DistributedDataParallel(model))
-        elif exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
-            fsdp_mesh = mesh["dp"] if exp.parallel == "fsdp2-tp" else mesh
+        elif strategy.shards:  # over the whole mesh, or the outer dimension beside TP
+            fsdp_mesh = mesh[strategy.mesh[0]] if strategy.tensor_parallel else mesh
             self.blocks = apply_fsdp2(model, fsdp_mesh, policy=self._policy(),
                                       reshard_after_forward=exp.reshard_after_forward,
                                       offload=self.host is not None)
@@ -178,7 +184,7 @@ class Sharding:
 def communicators(exp) -> int:
     """The NCCL communicators a rank of `exp`'s job uses: one per mesh dimension (none on
     one GPU)."""
-    return 0 if exp.parallel == "none" else len(MESH_DIMS[exp.parallel])
+    return len(STRATEGIES[exp.parallel].mesh) if exp.parallel in STRATEGIES else 0
 
 
 def layout(exp, sharding: Sharding) -> dict[str, Any]:
@@ -187,7 +193,7 @@ def layout(exp, sharding: Sharding) -> dict[str, Any]:
             "rank": 0, "fsdp_blocks": len(sharding.blocks),
             "host_bytes": None if sharding.host is None else sharding.host.held_at_optimizer[0],
             "batch_per_rank": exp.batch_size,
-            "data_parallel_ranks": exp.gpus // mesh_shape(exp).get("tp", 1)}
+            "data_parallel_ranks": exp.gpus // tp_ranks(exp)}
 
 
 def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
@@ -196,9 +202,10 @@ def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
 
     mesh = " × ".join(f"{name} {size}" for name, size in mesh_shape(exp).items())
     found = [note("parallel_rank", strategy=exp.parallel, gpus=exp.gpus, mesh=mesh)]
-    if exp.parallel == "ddp":
+    strategy = STRATEGIES[exp.parallel]
+    if strategy.data_parallel == "replicate":
         found.append(note("sharding_ddp_buckets"))
-    if exp.parallel in ("fsdp2", "hsdp", "fsdp2-tp"):
+    if strategy.shards:
         found.append(note("parallel_fsdp_units", count=len(sharding.blocks),
                           first=sharding.blocks[0], reshard=exp.reshard_after_forward)
                      if sharding.blocks else note("parallel_root_only"))
@@ -206,7 +213,7 @@ def notes(exp, sharding: Sharding, *, cuda: bool) -> list[dict]:
         host, pinned = sharding.host.held_at_optimizer
         found.append(note("parallel_offload", host=host, pinned=pinned))
     if sharding.tp_plan:
-        found.append(note(f"parallel_tp_plan_{sharding.tp_plan}", size=mesh_shape(exp)["tp"]))
+        found.append(note(f"parallel_tp_plan_{sharding.tp_plan}", size=tp_ranks(exp)))
     if cuda:
         low, high = communicator_bytes(communicators(exp))
         found.append(note("parallel_nccl", communicators=communicators(exp), low=low,

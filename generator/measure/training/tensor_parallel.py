@@ -9,9 +9,11 @@ to exchange activations. The plans:
 * Hugging Face models: the model's own plan (`base_model_tp_plan` of its config, the head's
   `_tp_plan`), transformers' style names translated to torch's styles with the layouts
   transformers means by them (transformers/distributed/tensor_parallel.py, ALL_PARALLEL_STYLES).
-* the built-in LLaMA and GPT-2: q/k/v column-parallel, the attention output row-parallel, MLP
-  up (and gate) column, down row; norms and embeddings replicated, LLaMA's untied head
-  vocabulary-parallel with its logits gathered.
+* the built-in LLaMA and GPT-2: the plan each model class declares (`tp_plan`, Megatron's:
+  q/k/v column-parallel, the attention output row-parallel, MLP up (and gate) column, down
+  row; norms and embeddings replicated, LLaMA's untied head vocabulary-parallel with its
+  logits gathered), and each attention module's own `split_heads` for its local heads. This
+  module imports no model: a model that declares no plan cannot be split.
 
 The inputs (token ids) are the same on every rank of a TP group, and so are the logits and the
 loss: data parallelism, where there is any, is on the other mesh dimension.
@@ -61,24 +63,9 @@ def _is_hf(model: nn.Module) -> bool:
 
 
 def _builtin_plan(model: nn.Module) -> dict[str, str] | None:
-    """The Megatron plan of the built-in LLaMA and GPT-2 (in transformers' style names), or
-    None for another built-in model."""
-    from generator.measure.models.gpt2 import GPT2LMHeadModel
-    from generator.measure.models.llama import LlamaForCausalLM
-
-    if isinstance(model, LlamaForCausalLM):
-        # The head is untied: vocabulary-parallel, its logits gathered for the loss. The
-        # embedding stays whole (a lookup, no matmul to split; small beside the head's grads).
-        return {"layers.*.attention.q_proj": "colwise", "layers.*.attention.k_proj": "colwise",
-                "layers.*.attention.v_proj": "colwise", "layers.*.attention.o_proj": "rowwise",
-                "layers.*.mlp.gate_proj": "colwise", "layers.*.mlp.up_proj": "colwise",
-                "layers.*.mlp.down_proj": "rowwise", "lm_head": "colwise_rep"}
-    if isinstance(model, GPT2LMHeadModel):
-        # The head is tied to the token embeddings and GPT-2's vocabulary (50257) is odd:
-        # both stay whole. The fused qkv is regrouped per rank first (_regroup_fused_qkv).
-        return {"layers.*.attention.qkv": "colwise", "layers.*.attention.output": "rowwise",
-                "layers.*.mlp.up": "colwise", "layers.*.mlp.down": "rowwise"}
-    return None
+    """The plan a built-in model declares (its class's `tp_plan`, in transformers' style
+    names), or None where it declares none."""
+    return getattr(type(model), "tp_plan", None)
 
 
 def _hf_plan(model: nn.Module) -> dict[str, str]:
@@ -197,39 +184,13 @@ def tp_problems(model: nn.Module, tp_size: int) -> list[str]:
     return list(dict.fromkeys(problems))  # every layer repeats the same line
 
 
-@torch.no_grad()
-def _regroup_fused_qkv(attention: nn.Module, tp_size: int) -> None:
-    """GPT-2's fused projection puts all queries, then all keys, then all values on the output
-    rows, [q; k; v]; a plain Shard(0) would give rank 0 every query and half the keys. Its rows
-    are permuted, head groups first, to [q_0; k_0; v_0; q_1; k_1; v_1; ...], so that rank r's
-    contiguous shard is its own heads' q, k and v, in the order the forward's
-    `.split(hidden_size)` (with the local hidden size) expects. The permuted weight is still
-    the same function of the input; a checkpoint written from it must undo the permutation."""
-    linear = attention.qkv
-    for param_name in ("weight", "bias"):
-        param = getattr(linear, param_name)
-        if param is None:
-            continue
-        rest = param.shape[1:]
-        grouped = param.reshape(3, tp_size, -1, *rest).transpose(0, 1).reshape(param.shape)
-        setattr(linear, param_name, nn.Parameter(grouped.contiguous(),
-                                                 requires_grad=param.requires_grad))
-
-
-def _localise_builtin_attention(model: nn.Module, tp_size: int) -> None:
+def _split_heads(model: nn.Module, tp_size: int) -> None:
     """The built-in attention modules reshape with the head count (and GPT-2's with the hidden
-    size) they store: each rank now computes its own heads, a 1/tp_size share of both."""
-    from generator.measure.models.llama import LlamaAttention
-    from generator.measure.models.transformer_parts import SelfAttention
-
+    size) they store: each computes its own heads from now on (its `split_heads`)."""
     for module in model.modules():
-        if isinstance(module, LlamaAttention):
-            module.num_heads //= tp_size
-        elif isinstance(module, SelfAttention):
-            if module.fused_qkv:
-                _regroup_fused_qkv(module, tp_size)
-            module.num_heads //= tp_size
-            module.hidden_size //= tp_size
+        split = getattr(module, "split_heads", None)
+        if callable(split):
+            split(tp_size)
 
 
 def _tied_pairs(model: nn.Module) -> list[tuple[str, str]]:
@@ -261,7 +222,7 @@ def apply_tensor_parallel(model: nn.Module, mesh) -> None:
     plan = _plan(model)
     expanded = _expand(model, plan)
     if not _is_hf(model):
-        _localise_builtin_attention(model, tp_size)
+        _split_heads(model, tp_size)
     tied = _tied_pairs(model)
     styles = _styles()
     for name, style in expanded.items():

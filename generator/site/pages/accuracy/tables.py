@@ -7,6 +7,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.experiment import options
 from generator.site.escaping import markdown_text as escape
 from generator.site.tables import markdown_table
 from generator.units import gib, pct
@@ -22,7 +23,7 @@ _TEXT: dict[str, Words] = {
     "memtracker": Words("MemTracker ÷ real", "MemTracker ÷ GPU 实测"),
     "batch": Words("batch {}", "batch {}"), "seq": Words("sequence {}", "序列 {}"),
     "image": Words("image {}", "图像边长 {}"),
-    "ac": Words("checkpointing", "激活检查点"),
+    "ac": options()["checkpointing"].words(True),  # as the option names itself
     "FP": Words("FP32", "FP32"), "MP": Words("AMP fp16, no GradScaler", "AMP fp16，无 GradScaler"),
     "HP": Words("pure fp16", "纯 fp16"),
     "FP_short": Words("FP32", "FP32"), "MP_short": Words("AMP", "AMP"),

@@ -9,12 +9,14 @@ parted here, once, for the context and the widget alike.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
-from generator.experiment import step_options_of
+from generator.experiment import Experiment, step_options_of
 from generator.experiment.experiment import options
+from generator.experiment.levers import OPTIMIZER_NAMES
 from generator.site.labels import PRECISION_LABELS
-from generator.words import Words
+from generator.words import Words, same
 
 METHODS = {
     "full": Words(en="full fine-tuning", zh="全参数微调"),
@@ -24,7 +26,8 @@ METHODS = {
 #: Step options that make the method, or the model's task (BERT's classifier head), not a
 #: lever.
 METHOD_OPTIONS = ("lora_rank", "lora_targets", "lora_dropout", "quantization", "hf_task")
-OPTIMIZER_WORDS = {"adamw-8bit": Words(en="8-bit AdamW", zh="8 位 AdamW")}
+#: The optimizer a step takes unless told (AdamW): not a lever, so not named.
+DEFAULT_OPTIMIZER = next(f.default for f in fields(Experiment) if f.name == "optimizer")
 #: Estimated with two micro-batches; from the second on, each micro-batch runs with the
 #: gradients of the others held, so the peak is the same for any number from two.
 ACCUMULATION = Words(en="gradient accumulation (2 or more micro-batches)",
@@ -91,8 +94,9 @@ def _levers(exp: dict[str, Any]) -> list[tuple[str, Words]]:
     accumulation = options()["micro_batches"]
     found = [(opt.tag(value), ACCUMULATION if opt is accumulation else opt.words(value))
              for opt, value in step_options_of(exp) if id(opt) not in method]
-    if exp.get("optimizer") in OPTIMIZER_WORDS:
-        found.append((exp["optimizer"], OPTIMIZER_WORDS[exp["optimizer"]]))
+    optimizer = exp.get("optimizer", DEFAULT_OPTIMIZER)
+    if optimizer != DEFAULT_OPTIMIZER:  # named as the lever registry names it
+        found.append((optimizer, OPTIMIZER_NAMES.get(optimizer, same(optimizer))))
     return found
 
 

@@ -1,6 +1,6 @@
 """The levers page: what each memory lever beyond AMP saves on the article's example, which
 category it acts on, and what it costs in step time. The levers are the registry's
-(generator/plan/levers.py), the ones `estimate --levers` and the API try.
+(generator/experiment/levers.py), the ones `estimate --levers` and the API try.
 
 A lever is a change of experiment options against a reference (the registry's `against`,
 else the baseline's values of the same fields). Savings compare two results of the article's
@@ -12,14 +12,13 @@ lever, in whatever configuration they exist: CUDA first, then the CPU.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from markupsafe import Markup
 
 from generator.experiment import Experiment, as_held, options
 from generator.experiment.option import NOT_A_LEVER, resolved_optimizer_impl
-from generator.plan.levers import BY_ID, Lever
+from generator.experiment.levers import BY_ID, Lever, study
 from generator.results.shapes import StepResult, result_trust
 from generator.site import derived
 from generator.site.derived import ARTICLE
@@ -41,21 +40,11 @@ BASELINE: dict[str, Any] = {name: opt.lever for name, opt in options().items()
 #: The same, as an experiment the registry's levers apply to.
 BASELINE_STEP = Experiment(model=ARTICLE["model"], batch_size=ARTICLE["batch_size"],
                            seq_len=ARTICLE["seq_len"], **BASELINE)
-#: The levers the page measures, by the page's ids (its sections' anchors): the registry's,
-#: as the levers suite applies them to the article's example.
-LEVERS: dict[str, tuple[Lever, ...]] = {
-    **{name: (BY_ID[name],) for name in ("checkpointing", "sdpa", "amp-bf16", "amp-fp16",
-                                          "sgd", "set-to-none", "fused", "for-loop")},
-    "accumulation": (BY_ID["accumulation-x4"],),
-    "masked-logits": (BY_ID["masked-logits"],),
-    "adamw-8bit": (BY_ID["adamw-8bit"],),
-    "expandable-segments": (BY_ID["expandable-segments"],),
-    # PEFT's default modules for BERT, whose names the built-in BERT shares
-    "lora": (replace(BY_ID["lora"], changes={**BY_ID["lora"].changes,
-                                             "lora_targets": ("query", "value")}),),
-}
+#: The levers the page measures, by the page's ids (its sections' anchors): the registry's
+#: studied ones, as the levers suite applies them to the article's example.
+LEVERS: dict[str, tuple[Lever, ...]] = {ident: (lever,) for ident, lever in study().items()}
 #: The section of the levers page that explains a lever, where it is not the lever's id.
-SECTIONS = {"amp-bf16": "amp", "amp-fp16": "amp", "for-loop": "fused"}
+SECTIONS = {ident: lever.section for ident, lever in study().items() if lever.section}
 COMBOS: dict[str, tuple[Lever, ...]] = {
     "amp-bf16+sdpa": (BY_ID["amp-bf16"], BY_ID["sdpa"]),
     "amp-bf16+sdpa+checkpointing": (BY_ID["amp-bf16"], BY_ID["sdpa"], BY_ID["checkpointing"]),

@@ -16,7 +16,7 @@ from generator.words import Words
 
 Row = dict[str, Any]
 
-#: The page's names beside the levers' own (the registry's, plan/levers.py): the opposite of a
+#: The page's names beside the levers' own (the registry's, experiment/levers.py): the opposite of a
 #: lever PyTorch already applies, and the baseline.
 LABELS: dict[str, Words] = {
     "set-to-none-off": Words("`zero_grad(set_to_none=False)`", "`zero_grad(set_to_none=False)`"),

@@ -17,6 +17,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.experiment.strategies import GROUP_OPTIONS, STRATEGIES
 from generator.experiment.suite import DEFAULT_SUITE
 from generator import gpus
 from generator.errors import GeneratorError
@@ -55,7 +56,7 @@ STATE = ("parameters", "gradients", "optimizer_state")
 LINE_FIELDS = ("gpus", "parallel", "precision", "fsdp_mixed_precision", "shard_size", "tp_size",
                "reshard_after_forward", "cpu_offload")
 #: The order of the lines: one GPU, then the strategies in one regime, then FSDP2's policy.
-ORDER = ("single", "ddp", "fsdp2", "hsdp", "tp", "fsdp2-tp")
+ORDER = ("single", *STRATEGIES)
 PHASES = ("forward", "backward", "optimizer")
 #: Bytes of a weight (and of its gradient) by precision: FP32 weights except under the pure
 #: 16-bit precisions.
@@ -167,7 +168,7 @@ def line_of(exp: dict[str, Any], precision: str) -> str:
         name += "-no-reshard"
     if exp.get("cpu_offload"):
         name += "-offload"
-    for field in ("shard_size", "tp_size"):
+    for field in GROUP_OPTIONS:  # the group sizes the strategies' records name
         if exp.get(field):
             name += f"-{field.split('_')[0]}{exp[field]}"
     return name
@@ -180,10 +181,11 @@ def starts_from_one_gpu(exp: dict[str, Any], precision: str) -> bool:
     be in host memory: no such step was estimated), FSDP2's mixed-precision policy (another
     regime), nor a line with fixed groups of GPUs (HSDP's shard groups, FSDP2 × TP's TP
     groups), whose fewest GPUs are one group."""
-    return (exp["parallel"] in ("ddp", "fsdp2", "tp") and exp["precision"] == precision
+    strategy = STRATEGIES.get(exp["parallel"])
+    return (strategy is not None and strategy.group is None and exp["precision"] == precision
             and exp.get("fsdp_mixed_precision", "none") == "none"
-            and not exp.get("cpu_offload") and not exp.get("shard_size")
-            and not exp.get("tp_size"))
+            and not exp.get("cpu_offload")
+            and not any(exp.get(field) for field in GROUP_OPTIONS))
 
 
 def replayed_for(rows: list[dict[str, Any]]) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from generator.experiment.levers import BY_ID
 from generator.site.escaping import written
 from generator.site.labels import CATEGORY_LABELS
 from generator.site.wording import listed
@@ -314,9 +315,10 @@ def floor_levers(hi: Row, batch_size: int, policy: list[Row], *,
     the step does not use it yet; fewer samples only where a GPU has more than one); and,
     where autocast's weight copies are part of it and FSDP2's policy ran without any, that
     policy."""
-    levers_en = ([] if checkpointing else ["activation checkpointing"]) + ["a shorter sequence"] \
+    ckpt = BY_ID["checkpointing"].name  # the lever registry's name for it
+    levers_en = ([] if checkpointing else [ckpt.en]) + ["a shorter sequence"] \
         + (["fewer samples per GPU"] if batch_size > 1 else [])
-    levers_zh = ([] if checkpointing else ["激活检查点"]) + ["更短的序列"] \
+    levers_zh = ([] if checkpointing else [ckpt.zh]) + ["更短的序列"] \
         + (["每张卡少放几个样本"] if batch_size > 1 else [])
     en = ("To lower what sharding cannot touch, shrink the activations"
           + (" (the step already recomputes each block in backward)" if checkpointing else "")

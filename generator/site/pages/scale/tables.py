@@ -10,6 +10,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.experiment.strategies import STRATEGIES
 from generator.site.escaping import markdown_text as escape
 from generator.site.labels import CATEGORY_LABELS
 from generator.site.palette import CATEGORY_COLORS
@@ -24,11 +25,11 @@ COMM = "comm_buffers"
 #: Model state first (what sharding divides), then what each GPU keeps whole.
 ORDER = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
          COMM, "temporaries")
-#: What the tables call each strategy (experiment.PARALLEL); FSDP2's mixed-precision policy
-#: is another regime than the others' autocast, and says so wherever it stands.
-STRATEGY_NAMES = {"single": Words("1 GPU", "单卡"), "ddp": Words("DDP", "DDP"),
-                  "fsdp2": Words("FSDP2", "FSDP2"), "hsdp": Words("HSDP", "HSDP"),
-                  "tp": Words("TP", "TP"), "fsdp2-tp": Words("FSDP2 × TP", "FSDP2 × TP")}
+#: What the tables call each strategy (its record's words, strategies.py), and one GPU;
+#: FSDP2's mixed-precision policy is another regime than the others' autocast, and says so
+#: wherever it stands.
+STRATEGY_NAMES = {"single": Words("1 GPU", "单卡"),
+                  **{name: s.words for name, s in STRATEGIES.items()}}
 #: Column heads of the wide per-row table: short, so that it fits the page's column.
 SHORT = {"parameters": Words("Params", "参数"),
          "gradients": Words("Grads", "梯度"),

@@ -1,10 +1,13 @@
 """The levers that lower a step's memory, declared once: what each changes in an experiment,
-its name and its cost in both languages, and when it applies (what it acts on is the data's to
-say: the levers page reads it from the categories that change). The
-API and `estimate --levers` try the ones a step does not use yet (`offered`); the levers page
-shows the same levers, measured on the article's example.
+its name and its cost in both languages, when it applies, and its row in the levers study
+(what it acts on is the data's to say: the levers page reads it from the categories that
+change). The API and `estimate --levers` try the ones a step does not use yet (`offered`);
+the levers suite measures the studied ones on the article's example (`study_settings`, its
+`"levers"` setting) and the levers page shows them (`study`); the calculator names an
+optimizer as `OPTIMIZER_NAMES` does.
 
-Torch-free: the API estimates each lever; this module only says what it is.
+Torch-free, below the planning floor so that the suite files can read it: the API estimates
+each lever; this module only says what it is.
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from generator.experiment import Experiment, is_hf_name
+from generator.experiment import Experiment, is_hf_name, options
 from generator.experiment.option import resolved_optimizer_impl
-from generator.words import Words
+from generator.words import Words, same
 
 #: LoRA is tried at this rank, on PEFT's default modules for the model's type.
 LORA_RANK = 16
 #: The optimizers by the names their papers and PyTorch give them.
-OPTIMIZER_NAMES = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "adamw-8bit": "8-bit AdamW"}
+OPTIMIZER_NAMES: dict[str, Words] = {
+    "adamw": same("AdamW"), "adam": same("Adam"), "sgd": same("SGD"),
+    "adamw-8bit": Words("8-bit AdamW", "8 位 AdamW")}
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,13 @@ class Lever:
     phase: str | None = None
     """Where it acts: None, on what is live at the peak; "optimizer", within the optimizer
     step (where the peak may not be)."""
+    study: str | None = None
+    """Its row in the levers study (the levers suite and page; the id of the page's row):
+    None, not studied."""
+    section: str | None = None
+    """The levers page's section that explains it, where it is not `study`."""
+    study_changes: Mapping[str, Any] = field(default_factory=dict)
+    """What the study sets beside `changes` on the article's example (LoRA's modules)."""
 
     def apply(self, exp: Experiment, *more: Lever) -> Experiment:
         """`exp` with this lever, and any more, on."""
@@ -76,12 +88,13 @@ class Lever:
 
     def _on(self, words: Words, exp: Experiment, lang: str) -> str:
         changed = self.apply(exp)
-        return words[lang].format(optimizer=OPTIMIZER_NAMES.get(exp.optimizer, exp.optimizer),
+        named = OPTIMIZER_NAMES.get(exp.optimizer)
+        return words[lang].format(optimizer=named[lang] if named else exp.optimizer,
                                   micro_batches=changed.micro_batches,
                                   micro_batch=changed.batch_size // changed.micro_batches)
 
 
-def _accumulation(times: int) -> Lever:
+def _accumulation(times: int, study: str | None = None) -> Lever:
     def micro_batches(exp: Experiment) -> int:
         return exp.micro_batches * times
 
@@ -93,7 +106,7 @@ def _accumulation(times: int) -> Lever:
         Words("{micro_batches} forward and backward passes per optimizer step",
               "每次优化器更新要做 {micro_batches} 次前向和反向"),
         "micro_batches",
-        lambda exp, step: exp.batch_size % micro_batches(exp) == 0)
+        lambda exp, step: exp.batch_size % micro_batches(exp) == 0, study=study)
 
 
 def _adam(exp: Experiment) -> bool:
@@ -109,22 +122,24 @@ REGISTRY: tuple[Lever, ...] = (
           {"checkpointing": True},
           Words("backward runs each block's forward again", "反向传播时把每个块的前向再算一遍"),
           "checkpointing",
-          lambda exp, step: not exp.checkpointing and not exp.checkpoint_classes),
+          lambda exp, step: not exp.checkpointing and not exp.checkpoint_classes,
+          study="checkpointing"),
     Lever("sdpa", Words("SDPA attention", "融合注意力 SDPA"), {"attention": "sdpa"},
           Words("none: a fused kernel in place of eager attention",
                 "无：用融合内核代替逐步计算的注意力"),
           "attention",
           lambda exp, step: "attention" in step.takes and step.attention_ran not in
-          (None, "sdpa")),
+          (None, "sdpa"), study="sdpa"),
     Lever("amp-bf16", Words("AMP bf16", "AMP bf16"), {"precision": "amp-bf16"},
           Words("bf16 matmuls; needs a GPU with bf16 (Ampere or later)",
                 "矩阵乘法用 bf16；需要支持 bf16 的 GPU（Ampere 及以后）"),
-          "precision", lambda exp, step: exp.precision == "fp32"),
+          "precision", lambda exp, step: exp.precision == "fp32",
+          study="amp-bf16", section="amp"),
     Lever("amp-fp16", Words("AMP fp16", "AMP fp16"), {"precision": "amp-fp16"},
           Words("fp16 matmuls and a GradScaler; for GPUs without bf16",
                 "矩阵乘法用 fp16，还要 GradScaler；用于不支持 bf16 的 GPU"),
           "precision", lambda exp, step: exp.precision == "fp32",
-          suggested=False),
+          suggested=False, study="amp-fp16", section="amp"),
     Lever("bf16", Words("pure bf16", "纯 bf16"), {"precision": "bf16"},
           Words("weights and optimizer state in bf16: small updates can round away",
                 "权重和优化器状态都用 bf16：很小的更新可能被舍入掉"),
@@ -134,44 +149,50 @@ REGISTRY: tuple[Lever, ...] = (
           Words("another optimizer: one state tensor per weight instead of two, and training "
                 "that may converge differently",
                 "换了优化器：每个权重一份状态而不是两份，训练的收敛也可能不同"),
-          "optimizer", lambda exp, step: _adam(exp), suggested=False),
+          "optimizer", lambda exp, step: _adam(exp), suggested=False, study="sgd"),
     Lever("set-to-none", Words("`zero_grad(set_to_none=True)`", "`zero_grad(set_to_none=True)`"),
           {"zero_grad": "none"},
           Words("none: PyTorch's default since 2.0", "无：PyTorch 2.0 起的默认做法"),
           "zero_grad", lambda exp, step: exp.zero_grad == "zeros",
-          against={"zero_grad": "zeros"}),
+          against={"zero_grad": "zeros"}, study="set-to-none"),
     Lever("fused", Words("fused {optimizer} kernel", "fused {optimizer} 内核"),
           {"optimizer_impl": "fused"},
           Words("none (Hugging Face's Trainer picks it with PyTorch 2.8 or later)",
                 "无（PyTorch 2.8 起 Hugging Face 的 Trainer 默认就选它）"),
           "optimizer",
-          lambda exp, step: _adam(exp) and _impl(exp) != "fused", phase="optimizer"),
+          lambda exp, step: _adam(exp) and _impl(exp) != "fused", phase="optimizer",
+          study="fused"),
     Lever("for-loop", Words("for-loop {optimizer}", "for-loop {optimizer}"),
           {"optimizer_impl": "for-loop"},
           Words("one parameter at a time: a slower optimizer step on a GPU",
                 "逐个参数更新：在 GPU 上优化器这一步更慢"),
           "optimizer",
           lambda exp, step: _adam(exp) and _impl(exp) == "foreach", suggested=False,
-          phase="optimizer"),
-    Lever("adamw-8bit", Words("8-bit AdamW (bitsandbytes)", "8 位 AdamW（bitsandbytes）"),
+          phase="optimizer", study="for-loop", section="fused"),
+    Lever("adamw-8bit", Words(f"{OPTIMIZER_NAMES['adamw-8bit'].en} (bitsandbytes)",
+                              f"{OPTIMIZER_NAMES['adamw-8bit'].zh}（bitsandbytes）"),
           # bitsandbytes' own kernels: PyTorch's choice of kernels no longer applies
           {"optimizer": "adamw-8bit", "optimizer_impl": "auto"},
           Words("bitsandbytes; the optimizer state quantised to 8 bits",
                 "要装 bitsandbytes；优化器状态量化到 8 位"),
-          "optimizer", lambda exp, step: exp.optimizer == "adamw"),
+          "optimizer", lambda exp, step: exp.optimizer == "adamw",
+          study="adamw-8bit"),
     _accumulation(2),
-    _accumulation(4),
+    _accumulation(4, study="accumulation"),
     Lever("masked-logits", Words("logits at masked positions only", "只在遮盖位置算 logits"),
           {"logits": "masked"}, Words("none: the same loss", "无：损失不变"),
           "logits",
-          lambda exp, step: "logits" in step.takes and exp.logits == "all"),
+          lambda exp, step: "logits" in step.takes and exp.logits == "all",
+          study="masked-logits"),
     Lever("lora", Words(f"LoRA, rank {LORA_RANK}", f"LoRA（秩 {LORA_RANK}）"),
           {"lora_rank": LORA_RANK},
           Words("another fine-tune: PEFT's adapters train, the model's own weights stay frozen",
                 "另一种微调：只训练 PEFT 的适配器，模型自己的权重冻结"),
           "fine-tune",
           # PEFT knows the module names of transformers' models, not of the built-in ones
-          lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
+          lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank,
+          # PEFT's default modules for BERT, whose names the built-in BERT shares
+          study="lora", study_changes={"lora_targets": ("query", "value")}),
     Lever("qlora", Words(f"QLoRA: NF4 base, LoRA rank {LORA_RANK}",
                          f"QLoRA：NF4 底座，LoRA 秩 {LORA_RANK}"),
           {"lora_rank": LORA_RANK, "quantization": "nf4"},
@@ -181,15 +202,35 @@ REGISTRY: tuple[Lever, ...] = (
                 "精度略有损失"),
           "fine-tune",
           lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
-    Lever("expandable-segments", Words("expandable segments", "可扩展段（expandable segments）"),
+    # named as its option names itself (experiment.py)
+    Lever("expandable-segments", options()["expandable_segments"].words(True),
           {"expandable_segments": True},
           Words("none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; acts on reserved "
                 "memory only",
                 "无：设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True；只影响预留的显存"),
           "expandable",
-          lambda exp, step: exp.device == "cuda" and not exp.expandable_segments),
+          lambda exp, step: exp.device == "cuda" and not exp.expandable_segments,
+          study="expandable-segments"),
 )
 BY_ID: dict[str, Lever] = {lever.id: lever for lever in REGISTRY}
+
+
+def study() -> dict[str, Lever]:
+    """The studied levers by their row's id, in the registry's order, each as the study
+    applies it to the article's example (with its `study_changes`)."""
+    return {lever.study: replace(lever, changes={**lever.changes, **lever.study_changes})
+            for lever in REGISTRY if lever.study}
+
+
+def study_settings(exp: Experiment) -> list[dict[str, Any]]:
+    """The levers suite's settings, one per studied lever: the fields it sets on `exp`, or,
+    where it is a default already, those of what it is compared against."""
+    found = []
+    for lever in study().values():
+        changed = lever.apply(exp)
+        found.append(dict(lever.against) or
+                     {name: getattr(changed, name) for name in lever.changes})
+    return found
 
 
 def offered(exp: Experiment, step: Step) -> list[Lever]:
