@@ -35,6 +35,7 @@ from generator.results.shapes import StepResult
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
 from generator.site.pages import Page
 from generator.site.escaping import written
+from generator.plan import search
 from generator.plan.predictor import replay, verdicts
 from generator.site.pages.calculator import choices, formulas, grid, rules, settings
 from generator.plan.predictor.planes import FitRange, Point, fit_plane, fit_share
@@ -47,12 +48,26 @@ from generator.words import LANGS, same
 
 PAGES = (Page("calculator.md", "calculator/calculator", nav=5),)
 DATA_NAME = "calculator"
-SCHEMA = 4
+SCHEMA = 5
 #: Fewer points than this cannot both fit three coefficients and say how well they fit.
 MIN_POINTS = 4
 #: The categories of the peak, in the order the stacked bar draws them.
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "autocast_copies",
               "temporaries")
+#: What the widget takes as input, at most: sizes beyond these are no step anyone trains (a
+#: batch as large as the search for the largest one goes; the GPU's memory in GiB), and the
+#: widget says so instead of replaying.
+LIMITS = {"batch": search.MAX_BATCH, "seq": 1 << 20, "gpu_memory": 100_000}
+
+
+def widget_constants() -> dict[str, Any]:
+    """The constants the widget's JavaScript shares with the Python it mirrors, written into
+    its data (calculator.json) so that calculator.js and planning.js keep no copy of their
+    own: the search's bounds (plan/search.py), the replay's monomials as powers of batch and
+    sequence (replay.py) and the input limits."""
+    return {"search": {"max_batch": search.MAX_BATCH, "max_growth": search.MAX_GROWTH},
+            "monomials": {name: list(powers) for name, powers in replay.MONOMIALS.items()},
+            "limits": LIMITS}
 
 
 def own_results(results: list[StepResult]) -> set[str]:
@@ -80,6 +95,7 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
     own = [r for r in results if r["key"] in keys and not r.get("error")]
     gpu_list = gpu_data()
     return {"schema_version": SCHEMA, "fits": fits, "models": models, "gpus": gpu_list,
+            "constants": widget_constants(),
             # the one rule's words (plan/fit.py), for the widget in each language
             "verdict_words": {lang: {word: text[lang] for word, text in WORD_TEXT.items()}
                               for lang in LANGS},
