@@ -33,7 +33,7 @@ from generator import gpus
 from generator.plan.fit import RESERVED_IS_AN_UPPER_BOUND, WORD_TEXT
 from generator.results.shapes import StepResult
 from generator.site.labels import CATEGORY_LABELS, PRECISION_LABELS
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.site.escaping import written
 from generator.plan import search
 from generator.plan.predictor import replay, verdicts
@@ -469,3 +469,7 @@ def data_files(ctx: dict[str, Any]) -> dict[str, str]:
 
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+PAGE_MODULE = PageModule(PAGES, context, tables=tables, data_files=data_files,
+                         own_results=own_results)

@@ -25,7 +25,7 @@ from generator.site import derived
 from generator.site.derived import ARTICLE
 from generator.site.charts.step_charts import OUTSIDE_MODULES
 from generator.site.labels import kind
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.site.pages.levers import charts as lever_charts
 from generator.site.pages.levers import relations, sentences
 from generator.site.pages.levers import tables as lever_tables
@@ -483,3 +483,6 @@ def _is_article(result: Result) -> bool:
 
 def _frozen(opts: dict[str, Any]) -> tuple:
     return tuple(sorted(opts.items()))
+
+
+PAGE_MODULE = PageModule(PAGES, context, figures=figures, tables=tables)

@@ -19,7 +19,7 @@ from generator.results.shapes import StepResult, trust
 from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.site.escaping import markdown_text, written
 from generator.site.labels import PRECISION_LABELS as PRECISIONS
-from generator.site.pages import Page, calculator
+from generator.site.pages import Page, PageModule, calculator
 from generator.plan.predictor import verdicts
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits, twins
@@ -451,3 +451,7 @@ def _planning(batch: dict[str, Any] | None, seq: dict[str, Any] | None) -> dict[
                                    "peak_factor": b["peak"] / a["peak"],
                                    "layers_factor": b["layers"] / a["layers"]}
     return found
+
+
+PAGE_MODULE = PageModule(PAGES, context, figures=figures, tables=tables,
+                         reads_own_results_of=READS_OWN_RESULTS_OF)
