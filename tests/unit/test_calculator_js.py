@@ -15,7 +15,8 @@ from node_scripts import run_node
 
 from generator.plan.predictor import replay, verdicts
 from generator.plan.predictor.verdicts import Predictor
-from generator.site.pages.calculator import CATEGORIES, slug, widget_constants
+from generator.site.calculator_grid.fits import CATEGORIES, slug
+from generator.site.pages.calculator import widget_constants
 
 ASSETS = Path(__file__).resolve().parents[2] / "docs" / "assets"
 DATA = ASSETS.parent / "data"
