@@ -36,21 +36,21 @@ _TABLES: dict[tuple[str, str, int], tuple[Any, dict[str, Any]]] = {}
 
 def page_tables(module: ModuleType, ctx: Any, lang: str) -> dict[str, Any]:
     """A page module's tables for a context, made once."""
-    if ctx is None or not hasattr(module, "tables"):
+    if ctx is None:
         return {}
     key = (module.__name__, lang, id(ctx))
     if key not in _TABLES or _TABLES[key][0] is not ctx:
-        _TABLES[key] = (ctx, module.tables(ctx, lang))
+        _TABLES[key] = (ctx, module.PAGE_MODULE.tables(ctx, lang))
     return _TABLES[key][1]
 
 
 def page_figures(module: ModuleType, ctx: Any, lang: str) -> dict[str, str]:
     """A page module's figures (SVG by name) for a context, drawn once."""
-    if ctx is None or not hasattr(module, "figures"):
+    if ctx is None:
         return {}
     key = (module.__name__, lang, id(ctx))
     if key not in _FIGURES or _FIGURES[key][0] is not ctx:
-        _FIGURES[key] = (ctx, module.figures(ctx, lang))
+        _FIGURES[key] = (ctx, module.PAGE_MODULE.figures(ctx, lang))
     return _FIGURES[key][1]
 
 
@@ -63,8 +63,8 @@ def page_markdown(module: ModuleType, ctx: Any, lang: str, path: str | None = No
     from generator.site.render import render_page
 
     tables = page_tables(module, ctx, lang)
-    pages = [p for p in pages_of(module, ctx) if path is None or p.path == path]
-    assert len(pages) == 1, [p.path for p in pages_of(module, ctx)]
+    pages = [p for p in pages_of(module.PAGE_MODULE, ctx) if path is None or p.path == path]
+    assert len(pages) == 1, [p.path for p in pages_of(module.PAGE_MODULE, ctx)]
     name = module.__name__.rsplit(".", 1)[-1]
     figures = figure_views.views(page_figures(module, ctx, lang))
     text = render_page(pages[0], lang, context=ctx, tables=tables, figures=figures,

@@ -7,17 +7,14 @@
    fits and the largest batch that does come from planning.js, the copy of the one fit rule
    and the one search. The words come from the widget's own markup, in the page's language.
    The computations mirror generator/plan/predictor/planes.py, replay.py and
-   verdicts.py; tests compare them. The reader's choices live in the address (?model=…), so
-   that a link gives the same answer. */
+   verdicts.py; tests compare them. The constants they share with the Python (the replay's
+   monomials, the search's bounds, the input limits) come in the data too ("constants",
+   calculator.widget_constants): this file keeps no copy. The reader's choices live in the
+   address (?model=…), so that a link gives the same answer. */
 (function () {
   "use strict";
 
-  var TERMS = {"1": function () { return 1; }, "b": function (b) { return b; },
-    "s": function (b, s) { return s; }, "b*s": function (b, s) { return b * s; },
-    "s*s": function (b, s) { return s * s; }, "b*s*s": function (b, s) { return b * s * s; }};
   var GIB = Math.pow(2, 30);
-  //: Inputs beyond these are no step anyone trains; the widget says so instead of replaying.
-  var LIMITS = {batch: 1 << 20, seq: 1 << 20, gpu_memory: 100000};
   var FIELDS = ["model", "method", "precision", "levers", "batch", "seq", "gpu", "gpu_memory"];
 
   function predict(c, batch, seq) {
@@ -25,11 +22,20 @@
     return Math.max(plane, c.floor === undefined ? -Infinity : c.floor);
   }
 
+  // replay.term: a monomial's value, from its powers of batch and sequence (the data's
+  // constants.monomials, replay.MONOMIALS).
+  function term(powers, batch, seq) {
+    var value = 1, i;
+    for (i = 0; i < powers[0]; i++) value *= batch;
+    for (i = 0; i < powers[1]; i++) value *= seq;
+    return value;
+  }
+
   // replay.events_at: each allocation's fitted size at this size (a GPU's own cuBLAS
   // workspace where it has one), the frees as they are, then trace.decode: frees counted back
   // from the newest allocation become absolute. Also which allocations are workspaces.
-  function eventsAt(t, batch, seq, workspace) {
-    var terms = t.monomials.map(function (m) { return TERMS[m](batch, seq); });
+  function eventsAt(t, batch, seq, workspace, monomials) {
+    var terms = t.monomials.map(function (m) { return term(monomials[m], batch, seq); });
     var nbytes = t.sizes.map(function (c) {
       var sum = 0;
       for (var i = 0; i < c.length; i++) sum += c[i] * terms[i];
@@ -84,16 +90,18 @@
 
   // verdicts.Predictor: one setting's (allocated, reserved) at any size, on any GPU's
   // workspaces, each replayed at most once; a setting of micro-batches replays its template
-  // at the estimates' own batch (micro-batch × micro-batches).
-  function predictor(fit, templates) {
+  // at the estimates' own batch (micro-batch × micro-batches). constants: the data's.
+  function predictor(fit, templates, constants) {
     var seen = {};
     return {
+      constants: constants,
       peaks: function (batch, seq, workspace) {
         var key = batch + "x" + seq + "x" + workspace;
         if (!(key in seen)) {
           var t = templateFor(fit, templates || {}, batch);
           if (t) {
-            var events = eventsAt(t, batch * fit.micro_batches, seq, workspace);
+            var events = eventsAt(t, batch * fit.micro_batches, seq, workspace,
+              constants.monomials);
             var p = window.replayPeaks(events);
             seen[key] = [p.allocated, p.reserved, tensorsPeak(events)];
           } else {
@@ -107,13 +115,12 @@
     };
   }
 
+  // verdicts.in_range: inside both intervals the warning names (batch × sequence, and the
+  // sequence), whether or not a template holds the batch: the line on what the figures are
+  // (replayed, or planes) says that.
   function inRange(fit, batch, seq) {
     var t = batch * seq, r = fit.range;
-    var held = (fit.replays || []).some(function (e) {
-      return e.batch[0] <= batch && (e.batch[1] === null || batch <= e.batch[1]);
-    });
-    return r.tokens[0] <= t && t <= r.tokens[1] && r.seq[0] <= seq && seq <= r.seq[1]
-      && (held || !(fit.replays || []).length);
+    return r.tokens[0] <= t && t <= r.tokens[1] && r.seq[0] <= seq && seq <= r.seq[1];
   }
 
   // verdicts.verdict: the one rule (planning.judge) on this GPU's figures.
@@ -126,11 +133,11 @@
   function largestBatch(pred, gpu, seq) {
     return window.planning.largestFitting(function (b) {
       return verdict(pred, gpu, b, seq).needed;
-    }, gpu.memory_bytes).largest;
+    }, gpu.memory_bytes, pred.constants.search).largest;
   }
 
-  // What fills the peak (calculator._composition): each category's plane where the step's
-  // peak grows with its size, the optimizer step's split where it does not; shares of it.
+  // verdicts.composition, what fills the peak: each category's plane where the step's peak
+  // grows with its size, the optimizer step's split where it does not; shares of it.
   function composition(fit, batch, seq, categories) {
     var c = fit.composition || {}, parts = null;
     var growing = fit.allocated.floor === 0
@@ -247,7 +254,7 @@
     return {value: n};
   }
 
-  function memorySize(text) {
+  function memorySize(text, limit) {
     var t = String(text).trim();
     if (t === "") return {value: null};
     if (!/^[0-9]*\.?[0-9]+$/.test(t)) return {problem: /^-/.test(t) ? "negative" : "memory"};
@@ -256,7 +263,7 @@
     // The page prints a GPU's memory to 0.01 GiB: a smaller one would be "a GPU of 0.00 GiB"
     // (and below half a byte, a GPU of 0 bytes), so it is refused as zero is.
     if (Math.round(n * 100) < 1) return {problem: "small"};
-    if (n > LIMITS.gpu_memory) return {problem: "large"};
+    if (n > limit) return {problem: "large"};
     return {value: Math.round(n * GIB)};
   }
 
@@ -338,13 +345,13 @@
     saveState(form);
     var fit = setting && fits.filter(function (f) { return f.name === setting.name; })[0];
     if (!fit) { say(out, "calc-nofit", words.nofit); return; }
-    var problems = [];
-    var batch = wholeNumber(form.batch.value, LIMITS.batch);
-    var seq = wholeNumber(form.seq.value, LIMITS.seq);
-    var memory = memorySize(form.gpu_memory.value);
-    if (batch.problem) problems.push(fill(words.problems[batch.problem], {field: words.batch, limit: LIMITS.batch}));
-    if (seq.problem) problems.push(fill(words.problems[seq.problem], {field: words.seq, limit: LIMITS.seq}));
-    if (memory.problem) problems.push(fill(words.problems[memory.problem], {field: words.gpu_memory, limit: LIMITS.gpu_memory}));
+    var problems = [], limits = data.constants.limits;
+    var batch = wholeNumber(form.batch.value, limits.batch);
+    var seq = wholeNumber(form.seq.value, limits.seq);
+    var memory = memorySize(form.gpu_memory.value, limits.gpu_memory);
+    if (batch.problem) problems.push(fill(words.problems[batch.problem], {field: words.batch, limit: limits.batch}));
+    if (seq.problem) problems.push(fill(words.problems[seq.problem], {field: words.seq, limit: limits.seq}));
+    if (memory.problem) problems.push(fill(words.problems[memory.problem], {field: words.gpu_memory, limit: limits.gpu_memory}));
     if (problems.length) {
       out.textContent = "";
       problems.forEach(function (p) { out.appendChild(el("p", {"class": "calc-invalid", role: "alert"}, p)); });
@@ -365,7 +372,7 @@
 
   function render(out, widget, data, words, lang, model, fit, batch, seq, memory) {
     var form = widget.querySelector(".calc-form");
-    var pred = predictor(fit, window.CALCULATOR_REPLAYS || {});
+    var pred = predictor(fit, window.CALCULATOR_REPLAYS || {}, data.constants);
     var r = fit.range;
     var chosen = data.gpus.filter(function (g) { return g.name === form.gpu.value; })[0] || data.gpus[0];
     var gpu = memory === null ? chosen : {name: "custom", short_name: chosen.short_name,
@@ -483,7 +490,7 @@
   }
 
   // The computations the widget shows, for the tests that hold them against verdicts.py.
-  window.calculatorMirror = {eventsAt: eventsAt, predictor: predictor, verdict: verdict,
+  window.calculatorMirror = {term: term, eventsAt: eventsAt, predictor: predictor, verdict: verdict,
     largestBatch: largestBatch, inRange: inRange, tensorsPeak: tensorsPeak,
     composition: composition, wholeNumber: wholeNumber, memorySize: memorySize};
 

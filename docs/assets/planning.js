@@ -1,12 +1,11 @@
 /* The answers the calculator gives, in the browser: the one rule for "does it fit"
    (generator/plan/fit.py, `judge`) and the one search for the largest batch that fits
    (generator/plan/search.py, `largest_fitting`), mirrored line for line;
-   tests/unit/test_planning_js.py holds the two against each other on a grid. */
+   tests/unit/test_planning_js.py holds the two against each other on a grid. The search's
+   bounds are search.py's own, which the render writes into the calculator's data
+   (calculator.widget_constants: "search"); the caller passes them in. */
 (function () {
   "use strict";
-
-  var MAX_BATCH = 1 << 20;
-  var MAX_GROWTH = 16;
 
   // fit.needed_bytes: the reserved peak and the CUDA context at its high end (the tensors'
   // peak where no allocator was modelled: reserved null).
@@ -26,9 +25,10 @@
     return {word: word, fits: word === "yes", needed: need, spare: memory - need};
   }
 
-  // search.largest_fitting: needed(b) is called once per batch.
-  function largestFitting(needed, budget, first, step, limit) {
-    first = first || 1; step = step || 1; limit = limit || MAX_BATCH;
+  // search.largest_fitting: needed(b) is called once per batch; bounds: {max_batch,
+  // max_growth}, search.py's MAX_BATCH and MAX_GROWTH.
+  function largestFitting(needed, budget, bounds, first, step, limit) {
+    first = first || 1; step = step || 1; limit = limit || bounds.max_batch;
     var search = {largest: 0, needed: [], capped: false}, seen = {};
     function need(k) {
       var b = k * step;
@@ -40,7 +40,7 @@
     var start = Math.min(top, Math.max(1, Math.floor(first / step)));
     var low, high;
     if (fits(start)) {
-      var grown = grow(need, fits, start, top, budget);
+      var grown = grow(need, fits, start, top, budget, bounds.max_growth);
       low = grown[0]; high = grown[1];
       if (high === null) { search.largest = top * step; search.capped = true; return search; }
     } else if (start === 1 || !fits(1)) {
@@ -54,13 +54,13 @@
 
   function along(room, span, rise) { return Math.floor(room * span / rise); }
 
-  function grow(need, fits, low, top, budget) {
+  function grow(need, fits, low, top, budget, maxGrowth) {
     var base = low;
     while (low < top) {
       var rise = need(low) - need(base), guess;
       if (low > base && rise > 0) guess = low + along(budget - need(low), low - base, rise);
       else guess = 2 * low;
-      guess = Math.min(top, Math.max(low + 1, Math.min(guess, MAX_GROWTH * low)));
+      guess = Math.min(top, Math.max(low + 1, Math.min(guess, maxGrowth * low)));
       if (!fits(guess)) return [low, guess];
       low = guess;
     }
@@ -89,8 +89,7 @@
     return low;
   }
 
-  var planning = {judge: judge, neededBytes: neededBytes, largestFitting: largestFitting,
-    MAX_BATCH: MAX_BATCH};
+  var planning = {judge: judge, neededBytes: neededBytes, largestFitting: largestFitting};
   if (typeof window !== "undefined") window.planning = planning;
   if (typeof module !== "undefined") module.exports = planning;
 })();

@@ -41,6 +41,43 @@ window.CALCULATOR_DATA = {
    "zh": "临时张量"
   }
  },
+ "constants": {
+  "limits": {
+   "batch": 1048576,
+   "gpu_memory": 100000,
+   "seq": 1048576
+  },
+  "monomials": {
+   "1": [
+    0,
+    0
+   ],
+   "b": [
+    1,
+    0
+   ],
+   "b*s": [
+    1,
+    1
+   ],
+   "b*s*s": [
+    1,
+    2
+   ],
+   "s": [
+    0,
+    1
+   ],
+   "s*s": [
+    0,
+    2
+   ]
+  },
+  "search": {
+   "max_batch": 1048576,
+   "max_growth": 16
+  }
+ },
  "fine_tuning": {
   "count": 14,
   "families": {
@@ -4115,7 +4152,7 @@ window.CALCULATOR_DATA = {
    }
   }
  },
- "schema_version": 4,
+ "schema_version": 5,
  "start": {
   "batch": 1,
   "gpu": "NVIDIA H100 80GB HBM3",

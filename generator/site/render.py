@@ -27,7 +27,7 @@ from generator.site import sources
 from generator.site.figures import FigureView
 from generator.site.glossary_links import link_first_uses
 from generator.site.owned import PAGES, check_folder, claim_folder
-from generator.site.pages import Page, all_pages, pages_of
+from generator.site.pages import Page, PageModule, all_pages, pages_of
 from generator.site.templating import environment, template_text
 from generator.site.wording import chinese_spaced
 from generator.words import LANGS
@@ -51,8 +51,7 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     found, found_studies = read_results(results_dir)
     every, studies = [r for _, r in found], [s for _, s in found_studies]
     modules = all_pages()
-    owned = {name: module.own_results(every) for name, module in modules.items()
-             if hasattr(module, "own_results")}
+    owned = {name: set(module.own_results(every)) for name, module in modules.items()}
     contexts = {name: module.context(_seen_by(name, module, owned, every), studies)
                 for name, module in modules.items()}
     pages = sorted(((name, page) for name, module in modules.items()
@@ -66,7 +65,7 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     written: list[Path] = linked + more_linked
     copied += more_copied
     for name, module in modules.items():
-        if contexts[name] is not None and hasattr(module, "data_files"):
+        if contexts[name] is not None:
             written += [write_text_atomic(data / file, text)
                         for file, text in sorted(module.data_files(contexts[name]).items())]
     _prune(data, set(written), stored=set(results.stored_files(data)) - published)
@@ -78,8 +77,8 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
         tables: dict[str, Markup] = {}
         for name, module in modules.items():
             if contexts[name] is not None:
-                figures.update(getattr(module, "figures", lambda *_: {})(contexts[name], lang))
-                tables.update(getattr(module, "tables", lambda *_: {})(contexts[name], lang))
+                figures.update(module.figures(contexts[name], lang))
+                tables.update(module.tables(contexts[name], lang))
         for name, svg in sorted(figures.items()):
             written.append(write_text_atomic(root / "figures" / f"{name}.svg",
                                              figure_views.standalone(svg)))
@@ -93,14 +92,14 @@ def render(results_dir: Path, docs_dir: Path) -> list[Path]:
     return written
 
 
-def _seen_by(name: str, module: Any, owned: dict[str, set[str]], every: list[StepResult]
-             ) -> list[StepResult]:
+def _seen_by(name: str, module: PageModule, owned: dict[str, set[str]],
+             every: list[StepResult]) -> list[StepResult]:
     """The results a page module sees: all but those another module owns (`owned`, each
     module's `own_results`: the calculator's fitting grid would otherwise fill the reports),
-    unless the module names that other module in its `READS_OWN_RESULTS_OF` (the sweeps page
+    unless the module names that other module in its `reads_own_results_of` (the sweeps page
     asks the calculator what a step needs between its points, and keeps the grid out of its
     sweeps itself)."""
-    reads = set(getattr(module, "READS_OWN_RESULTS_OF", ()))
+    reads = set(module.reads_own_results_of)
     hidden = set().union(*(keys for other, keys in owned.items()
                            if other != name and other not in reads))
     return [r for r in every if r["key"] not in hidden]

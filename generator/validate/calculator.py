@@ -16,7 +16,8 @@ from typing import Any
 
 from generator.site.pages import calculator
 from generator.plan.predictor import replay, verdicts
-from generator.site.pages.calculator import grid
+from generator.site.calculator_grid.fits import levers_of
+from generator.site.calculator_grid.keys import grid_keys
 from generator.site.render import read_results
 
 #: The bound a replayed figure is held to; the replay is exact where its size formulas are.
@@ -42,7 +43,7 @@ def committed(results_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str, An
     if ctx is None:
         raise LookupError(f"no calculator results under {results_dir}: measure fine_tune.toml "
                           "and calculator.toml first")
-    keys = grid.grid_keys()  # expands two suite files: once, not once a result
+    keys = grid_keys()  # expands two suite files: once, not once a result
     return ctx, {r["key"]: r for r in results if r["key"] in keys}
 
 
@@ -127,5 +128,5 @@ def compare(case: dict[str, Any], result: dict[str, Any], ctx: dict[str, Any]
 
 
 def _setting(e: dict[str, Any]) -> tuple:
-    return (e["model"], e["precision"], e["optimizer"], calculator.levers_of(e), e["batch_size"],
+    return (e["model"], e["precision"], e["optimizer"], levers_of(e), e["batch_size"],
             e["seq_len"])

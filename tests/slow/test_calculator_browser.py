@@ -16,7 +16,7 @@ from calculator_cases import cases, fresh
 from conftest import REPO_ROOT
 
 from generator.plan.predictor import verdicts
-from generator.site.pages.calculator import grid
+from generator.site.calculator_grid import keys as grid
 
 pytestmark = pytest.mark.browser
 OUTSIDE = {"en": "Outside the fitted range", "zh": "超出拟合范围"}

@@ -34,7 +34,7 @@ require(assets + "/calculator.js");
 const m = window.calculatorMirror;
 const cases = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
 console.log(JSON.stringify(cases.map((c) => {
-  const pred = m.predictor(c.fit, c.templates);
+  const pred = m.predictor(c.fit, c.templates, c.constants);
   return {verdicts: c.sizes.map(([b, s]) => c.gpus.map((g) => m.verdict(pred, g, b, s).word)),
           largest: c.seqs.map((s) => c.gpus.map((g) => m.largestBatch(pred, g, s)))};
 })));
@@ -51,7 +51,7 @@ def test_the_widget_answers_as_the_python_does(tmp_path: Path) -> None:
                                               f["levers"]) == setting)
         templates = {e["name"]: ctx["replays"][e["name"]] for e in fit["replays"]}
         cases.append({"fit": fit, "templates": templates, "gpus": ctx["gpus"], "sizes": SIZES,
-                      "seqs": sorted({s for _, s in SIZES})})
+                      "seqs": sorted({s for _, s in SIZES}), "constants": ctx["constants"]})
     answers = run_node(ASSETS / "calculator.js", DRIVER, cases, tmp_path)
     words = set()
     for case, js in zip(cases, answers):

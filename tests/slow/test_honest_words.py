@@ -20,7 +20,7 @@ from generator.results.reference_runs import held_out_sources, multi_gpu_held_ou
 from generator.site import figures as figure_views
 from generator.site.figures import FigureView
 from generator.site.labels import BACKEND_LABELS
-from generator.site.pages import all_pages, pages_of
+from generator.site.pages import PageModule, all_pages, pages_of
 from generator.site.held_out import gpu_name
 from generator.site.render import render_page
 from generator.site.labels import kind
@@ -65,9 +65,9 @@ def _site(results: list[dict[str, Any]], studies: list[dict[str, Any]]
             ctx = contexts[name]
             if ctx is None:
                 continue
-            tables.update(getattr(module, "tables", lambda *_: {})(ctx, lang))
+            tables.update(module.tables(ctx, lang))
             if name != "reports":
-                own = getattr(module, "figures", lambda *_: {})(ctx, lang)
+                own = module.figures(ctx, lang)
                 drawn += [(name, figure, lang, svg) for figure, svg in own.items()]
                 figures.update(own)
         for name, module in modules.items():
@@ -113,7 +113,7 @@ def _pages(site: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, s
 def test_the_committed_results_make_every_page(committed) -> None:
     # Modules without pages write none.
     paged = {name for name, module in all_pages().items()
-             if getattr(module, "PAGES", ()) or hasattr(module, "pages")}
+             if module.pages or module.derived_pages is not PageModule.derived_pages}
     assert {name for name, *_ in committed} == paged
     assert {(name, lang) for name, _, lang, _ in committed} == \
         {(name, lang) for name in paged for lang in LANGS}

@@ -116,10 +116,10 @@ def _result(batch: int, seq: int) -> dict:
 
 
 def test_batch_one_gets_a_template_of_its_own() -> None:
-    from generator.site.pages import calculator
+    from generator.site.calculator_grid import fits
 
     group = [_result(1, s) for s in (64, 128, 256, 512)] + [_result(b, s) for b, s in GRID[:5]]
-    templates, entries, problem = calculator._templates(group, "toy")
+    templates, entries, problem = fits._templates(group, "toy")
     assert problem is None
     assert entries == [{"name": "toy-b1", "batch": [1, 1]}, {"name": "toy-b2", "batch": [4, None]}]
     for batch, seq in ((1, 300), (3, 100), (40, 200)):

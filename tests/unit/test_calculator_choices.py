@@ -8,7 +8,8 @@ from __future__ import annotations
 from generator.site.labels import PRECISION_LABELS
 from generator.site.pages import calculator
 from generator.plan.predictor import verdicts
-from generator.site.pages.calculator import choices, settings
+from generator.site.calculator_grid import settings
+from generator.site.pages.calculator import choices
 
 LLAMA = {"id": "hf:meta-llama/Llama-3.2-1B", "label": "meta-llama/Llama-3.2-1B",
          "family": "Llama"}

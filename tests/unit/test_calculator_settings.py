@@ -1,10 +1,10 @@
-"""The calculator's choices read off an experiment (generator/site/pages/calculator/
+"""The calculator's choices read off an experiment (generator/site/calculator_grid/
 settings.py): the method apart from the levers, the task head no lever, accumulation named
 for any number of micro-batches."""
 
 from __future__ import annotations
 
-from generator.site.pages.calculator import settings
+from generator.site.calculator_grid import settings
 
 
 def _exp(**fields):

@@ -19,7 +19,7 @@ from generator.experiment import (
     step_defaults,
 )
 from generator.experiment.option import parse_size, resolved_optimizer_impl
-from generator.site.pages.levers import BASELINE as LEVER_BASELINE
+from generator.site.lever_results import BASELINE as LEVER_BASELINE
 
 TINY = {"model": "tiny", "batch_size": 2, "seq_len": 16}
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -14,8 +14,9 @@ from generator.errors import ConfigError
 from generator.experiment import Experiment
 from generator.experiment.levers import BY_ID, OPTIMIZER_NAMES, REGISTRY, study, study_settings
 from generator.experiment.suite import DEFAULT_SUITE, STUDY, file_tables
+from generator.site import lever_results
+from generator.site.calculator_grid import settings as calculator
 from generator.site.pages import levers as levers_page
-from generator.site.pages.calculator import settings as calculator
 from generator.words import Words
 
 PACKAGE = Path(__file__).resolve().parents[2] / "generator"
@@ -58,19 +59,19 @@ def test_the_scan_finds_words_restated() -> None:
 
 def test_the_levers_page_shows_the_studied_levers_by_their_declared_words() -> None:
     studied = {lever.study: lever for lever in REGISTRY if lever.study}
-    assert list(levers_page.LEVERS) == list(studied)
+    assert list(lever_results.LEVERS) == list(studied)
     for ident, lever in studied.items():
-        assert levers_page.names()[ident] == Words(
-            lever.title(levers_page.BASELINE_STEP, "en"),
-            lever.title(levers_page.BASELINE_STEP, "zh"))
-    assert levers_page.SECTIONS == {lever.study: lever.section for lever in REGISTRY
+        assert lever_results.names()[ident] == Words(
+            lever.title(lever_results.BASELINE_STEP, "en"),
+            lever.title(lever_results.BASELINE_STEP, "zh"))
+    assert lever_results.SECTIONS == {lever.study: lever.section for lever in REGISTRY
                                     if lever.study and lever.section}
 
 
 def test_a_lever_s_study_changes_are_part_of_its_row() -> None:
     lora = study()["lora"]
     assert lora.changes == {**BY_ID["lora"].changes, "lora_targets": ("query", "value")}
-    assert levers_page.use(levers_page.LEVERS["lora"])["lora_targets"] == ("query", "value")
+    assert lever_results.use(lever_results.LEVERS["lora"])["lora_targets"] == ("query", "value")
 
 
 def test_the_calculator_names_an_optimizer_as_the_declaration_does() -> None:
@@ -141,12 +142,12 @@ def test_a_new_studied_lever_is_ranked_on_the_page_without_a_section_of_its_own(
     data["key"] = Experiment.from_dict(data["experiment"]).key
     (folder / f"{data['key']}.json").write_text(json.dumps(data))
     new = dataclasses.replace(BY_ID["bf16"], study="pure-bf16")
-    titles = {lang: new.title(levers_page.BASELINE_STEP, lang) for lang in ("en", "zh")}
+    titles = {lang: new.title(lever_results.BASELINE_STEP, lang) for lang in ("en", "zh")}
     titles = {lang: title[:1].upper() + title[1:] for lang, title in titles.items()}
     found = results.load_all(tmp_path / "levers")
     before = levers_page.context(found, [])
     assert titles["en"] not in page_markdown(levers_page, before, "en")  # not studied yet
-    monkeypatch.setattr(levers_page, "LEVERS", {**levers_page.LEVERS, "pure-bf16": (new,)})
+    monkeypatch.setattr(lever_results, "LEVERS", {**lever_results.LEVERS, "pure-bf16": (new,)})
     ctx = levers_page.context(found, [])
     assert ctx is not None and "pure-bf16" in ctx["by_id"]
     for lang, title in titles.items():

@@ -1,11 +1,11 @@
-"""The levers page's relations (generator/site/pages/levers/relations.py), each on small
+"""The levers page's relations (generator/site/lever_results/relations.py), each on small
 synthetic data, with the branch where it holds and the one where it does not."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator.site.pages.levers import relations as rel
+from generator.site.lever_results import relations as rel
 
 MIB = 2**20
 

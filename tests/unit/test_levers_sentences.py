@@ -1,4 +1,4 @@
-"""The levers page's sentences (generator/site/pages/levers/sentences.py) and its joining of
+"""The levers page's sentences (generator/site/lever_results/sentences.py) and its joining of
 names (wording.py), each on small synthetic rows, with every branch of the relation the
 sentence states: the Chinese spaced as the site writes it (no space between Chinese
 characters, one between a character and Latin or a digit)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from generator.site.pages.levers import sentences as sen
+from generator.site.lever_results import sentences as sen
 from generator.site.wording import capital, listed, spaced
 from generator.words import Words
 

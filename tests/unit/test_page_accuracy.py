@@ -231,7 +231,7 @@ def test_the_methodology_cites_the_own_gpu_errors(own_context, lang: str) -> Non
     from generator.site.render import render_page
 
     ctx = article.context([], [])
-    page = next(p for p in pages_of(article, ctx) if p.path == "methodology.md")
+    page = next(p for p in pages_of(article.PAGE_MODULE, ctx) if p.path == "methodology.md")
     text = render_page(page, lang, context=ctx, tables={}, figures={},
                        site={"accuracy": own_context, "article": ctx})
     own = own_context["own"]["summary"]

@@ -1,7 +1,8 @@
 """docs/assets/planning.js, the browser's copy of the one fit rule (plan/fit.py) and the one
 largest-batch search (plan/search.py), answers as the Python does: the same verdicts over a
 grid of figures, and the same batches tried and found over made-up steps whose needs grow
-with the batch, unevenly (as reserved memory does), all in one node process."""
+with the batch, unevenly (as reserved memory does), all in one node process. The search's
+bounds come to the JavaScript as the render writes them into the calculator's data."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from node_scripts import run_node
 
 from generator.plan.fit import judge
 from generator.plan.search import largest_fitting
+from generator.site.pages.calculator import widget_constants
 
 SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "assets" / "planning.js"
 MIB, GIB = 2**20, 2**30
@@ -23,7 +25,7 @@ const verdicts = cases.verdicts.map((c) => {
   const v = planning.judge(c[0], c[1], c[2], c[3]); return [v.word, v.needed, v.spare]; });
 const searches = cases.searches.map((c) => {
   const need = (b) => c.fixed + c.slope * b + ((b * 7919) % c.period) * c.jitter;
-  const s = planning.largestFitting(need, c.budget, c.first, c.step, c.limit);
+  const s = planning.largestFitting(need, c.budget, cases.bounds, c.first, c.step, c.limit);
   return [s.largest, s.capped, s.needed.map((p) => p[0])]; });
 console.log(JSON.stringify({verdicts, searches}));
 """
@@ -52,7 +54,7 @@ def test_the_same_verdicts_over_a_grid(tmp_path: Path) -> None:
             for memory, allocated, reserved, (low, high) in itertools.product(
                 [0, 10, 13, 14, 20, 23, 24, 27, 28, 100], [0, 9, 10, 11], [None, 10, 20, 21],
                 [(0, 0), (4, 8), (250, 800)])]
-    found = _node({"verdicts": grid, "searches": []}, tmp_path)["verdicts"]
+    found = _node({"verdicts": grid, "searches": [], "bounds": None}, tmp_path)["verdicts"]
     words = {w for w, _, _ in found}
     assert words == {"yes", "maybe", "only just", "no"}  # the grid reaches every word
     for (memory, allocated, reserved, context), js in zip(grid, found):
@@ -62,7 +64,8 @@ def test_the_same_verdicts_over_a_grid(tmp_path: Path) -> None:
 
 def test_the_same_batches_tried_and_found(tmp_path: Path) -> None:
     cases = _searches()
-    found = _node({"verdicts": [], "searches": cases}, tmp_path)["searches"]
+    found = _node({"verdicts": [], "searches": cases,
+                   "bounds": widget_constants()["search"]}, tmp_path)["searches"]
     edges = 0
     for case, (largest, capped, tried) in zip(cases, found):
         def need(b: int, c=case) -> int:

@@ -14,7 +14,7 @@ from generator.jobs.load import DEFAULT_SUITE, load_suite
 from generator.experiment.suite import expand, file_tables
 from generator.measure.studies import Study
 from generator.site.derived import ARTICLE
-from generator.site.pages import levers
+from generator.site import lever_results as levers
 
 
 def _experiments(jobs: list) -> list[Experiment]:

@@ -53,10 +53,11 @@ class PlaneFit:
 
 
 def predict(coefficients: dict[str, float], batch: float, seq: float) -> float:
-    """The prediction both the page and the widget make (calculator.js computes the same)."""
+    """The prediction both the page and the widget make (calculator.js computes the same);
+    coefficients without a floor (a category's plane) give the plane alone."""
     plane = (coefficients["fixed"] + coefficients["per_token"] * batch * seq
              + coefficients["per_token_sq"] * batch * seq * seq)
-    return max(plane, coefficients["floor"])
+    return max(plane, coefficients.get("floor", -math.inf))
 
 
 def fit_plane(points: list[Point], *, use_floor: bool = True) -> PlaneFit:
@@ -135,6 +136,6 @@ class FitRange:
                    (min(p.seq for p in points), max(p.seq for p in points)))
 
     def contains(self, batch: int, seq: int) -> bool:
-        """The widget's test too (calculator.js): inside both intervals."""
+        """Inside both intervals (verdicts.in_range, and calculator.js's inRange, ask this)."""
         return (self.tokens[0] <= batch * seq <= self.tokens[1]
                 and self.seq[0] <= seq <= self.seq[1])

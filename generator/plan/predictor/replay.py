@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -28,10 +28,11 @@ from generator.allocator import trace
 from generator.allocator.caching import simulate
 
 #: The terms a size may have: constant, per sample, per position, per token, and the s² of
-#: eager attention (per sample, or once, as a causal mask).
-MONOMIALS: dict[str, Callable[[int, int], int]] = {
-    "1": lambda b, s: 1, "b": lambda b, s: b, "s": lambda b, s: s, "b*s": lambda b, s: b * s,
-    "s*s": lambda b, s: s * s, "b*s*s": lambda b, s: b * s * s,
+#: eager attention (per sample, or once, as a causal mask); each as its powers of the batch
+#: and the sequence length, data that the render writes for the widget (calculator.js reads
+#: them there rather than keeping a copy).
+MONOMIALS: dict[str, tuple[int, int]] = {
+    "1": (0, 0), "b": (1, 0), "s": (0, 1), "b*s": (1, 1), "s*s": (0, 2), "b*s*s": (1, 2),
 }
 #: At most this many terms per size: with six grid points, a fit of three is still checked
 #: by three points it did not need.
@@ -40,6 +41,12 @@ MAX_TERMS = 3
 #: round(0.15·b·s) of them, each an int64) is no exact polynomial; the fit may miss it by
 #: this much, far under the allocator's 512-byte blocks.
 ROUNDING_SLACK = 64
+
+
+def term(name: str, batch: int, seq: int) -> int:
+    """A monomial's value at one size (calculator.js computes it from the same powers)."""
+    powers_of_batch, powers_of_seq = MONOMIALS[name]
+    return batch ** powers_of_batch * seq ** powers_of_seq
 
 
 class NotReplayable(ValueError):
@@ -79,7 +86,7 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
                     coefficients = fit_size([(b, s) for b, s, _ in points], values)
                     fitted[values] = sizes.setdefault(coefficients, len(sizes))
                     exact = exact and all(
-                        sum(c * MONOMIALS[m](b, s) for m, c in zip(MONOMIALS, coefficients)) == v
+                        sum(c * term(m, b, s) for m, c in zip(MONOMIALS, coefficients)) == v
                         for (b, s, _), v in zip(points, values))
                 ops.append(fitted[values])
         steps.append(",".join(map(str, ops)))
@@ -121,7 +128,7 @@ def exact_at_its_points(tmpl: dict[str, Any], sizes: Sequence[tuple[int, int]]) 
 def _solve(subset, sizes, values, slack: int) -> dict[str, Fraction] | None:
     """Least squares in exact arithmetic, accepted only if it misses no size by more than
     `slack` bytes."""
-    rows = [[Fraction(MONOMIALS[m](b, s)) for m in subset] for b, s in sizes]
+    rows = [[Fraction(term(m, b, s)) for m in subset] for b, s in sizes]
     k = len(subset)
     system = [[sum(r[i] * r[j] for r in rows) for j in range(k)]
               + [sum(r[i] * v for r, v in zip(rows, values))] for i in range(k)]
@@ -135,7 +142,7 @@ def _solve(subset, sizes, values, slack: int) -> dict[str, Fraction] | None:
                 factor = system[r][col] / system[col][col]
                 system[r] = [a - factor * c for a, c in zip(system[r], system[col])]
     solution = {m: system[i][k] / system[i][i] for i, m in enumerate(subset)}
-    close = all(abs(sum(c * MONOMIALS[m](b, s) for m, c in solution.items()) - v) <= slack
+    close = all(abs(sum(c * term(m, b, s) for m, c in solution.items()) - v) <= slack
                 for (b, s), v in zip(sizes, values))
     return solution if close else None
 
@@ -145,7 +152,7 @@ def events_at(tmpl: dict[str, Any], batch: int, seq: int,
     """The template at one size as absolute events (trace.decode's form), with each cuBLAS
     workspace of `workspace` bytes (None: the estimates' own); what the widget's
     calculator.js computes before it replays them."""
-    terms = [MONOMIALS[m](batch, seq) for m in tmpl["monomials"]]
+    terms = [term(m, batch, seq) for m in tmpl["monomials"]]
     nbytes = [max(0, math.floor(sum(c * t for c, t in zip(coefficients, terms)) + 0.5))
               for coefficients in tmpl["sizes"]]
     if workspace is not None and "workspace" in tmpl:

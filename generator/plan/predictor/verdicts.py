@@ -11,6 +11,7 @@ estimates of the assumed GPU, and the widget says so. A GPU fits the step by the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from generator.plan import fit as fit_rule
@@ -66,9 +67,37 @@ def figures(fit: dict[str, Any], gpu: dict[str, Any], batch: int, seq: int,
     allocated, reserved = Predictor(fit, templates).peaks(batch, seq, gpu["workspace_bytes"])
     low, high = gpu["context_bytes"]
     return {"allocated": allocated, "reserved": reserved,
-            "smi": [reserved + low, reserved + high],
-            "in_range": FitRange(tuple(fit["range"]["tokens"]),
-                                 tuple(fit["range"]["seq"])).contains(batch, seq)}
+            "smi": [reserved + low, reserved + high], "in_range": in_range(fit, batch, seq)}
+
+
+def in_range(fit: dict[str, Any], batch: int, seq: int) -> bool:
+    """Whether the size lies where the fit has points: batch × sequence and the sequence
+    length each between the estimates' own. Outside, the widget warns in words that name
+    these two intervals and nothing else, so the range is those two intervals: a size inside
+    both is never called outside them. Whether a replay template holds the batch is another
+    question, which the widget answers in its own line (replayed, or planes fitted to the
+    estimates)."""
+    return FitRange(tuple(fit["range"]["tokens"]), tuple(fit["range"]["seq"])).contains(batch, seq)
+
+
+def composition(fit: dict[str, Any], batch: int, seq: int,
+                categories: Sequence[str]) -> list[float] | None:
+    """What fills the peak at this size, as each category's share of it: the categories'
+    planes where the step's peak grows with its size (the allocated plane reaches its floor),
+    the split of the optimizer step's peak where it does not; None where the fit has neither
+    or they add up to nothing."""
+    split = fit.get("composition") or {}
+    allocated = fit["allocated"]
+    plane = {key: allocated[key] for key in ("fixed", "per_token", "per_token_sq")}
+    growing = allocated["floor"] == 0 or predict(plane, batch, seq) >= allocated["floor"]
+    if growing and split.get("planes"):
+        parts = [max(0, predict(split["planes"][cat], batch, seq)) for cat in categories]
+    elif split.get("floor"):
+        parts = [split["floor"].get(cat) or 0 for cat in categories]
+    else:
+        return None
+    total = sum(parts)
+    return [part / total for part in parts] if total > 0 else None
 
 
 def verdict(fit: dict[str, Any], gpu: dict[str, Any], batch: int, seq: int,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 
 #: After the methodology page (70), before the reports (100).
 PAGES = (Page("glossary.md", "glossary/glossary", nav=80),)
@@ -28,3 +28,6 @@ ENTRIES = (
 def context(results: list[dict[str, Any]], studies: list[dict[str, Any]]) -> dict[str, Any]:
     """The same with or without results: the entries' anchors."""
     return {"entries": ENTRIES}
+
+
+PAGE_MODULE = PageModule(PAGES, context)

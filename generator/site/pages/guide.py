@@ -14,7 +14,7 @@ from typing import Any
 from generator.plan.fit import DOES_NOT_FIT
 from generator.plan.fit import WORD_TEXT, WORDS
 from generator.plan.search import GPU_COUNTS
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 
 #: Right after the calculator (5): the reader who wants a step the calculator lacks.
 PAGES = (Page("guide.md", "guide/guide", nav=7),)
@@ -24,3 +24,6 @@ def context(results: list[dict[str, Any]], studies: list[dict[str, Any]]) -> dic
     """The same with or without results: what the guide quotes of the code."""
     return {"words": {word: WORD_TEXT[word] for word in WORDS},
             "most_gpus": GPU_COUNTS[-1], "does_not_fit": DOES_NOT_FIT}
+
+
+PAGE_MODULE = PageModule(PAGES, context)

@@ -20,7 +20,7 @@ from generator.site.derived import beside_published, result_id
 from generator.site.charts import step_charts
 from generator.site.escaping import markdown_text as escape
 from generator.site.labels import PRECISION_LABELS
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.units import mib, pct
 from generator.words import LANGS, Words
 
@@ -166,3 +166,5 @@ def _measured(reports: dict[str, list[Result]]) -> list[Result]:
     return [r for group in reports.values() for r in group
             if not r.get("error") and r["timeline"]["tick"]]
 
+
+PAGE_MODULE = PageModule((), context, figures=figures, tables=tables, derived_pages=pages)

@@ -21,7 +21,7 @@ from generator.site.derived import first_study
 from generator.site.charts.trace_chart import allocator_timeline
 from generator.site.escaping import code, code_block, written
 from generator.site.labels import KIND_LABELS, MODELLED_DEVICE_LABELS
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.words import LANGS, Words
 
 #: Right after the guide (7), which links it from its `run` section.
@@ -90,3 +90,6 @@ def figures(ctx: dict[str, Any], lang: str) -> dict[str, str]:
         return {}
     return {"run-snapshot-timeline": allocator_timeline("run-snapshot-timeline", ex["timeline"],
                                                         ex["gpu"], lang)}
+
+
+PAGE_MODULE = PageModule(PAGES, context, figures=figures)

@@ -19,7 +19,7 @@ from generator.allocator.blocks import ROUND_LARGE
 from generator import gpus
 from generator.results import held_out_as_written, reference_runs
 from generator.results.shapes import StepResult, result_trust
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.site.pages.accuracy import charts as accuracy_charts
 from generator.site import held_out
 from generator.site.held_out import as_written
@@ -223,3 +223,6 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
                 for group in ctx["as_written"]["sources"]} if ctx.get("as_written") else {}),
             **({"accuracy-multi-gpu": multi_gpu.table(ctx["multi_gpu"]["rows"], lang)}
                if ctx.get("multi_gpu") else {})}
+
+
+PAGE_MODULE = PageModule(PAGES, context, figures=figures, tables=tables, data_files=data_files)

@@ -15,7 +15,7 @@ from markupsafe import Markup
 from generator.results.shapes import StepResult
 from generator.site import tables as step_tables
 from generator.site.charts import step_charts
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.site.pages.article import diagrams
 from generator.site.pages.article.context import site_data
 from generator.site.templating import template_text
@@ -78,3 +78,6 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
         found["precisions_live"] = step_tables.precisions(article, lang, "live")
         found["precisions_max"] = step_tables.precisions(article, lang, "max")
     return found
+
+
+PAGE_MODULE = PageModule((), context, figures=figures, tables=tables, derived_pages=pages)

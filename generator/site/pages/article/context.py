@@ -15,7 +15,7 @@ from generator.gpus import ASSUMED, CATALOGUE, nvidia_smi_bytes
 from generator.results.shapes import StepResult
 from generator.site import derived
 from generator.site.derived import ARTICLE
-from generator.site.pages import levers
+from generator.site import lever_results
 from generator.site.pages.article import relations
 from generator.site.pages.article.claims import RULES, check_claims
 from generator.site.pages.article.snippet import in_language
@@ -29,7 +29,7 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
               snippet: str) -> dict[str, Any]:
     article = derived.best_by_precision(all_results, **ARTICLE)
     facts = derived.torch_facts(studies)
-    lever_rows = levers.context(all_results, studies) or {}
+    lever_rows = lever_results.context(all_results, studies) or {}
     checks = derived.estimate_accuracy(all_results)
     formula = {p: derived.formula_check(r) for p, r in article.items()}
     shown, twin = relations.shown_precisions(
@@ -79,7 +79,7 @@ def site_data(all_results: list[Result], studies: list[dict[str, Any]],
         # each lever's peak before and after, said as "the same" where it prints alike
         "lever_changes": {ident: relations.change(row["ref_peak"], row["peak"])
                           for ident, row in by_id.items()},
-        "lever_names": levers.names(),
+        "lever_names": lever_results.names(),
         "four_figures": four_figures(article.get("fp32")),
         # The studies behind the claims on formats and underflow, for the pages' data files.
         "sources": [s for s in (derived.first_study(studies, "torch_facts"),
@@ -132,7 +132,7 @@ def what_to_do(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def fine_tune(ident: str) -> bool:
     """Whether a lever of the levers page is another way to fine-tune (the registry's kind)."""
-    return any(lever.kind == "fine-tune" for lever in levers.LEVERS.get(ident, ()))
+    return any(lever.kind == "fine-tune" for lever in lever_results.LEVERS.get(ident, ()))
 
 
 def four_figures(result: Result | None) -> dict[str, Any] | None:
@@ -185,17 +185,17 @@ def small_batch(all_results: list[Result]) -> dict[str, Any] | None:
                  - runs[amp]["live_at_peak_bytes"]["activations"],
                  # why the real FP32 peak and the estimate's may differ: the optimizer kernel
                  # PyTorch picks on each device, and the phase each peak lies in
-                 "real_phase": levers.peak_phase(runs["fp32"]),
-                 "real_kernel": levers.options(runs["fp32"])["optimizer_impl"],
+                 "real_phase": lever_results.peak_phase(runs["fp32"]),
+                 "real_kernel": lever_results.options(runs["fp32"])["optimizer_impl"],
                  "estimate": None}
         if "fp32" in estimated and amp in estimated:
             fp32_est, amp_est = estimated["fp32"], estimated[amp]
             found["sources"] += [fp32_est, amp_est]
             found["estimate"] = {
                 "fp32": fp32_est["peak_bytes"], "amp": amp_est["peak_bytes"],
-                "fp32_phase": levers.peak_phase(fp32_est),
-                "amp_phase": levers.peak_phase(amp_est),
-                "kernel": levers.options(fp32_est)["optimizer_impl"],
+                "fp32_phase": lever_results.peak_phase(fp32_est),
+                "amp_phase": lever_results.peak_phase(amp_est),
+                "kernel": lever_results.options(fp32_est)["optimizer_impl"],
                 "temporaries": fp32_est["live_at_peak_bytes"]["temporaries"]}
         return found
     return None
@@ -272,7 +272,7 @@ def page_relations(article: dict[str, Result], claims: list[dict[str, Any]],
     found: dict[str, Any] = {}
     if fp32:
         live = fp32["live_at_peak_bytes"]
-        found["peak_moment"] = relations.peak_moment(fp32, levers.peak_phase(fp32))
+        found["peak_moment"] = relations.peak_moment(fp32, lever_results.peak_phase(fp32))
         found["adds_up"] = relations.adds_up(fp32)
         found["temporaries_vs_state"] = relations.compared(live["temporaries"],
                                                            live["optimizer_state"])

@@ -11,7 +11,8 @@ from typing import Any
 
 from generator.experiment.experiment import is_hf_name
 from generator.site.escaping import code, written
-from generator.site.pages.calculator import rules, settings
+from generator.site.calculator_grid import settings
+from generator.site.pages.calculator import rules
 from generator.site.wording import capital, listed, spaced
 from generator.words import Words
 

@@ -9,19 +9,12 @@ from markupsafe import Markup
 
 from generator.site.escaping import markdown_text as escape
 from generator.site.labels import BACKEND_LABELS, kind
-from generator.site.pages.levers.relations import amount
+from generator.site.lever_results.relations import amount
 from generator.site.tables import markdown_table, swatch
 from generator.units import gib, mib, pct
 from generator.words import Words
 
 Row = dict[str, Any]
-
-#: The page's names beside the levers' own (the registry's, experiment/levers.py): the opposite of a
-#: lever PyTorch already applies, and the baseline.
-LABELS: dict[str, Words] = {
-    "set-to-none-off": Words("`zero_grad(set_to_none=False)`", "`zero_grad(set_to_none=False)`"),
-    "baseline": Words("Baseline", "基线"),
-}
 
 TEXT: dict[str, Words] = {
     "rank": Words("#", "#"),

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from generator.results.shapes import StudyResult, trust
 from generator.site.derived import first_study, torch_facts
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.site.pages.precision import charts as precision_charts
 from generator.site.pages.precision import tables as precision_tables
 
@@ -180,3 +180,6 @@ def seed_noise(seeds: list[dict[str, Any]], precision: str) -> dict[str, Any]:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+PAGE_MODULE = PageModule(PAGES, context, figures=figures, tables=tables)

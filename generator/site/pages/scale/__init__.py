@@ -26,7 +26,7 @@ from generator.results.shapes import StepResult
 from generator.results.api_types import StepMemory
 from generator.site.escaping import written
 from generator.site.labels import PRECISION_LABELS
-from generator.site.pages import Page
+from generator.site.pages import Page, PageModule
 from generator.experiment.suite import suite_keys
 from generator.site.pages.scale import sentences, tensor_parallel
 from generator.site.pages.scale.charts import HEADROOM, lines_chart, scale_chart
@@ -454,3 +454,6 @@ def fewest(rows: list[dict[str, Any]], judge) -> dict[str, Any]:
     if lowest <= n // 2:  # counts between (powers of two) that were not estimated
         found["unestimated"] = (lowest, n // 2)
     return found
+
+
+PAGE_MODULE = PageModule(PAGES, context, figures=figures, tables=tables, own_results=own_results)

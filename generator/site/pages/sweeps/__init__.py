@@ -19,7 +19,9 @@ from generator.results.shapes import StepResult, trust
 from generator.site.charts.step_charts import PRECISION_ORDER
 from generator.site.escaping import markdown_text, written
 from generator.site.labels import PRECISION_LABELS as PRECISIONS
-from generator.site.pages import Page, calculator
+from generator.site.calculator_grid import fits as calculator_fits
+from generator.site.calculator_grid.keys import calculator_only_keys
+from generator.site.pages import Page, PageModule
 from generator.plan.predictor import verdicts
 from generator.site.pages.sweeps import charts as sweep_charts
 from generator.site.pages.sweeps import fits, twins
@@ -41,7 +43,7 @@ READS_OWN_RESULTS_OF = ("calculator",)
 def context(results: list[Result], studies: list[Result]) -> dict[str, Any] | None:
     """Every batch and sequence sweep among the results, fitted; None when there is none."""
     usable = [r for r in results if not r.get("error")]
-    grid = calculator.own_results(usable)
+    grid = calculator_only_keys()
     swept = [r for r in usable if r["key"] not in grid]
     batch = [_batch_group(g, usable) for g in _groups(swept, "batch_size")]
     batch = [g for g in batch if g["series"]]
@@ -309,7 +311,7 @@ def _largest(fit: fits.BatchFit, needs: dict[str, dict[int, int]], all_results: 
     --largest-batch` answer; its estimates join the page's sources), else by a line through
     what the sweep's points need."""
     first = sweep[0]
-    found_predictor = (calculator.predictor(all_results, first["experiment"])
+    found_predictor = (calculator_fits.predictor(all_results, first["experiment"])
                        if first["backend"] == "estimate" else None)
     predictor = None
     if found_predictor is not None:
@@ -451,3 +453,7 @@ def _planning(batch: dict[str, Any] | None, seq: dict[str, Any] | None) -> dict[
                                    "peak_factor": b["peak"] / a["peak"],
                                    "layers_factor": b["layers"] / a["layers"]}
     return found
+
+
+PAGE_MODULE = PageModule(PAGES, context, figures=figures, tables=tables,
+                         reads_own_results_of=READS_OWN_RESULTS_OF)

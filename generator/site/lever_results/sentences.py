@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator.site.labels import CATEGORY_LABELS
-from generator.site.pages.levers import relations
+from generator.site.lever_results import relations
 from generator.site.wording import capital, listed, spaced
 from generator.units import gib, pct, size
 from generator.words import Words
