@@ -427,13 +427,15 @@ class Placement(TorchFunctionMode):
             where = None if device is None else "device" if names_cuda(device) else "host"
             options = {"dtype": dtype, "non_blocking": non_blocking,
                        "memory_format": memory_format}
+        # Tensor.to itself, not the tensor's `to`: a subclass's own (bitsandbytes'
+        # Params4bit.to, which quantizes) has run already, and called this one
         if where is None:
-            return tensor.to(*rest, **kwargs)  # a cast at most, on its device
+            return torch.Tensor.to(tensor, *rest, **kwargs)  # a cast at most, on its device
         options = {k: v for k, v in options.items() if v is not None}
         if (where == "device") == self.storages.holds(tensor):
-            return tensor.to(copy=copy, **options)  # already there
+            return torch.Tensor.to(tensor, copy=copy, **options)  # already there
         with self.storages.placing(where):
-            return tensor.to(copy=True, **options)
+            return torch.Tensor.to(tensor, copy=True, **options)
 
     def _move(self, tensor: torch.Tensor, where: str, non_blocking: bool = False) -> torch.Tensor:
         if (where == "device") == self.storages.holds(tensor):

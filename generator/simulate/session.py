@@ -52,6 +52,7 @@ from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
 from generator.simulate.unmodelled import Compiled
 from generator.simulate.values import Placeholders, Values
+from generator.simulate.subclasses import subclasses_of_fakes
 from generator.simulate.weights import weights_not_read
 
 DEVICES = ("cuda", "cpu")
@@ -135,6 +136,7 @@ class SimulatedGpu:
             stack.enter_context(FakeTensorMode(allow_non_fake_inputs=True))
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
             stack.enter_context(fakes_converted())
+            stack.enter_context(subclasses_of_fakes())
             stack.enter_context(copies.fake_copies())
             stack.enter_context(self.storages)
             stack.enter_context(self.storages.resizes_followed())

@@ -17,7 +17,11 @@ tensors are fake, so the checkpoint's header is all it needs, and all it can wri
 - **Saving** (`torch.save`, safetensors' `save_file`, which `save_pretrained` calls): a
   simulated tensor has no data, so a checkpoint the script writes holds its header, and its
   data's place is left empty (a sparse file of the real one's size): the script finds its
-  checkpoint where it wrote it, and a load of it reads the header again.
+  checkpoint where it wrote it, and a load of it reads the header again. Before it saves,
+  `save_pretrained` tells tied weights by their storages' data pointers (transformers'
+  `id_tensor_storage`); a simulated tensor's storage has none (its data pointer is 0 on
+  every storage, so every weight would look tied to every other), and answers its own
+  address instead, one per storage as a real one's is (`storage_data_ptr`).
 
 What a real CPU load allocates is what the simulation counts when it models the CPU: the CPU
 allocator holds what `torch.load` returns (mmap or not) and safetensors' mapping of the whole
@@ -348,11 +352,24 @@ def safetensors_save_file(original: Callable) -> Callable:
     return save_file
 
 
+def storage_data_ptr(original: Callable) -> Callable:
+    """`UntypedStorage.data_ptr`: a simulated tensor's storage (a meta storage, no data)
+    answers its own address, which is one per storage and constant while it lives, as a real
+    storage's data pointer is; any other storage answers its own."""
+
+    def data_ptr(self: torch.UntypedStorage) -> int:
+        if self.device.type == "meta":
+            return self._cdata
+        return original(self)
+
+    return data_ptr
+
+
 @contextlib.contextmanager
 def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
     """For the run: `torch.load` and safetensors' `safe_open` read headers only, `torch.save`
-    and safetensors' `save_file` write them only (see the module); all put back on exit.
-    cpu: the run models the CPU."""
+    and safetensors' `save_file` write them only, a simulated storage's data pointer is its
+    own (see the module); all put back on exit. cpu: the run models the CPU."""
     replacements: dict[Any, Any] = {
         torch.load: torch_load(torch.load, storages, cpu=cpu),
         torch.save: torch_save(torch.save)}
@@ -365,5 +382,14 @@ def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
         replacements[safetensors.safe_open] = HeaderOnly
         replacements[safetensors.torch.save_file] = safetensors_save_file(
             safetensors.torch.save_file)
-    with _rebound(replacements):
-        yield
+    storage = torch.UntypedStorage
+    before = storage.__dict__.get("data_ptr")
+    storage.data_ptr = storage_data_ptr(storage.data_ptr)
+    try:
+        with _rebound(replacements):
+            yield
+    finally:
+        if before is None:
+            del storage.data_ptr
+        else:
+            storage.data_ptr = before
