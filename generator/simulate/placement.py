@@ -392,6 +392,10 @@ class Placement(TorchFunctionMode):
             return 0 if self.storages.holds(args[0]) else -1
         if func is torch.Tensor.to:
             return self._to(args, kwargs)
+        if func is torch._C._nn._parse_to:
+            # what `.to(...)` names, parsed: no tensor made, so the device stays as named
+            # (bitsandbytes' Params4bit.to quantizes where it reads "cuda")
+            return func(*args, **kwargs)
         if func is torch.Tensor.cuda:
             return self._move(args[0], "device", non_blocking=kwargs.get("non_blocking", False))
         if func is torch.Tensor.cpu:
