@@ -40,6 +40,7 @@ from generator.measure.emulation import fake_kernel_gaps
 from generator.measure.emulation.cpu_kernels import modelled_kernels
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
+from generator.measure.training.quantize_4bit import code_tables_kept
 from generator import gpus
 from generator.simulate import compare, copies, recompute
 from generator.simulate import device as cuda_device
@@ -137,6 +138,7 @@ class SimulatedGpu:
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
             stack.enter_context(fakes_converted())
             stack.enter_context(subclasses_of_fakes())
+            stack.enter_context(code_tables_kept())
             stack.enter_context(copies.fake_copies())
             stack.enter_context(self.storages)
             stack.enter_context(self.storages.resizes_followed())

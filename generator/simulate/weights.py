@@ -21,7 +21,8 @@ tensors are fake, so the checkpoint's header is all it needs, and all it can wri
   `save_pretrained` tells tied weights by their storages' data pointers (transformers'
   `id_tensor_storage`); a simulated tensor's storage has none (its data pointer is 0 on
   every storage, so every weight would look tied to every other), and answers its own
-  address instead, one per storage as a real one's is (`storage_data_ptr`).
+  address instead, one per storage as a real one's is, and a tensor its storage's plus its
+  offset (`_own_addresses`).
 
 What a real CPU load allocates is what the simulation counts when it models the CPU: the CPU
 allocator holds what `torch.load` returns (mmap or not) and safetensors' mapping of the whole
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import _disable_current_modes
 
 from generator.errors import ModelError, UnmodelledError
@@ -352,7 +354,7 @@ def safetensors_save_file(original: Callable) -> Callable:
     return save_file
 
 
-def storage_data_ptr(original: Callable) -> Callable:
+def _storage_data_ptr(original: Callable) -> Callable:
     """`UntypedStorage.data_ptr`: a simulated tensor's storage (a meta storage, no data)
     answers its own address, which is one per storage and constant while it lives, as a real
     storage's data pointer is; any other storage answers its own."""
@@ -363,6 +365,36 @@ def storage_data_ptr(original: Callable) -> Callable:
         return original(self)
 
     return data_ptr
+
+
+def _tensor_data_ptr(original: Callable) -> Callable:
+    """`Tensor.data_ptr`: a simulated tensor's is its storage's (above) plus its offset, as
+    a real tensor's is; any other tensor answers its own."""
+
+    def data_ptr(self: torch.Tensor) -> int:
+        if isinstance(self, FakeTensor):
+            return (self.untyped_storage().data_ptr()
+                    + self.storage_offset() * self.element_size())
+        return original(self)
+
+    return data_ptr
+
+
+@contextlib.contextmanager
+def _own_addresses() -> Iterator[None]:
+    """Simulated storages and tensors answer data pointers of their own (see the module)."""
+    replaced = [(owner, owner.__dict__.get("data_ptr"), make(owner.data_ptr)) for owner, make
+                in ((torch.UntypedStorage, _storage_data_ptr), (torch.Tensor, _tensor_data_ptr))]
+    for owner, _, new in replaced:
+        owner.data_ptr = new
+    try:
+        yield
+    finally:
+        for owner, before, _ in replaced:
+            if before is None:
+                del owner.data_ptr
+            else:
+                owner.data_ptr = before
 
 
 @contextlib.contextmanager
@@ -382,14 +414,5 @@ def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
         replacements[safetensors.safe_open] = HeaderOnly
         replacements[safetensors.torch.save_file] = safetensors_save_file(
             safetensors.torch.save_file)
-    storage = torch.UntypedStorage
-    before = storage.__dict__.get("data_ptr")
-    storage.data_ptr = storage_data_ptr(storage.data_ptr)
-    try:
-        with _rebound(replacements):
-            yield
-    finally:
-        if before is None:
-            del storage.data_ptr
-        else:
-            storage.data_ptr = before
+    with _own_addresses(), _rebound(replacements):
+        yield

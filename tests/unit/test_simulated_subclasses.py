@@ -46,17 +46,20 @@ def test_a_parameter_subclass_of_a_fake_tensor_is_both() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is None,
                     reason="bitsandbytes is not installed (the test extra has it)")
-def test_a_4bit_linear_layer_quantizes_on_its_way_to_the_gpu() -> None:
+def test_a_4bit_linear_layer_quantizes_on_its_way_to_the_gpu(monkeypatch) -> None:
     """bitsandbytes' Linear4bit built on the host in bf16 and moved to the GPU: Params4bit's
     own `to()` quantizes it there (two weights a byte, a scale a block of 64), and the layer
-    runs forward and backward through its 4-bit matmul."""
+    runs forward and backward through its 4-bit matmul; the code table its double
+    quantization made of fake tensors is gone afterwards."""
     from generator.measure import importing_bitsandbytes
 
+    with importing_bitsandbytes():
+        import bitsandbytes as bnb
+        from bitsandbytes import functional
+    monkeypatch.setattr(functional, "name2qmap", {})  # no table yet, as in a fresh process
     with g.simulated_gpu("4090"):
-        with importing_bitsandbytes():
-            import bitsandbytes as bnb
         layer = bnb.nn.Linear4bit(256, 128, bias=False, compute_dtype=torch.bfloat16,
-                                  quant_type="nf4").to(torch.bfloat16)
+                                  compress_statistics=True, quant_type="nf4").to(torch.bfloat16)
         assert torch.cuda.memory_allocated() == 0
         layer.cuda()
         weight = layer.weight
@@ -69,3 +72,5 @@ def test_a_4bit_linear_layer_quantizes_on_its_way_to_the_gpu() -> None:
         assert y.shape == (4, 128) and y.dtype == torch.bfloat16 and y.is_cuda
         y.sum().backward()
         assert x.grad.shape == x.shape and weight.grad is None
+        assert isinstance(functional.name2qmap.get("dynamic"), FakeTensor)  # its 8-bit table
+    assert "dynamic" not in functional.name2qmap  # a real quantization makes its own again
