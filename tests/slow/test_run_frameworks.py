@@ -91,7 +91,10 @@ def test_qlora_on_a_simulated_gpu(tmp_path: Path) -> None:
 
 @NEEDS_QLORA
 def test_qlora_on_the_cpu_against_a_real_run(tmp_path: Path) -> None:
-    """bitsandbytes' CPU kernels quantize, dequantize and multiply for real."""
+    """bitsandbytes' CPU kernels quantize, dequantize and multiply for real. The simulation
+    is 0.9 % short here (6,328,208 against 6,384,376 bytes): the bf16 matrix products hold
+    oneDNN's buffer, which the CPU's model does not know (as hf_trainer's adamw_torch-bf16
+    case above)."""
     assert_cpu_agrees(tmp_path, HF_QLORA)
 
 
