@@ -4,7 +4,9 @@ One run on the simulated device puts its pieces in place, in this order, and tak
 of them back out on exit, however the block ends (style point 5g):
 
 1. FakeTensorMode, with the estimate's additions (measure/emulation): the rules fake tensors
-   lack (fake_kernel_gaps.py), and modules converted as on a device (fake_build.py). Every
+   lack (fake_kernel_gaps.py), and modules converted as on a device (fake_build.py), their
+   parameter subclasses too (subclasses.py: bitsandbytes' Params4bit), bitsandbytes' code
+   tables put back afterwards (quantize_4bit.py). Every
    tensor made in the block is fake: nothing is allocated, whatever the model's size.
    Values fake tensors know (FakeTensorMode's small constants) are real; the rest are
    placeholders. A module deep-copied keeps its tensors in that mode (copies.py).
@@ -51,9 +53,9 @@ from generator.simulate import snapshot as snapshots
 from generator.simulate.pretrained import pretrained_offline
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
+from generator.simulate.subclasses import subclasses_of_fakes
 from generator.simulate.unmodelled import Compiled
 from generator.simulate.values import Placeholders, Values
-from generator.simulate.subclasses import subclasses_of_fakes
 from generator.simulate.weights import weights_not_read
 
 DEVICES = ("cuda", "cpu")
