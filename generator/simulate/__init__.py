@@ -3,6 +3,7 @@
 
     session    the run's context manager: puts every piece in place, takes it back out
     copies     deep copies of fake tensors: clones in the run's mode
+    subclasses parameter subclasses of fake tensors (bitsandbytes' Params4bit)
     device     torch.cuda's answers from the catalogue and the simulation
     placement  which fake tensors are on the GPU; their storages as they come and go
     memory     the caching allocator, driven online (out of memory where it happens)

@@ -423,6 +423,10 @@ class Placement(TorchFunctionMode):
             return 0 if self.storages.holds(args[0]) else -1
         if func is torch.Tensor.to:
             return self._to(args, kwargs)
+        if func is torch._C._nn._parse_to:
+            # what `.to(...)` names, parsed: no tensor made, so the device stays as named
+            # (bitsandbytes' Params4bit.to quantizes where it reads "cuda")
+            return func(*args, **kwargs)
         if func is torch.Tensor.cuda:
             return self._move(args[0], "device", non_blocking=kwargs.get("non_blocking", False))
         if func is torch.Tensor.cpu:
@@ -458,13 +462,15 @@ class Placement(TorchFunctionMode):
             where = None if device is None else "device" if names_cuda(device) else "host"
             options = {"dtype": dtype, "non_blocking": non_blocking,
                        "memory_format": memory_format}
+        # Tensor.to itself, not the tensor's `to`: a subclass's own (bitsandbytes'
+        # Params4bit.to, which quantizes) has run already, and called this one
         if where is None:
-            return tensor.to(*rest, **kwargs)  # a cast at most, on its device
+            return torch.Tensor.to(tensor, *rest, **kwargs)  # a cast at most, on its device
         options = {k: v for k, v in options.items() if v is not None}
         if (where == "device") == self.storages.holds(tensor):
-            return tensor.to(copy=copy, **options)  # already there
+            return torch.Tensor.to(tensor, copy=copy, **options)  # already there
         with self.storages.placing(where):
-            return tensor.to(copy=True, **options)
+            return torch.Tensor.to(tensor, copy=True, **options)
 
     def _move(self, tensor: torch.Tensor, where: str, non_blocking: bool = False) -> torch.Tensor:
         if (where == "device") == self.storages.holds(tensor):

@@ -4,7 +4,9 @@ One run on the simulated device puts its pieces in place, in this order, and tak
 of them back out on exit, however the block ends (style point 5g):
 
 1. FakeTensorMode, with the estimate's additions (measure/emulation): the rules fake tensors
-   lack (fake_kernel_gaps.py), and modules converted as on a device (fake_build.py). Every
+   lack (fake_kernel_gaps.py), and modules converted as on a device (fake_build.py), their
+   parameter subclasses too (subclasses.py: bitsandbytes' Params4bit), bitsandbytes' code
+   tables put back afterwards (quantize_4bit.py). Every
    tensor made in the block is fake: nothing is allocated, whatever the model's size.
    Values fake tensors know (FakeTensorMode's small constants) are real; the rest are
    placeholders. A module deep-copied keeps its tensors in that mode (copies.py).
@@ -40,6 +42,7 @@ from generator.measure.emulation import fake_kernel_gaps
 from generator.measure.emulation.cpu_kernels import modelled_kernels
 from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
+from generator.measure.training.quantize_4bit import code_tables_kept
 from generator import gpus
 from generator.simulate import compare, copies, recompute
 from generator.simulate import device as cuda_device
@@ -50,6 +53,7 @@ from generator.simulate import snapshot as snapshots
 from generator.simulate.pretrained import pretrained_offline
 from generator.simulate.report import SimulationReport
 from generator.simulate.steps import Steps, StopAfterSteps
+from generator.simulate.subclasses import subclasses_of_fakes
 from generator.simulate.unmodelled import Compiled
 from generator.simulate.values import Placeholders, Values
 from generator.simulate.weights import weights_not_read
@@ -138,6 +142,8 @@ class SimulatedGpu:
             stack.enter_context(FakeTensorMode(allow_non_fake_inputs=True))
             stack.enter_context(CudaKernelPolicy() if cuda else modelled_kernels("cpu"))
             stack.enter_context(fakes_converted())
+            stack.enter_context(subclasses_of_fakes())
+            stack.enter_context(code_tables_kept())
             stack.enter_context(copies.fake_copies())
             stack.enter_context(self.storages)
             stack.enter_context(self.storages.resizes_followed())

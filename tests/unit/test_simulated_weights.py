@@ -281,3 +281,27 @@ def test_a_checkpoint_the_script_saves_holds_its_header_and_no_data(tmp_path) ->
     for name in ("state.pt", "state.safetensors"):
         written = (tmp_path / name).stat()
         assert written.st_size > 4_000_000 > written.st_blocks * 512  # sized, not written
+
+
+@pytest.mark.parametrize("tied", [False, True], ids=["untied", "tied"])
+def test_save_pretrained_of_a_model_built_in_the_run_tells_tied_weights(tmp_path,
+                                                                        tied: bool) -> None:
+    """save_pretrained finds tied weights by their storages' data pointers: each simulated
+    storage answers one of its own (a view its base's), so an untied model saves every
+    weight and a tied one its shared weight once, and the model loads again."""
+    from transformers import AutoModelForCausalLM, LlamaForCausalLM
+
+    before = torch.UntypedStorage.data_ptr, torch.Tensor.data_ptr
+    config = _tiny_llama_config()
+    config.tie_word_embeddings = tied
+    with g.simulated_gpu("H100"):
+        a, b = torch.empty(4), torch.empty(4)
+        assert a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr() != 0
+        assert a[2:].untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
+        assert a[2:].data_ptr() == a.data_ptr() + 8
+        LlamaForCausalLM(config).save_pretrained(tmp_path)
+        again = AutoModelForCausalLM.from_pretrained(tmp_path)
+        assert (again.lm_head.weight is again.model.embed_tokens.weight) == tied
+    assert (torch.UntypedStorage.data_ptr, torch.Tensor.data_ptr) == before
+    saved, _ = safetensors_header(tmp_path / "model.safetensors")
+    assert ("lm_head.weight" in saved) != tied and "model.embed_tokens.weight" in saved

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import math
+import sys
 from dataclasses import replace
 from typing import Iterator
 
@@ -134,6 +135,26 @@ def _linear_4bit(module, *, is_conv1d: bool, quant_type: str, compute_dtype, fak
     for number, tensor in enumerate(tensors):
         layer.register_buffer(f"quant_state_{number}", tensor, persistent=False)
     return layer.train(module.training)
+
+
+@contextlib.contextmanager
+def code_tables_kept() -> Iterator[None]:
+    """bitsandbytes' code tables (`functional.name2qmap`) as they were, afterwards, for a
+    script run on the simulated GPU: double quantization stores its 8-bit table there at its
+    first use, and one made of fake tensors would serve every later real quantization in the
+    process. bitsandbytes imported meanwhile (by the script) had none before."""
+    def tables() -> dict | None:
+        functional = sys.modules.get("bitsandbytes.functional")
+        return getattr(functional, "name2qmap", None)
+
+    before = dict(tables() or {})
+    try:
+        yield
+    finally:
+        after = tables()
+        if after is not None:
+            after.clear()
+            after.update(before)
 
 
 @contextlib.contextmanager
