@@ -30,7 +30,9 @@ that has a weak reference, and FakeTensorMode keeps one to the parameters it mak
 converter's memo (`meta_converter.tensor_memo`) holds the `detach()` inside
 `nn.Parameter(...)`, unless fake mode's dispatch cache answered that detach (so whether a
 conversion fails depends on what ran before). `_swapping_fakes` drops the two tensors' memo
-entries first; the memo only saves re-converting real tensors, which these are not.
+entries first; the memo only saves re-converting real tensors, which these are not. Where
+PyTorch's C++ side still holds a weak pointer to one (the profiler's, `_exchange`), the two
+trade their data and attributes instead, as a swap leaves them.
 """
 
 from __future__ import annotations
