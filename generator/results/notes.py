@@ -217,6 +217,11 @@ CATALOGUE: dict[str, Words] = {
         "GradScaler's check of the gradients for infinities and NaN: none found, so its "
         "optimizer step goes on",
         "GradScaler 对梯度中无穷大和 NaN 的检查：没有发现，所以它照常执行优化器步"),
+    "placeholder_unique": Words(
+        "`torch.unique(t)` of values the simulation does not have (a model's predictions): "
+        "the unique values of their placeholders, one value, 0",
+        "对模拟没有其数值的张量（模型的预测）调用 `torch.unique(t)`：按占位值求得的唯一值，"
+        "只有一个，即 0"),
     "placeholder_elapsed_time": Words(
         "a CUDA event's timing (`start.elapsed_time(end)`): 0.0 ms",
         "CUDA 事件的计时（`start.elapsed_time(end)`）：0.0 毫秒"),

@@ -77,6 +77,13 @@ def names_cuda(device: Any) -> bool:
 #: sampler's `torch.randperm(n).tolist()`, random token ids, positions).
 _INDEX_FACTORIES = {aten.randperm, aten.randint, aten.arange}
 _FILLED = {aten.empty, aten.zeros, aten.ones, aten.full}
+#: `torch.unique`'s ops. Of values the simulation does not have (a model's predictions) they
+#: run on the values' placeholders (values.py: 0), so give one value: a summary of the
+#: values, at most their size, that scripts check rather than compute on (torchmetrics counts
+#: the classes it is given). The other ops whose output's shape depends on unknown values
+#: (nonzero, boolean-mask indexing) are refused: their output may be as large as the input.
+_UNIQUE = {aten._unique, aten._unique2, aten.unique_dim, aten.unique_consecutive,
+           aten.unique_dim_consecutive}
 #: The most elements of an op's outputs whose values are kept beside the fake ones (the
 #: script's data on the GPU: 16 Mi elements of token ids are a batch of 4 × 4 Mi tokens).
 VALUES_LIMIT = 2**24
@@ -88,7 +95,8 @@ def _stays_real(func: Any, args: tuple, kwargs: dict, inputs: list) -> bool:
     indices, token ids, masks, labels), so that shuffling, padding and packing happen as on
     the GPU. An op whose inputs are all real tensors stays real; of the ops that make a
     tensor from nothing, those of indices do (randperm, randint, arange): an empty tensor to
-    fill stays fake, whatever its dtype (a checkpoint's int8 weights), however large. A
+    fill stays fake, whatever its dtype (a checkpoint's int8 weights), however large (one of
+    no elements has nothing to fill: it stays real, see below). A
     real tensor becomes fake where it meets a fake one, or moves to the GPU."""
     if inputs:
         return not any(isinstance(t, FakeTensor) or is_traceable_wrapper_subclass(t)
@@ -100,9 +108,16 @@ def _stays_real(func: Any, args: tuple, kwargs: dict, inputs: list) -> bool:
         return True
     if func.overloadpacket in _FILLED and _integral(func, args, kwargs):
         return True  # ids and masks filled with a constant (a collator's padding)
+    size = args[0] if args and isinstance(args[0], (list, tuple)) else None
+    if func is aten.empty.memory_format and size is not None and math.prod(size) == 0:
+        # an empty tensor of nothing on the host: it has no values, and PyTorch makes one to
+        # wrap a host storage it then sets (`set_`): a tensor rebuilt from its storage
+        # (pickle, DataLoader's worker processes), a storage's copy (`clone()`, so a deep
+        # copy); a fake one, of the meta device, cannot take it ('set the storage of a
+        # tensor on device "meta"')
+        return True
     # a single number made to be filled (DataLoader's seed: torch.empty((), dtype=int64)
     # .random_().item())
-    size = args[0] if args and isinstance(args[0], (list, tuple)) else None
     return func.overloadpacket in _FILLED and size is not None and math.prod(size) == 1
 
 
@@ -264,13 +279,16 @@ class DeviceStorages(TorchDispatchMode):
         try:
             out = func(*args, **kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException):
-            if not known:
+            if not known and func.overloadpacket not in _UNIQUE:
                 raise
+            if not known:  # unique of unknown values: of their placeholders (see _UNIQUE)
+                self.values.read("unique")
             values = self._run_on_values(func, args, kwargs)
             mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
             out = tree_map(lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor)
                            else v, values)
-            self._keep(out, values)
+            if known:
+                self._keep(out, values)
             return out
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         if known and outputs and _indices(outputs) and not any(
@@ -283,9 +301,11 @@ class DeviceStorages(TorchDispatchMode):
         return out
 
     def _run_on_values(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """The op on its inputs' values: those kept, else their placeholders (zeros)."""
         def value(item: Any) -> Any:
             if isinstance(item, FakeTensor):
-                return self._values_of[id(item)][1]
+                kept = self._values_of.get(id(item))
+                return torch.zeros(item.shape, dtype=item.dtype) if kept is None else kept[1]
             return item
         with unset_fake_temporarily():
             return func(*tree_map(value, args), **tree_map(value, kwargs))

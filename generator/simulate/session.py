@@ -15,7 +15,8 @@ of them back out on exit, however the block ends (style point 5g):
    oneDNN LSTM's workspace (cpu_kernels.py).
 3. The device's storages and its memory, online (placement.py, memory.py), the values
    a simulated tensor cannot give (values.py), checkpoints read from their headers
-   (weights.py), from_pretrained answered offline (pretrained.py), and a checkpointed
+   (weights.py), a storage's address its own (addresses.py: a checkpoint's check for
+   shared tensors), from_pretrained answered offline (pretrained.py), and a checkpointed
    block recomputed in these modes (recompute.py).
 4. On the GPU, torch.cuda's answers (device.py); torch.compile made eager (unmodelled.py);
    the optimizer steps (steps.py).
@@ -44,7 +45,7 @@ from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
 from generator.measure.training.quantize_4bit import code_tables_kept
 from generator import gpus
-from generator.simulate import compare, copies, recompute
+from generator.simulate import addresses, compare, copies, recompute
 from generator.simulate import device as cuda_device
 from generator.simulate.distributed import local_gpus, rank_zero_of
 from generator.simulate.memory import DeviceMemory
@@ -152,6 +153,7 @@ class SimulatedGpu:
             # above Placement: the script's reads
             stack.enter_context(Values(self.values, known=self.storages.knows_values))
             stack.enter_context(weights_not_read(self.storages, cpu=not cuda))
+            stack.enter_context(addresses.distinct())
             stack.enter_context(pretrained_offline())
             stack.enter_context(recompute.in_forward_modes())
             if cuda:

@@ -5,7 +5,9 @@ Refused (UnmodelledError: one line, exit status 2), because no figure would be r
 - an op FakeTensorMode has no kernel for (a custom op from `torch.ops.<namespace>` with no
   fake or meta kernel, as a custom CUDA extension's are; UnsupportedOperatorException), or
   one whose output's shape or value depends on the tensor's values (boolean-mask indexing,
-  `torch.nonzero`, `torch.unique`: DynamicOutputShapeException, DataDependentOutputException).
+  `torch.nonzero`: DynamicOutputShapeException, DataDependentOutputException), where the
+  simulation does not have them (it has the script's data; `torch.unique` of values it does
+  not have runs on their placeholders, placement.py).
   placement.py's DeviceStorages, which sees every op, turns FakeTensorMode's exception into
   this one line, naming the op and the script's line that called it.
 - a custom CUDA extension compiled with `torch.utils.cpp_extension`, and a Triton kernel
@@ -42,7 +44,7 @@ OPS_REFUSED = (UnsupportedOperatorException, DynamicOutputShapeException,
 _WHY = {UnsupportedOperatorException: "an op with no fake kernel (a custom op, as a custom "
                                       "CUDA extension's are)",
         DynamicOutputShapeException: "an op whose output's shape depends on the tensor's "
-                                     "values (boolean-mask indexing, nonzero, unique)",
+                                     "values (boolean-mask indexing, nonzero)",
         DataDependentOutputException: "an op whose output depends on the tensor's values"}
 def refused(func: Any, error: Exception) -> UnmodelledError:
     """The one line for an op the simulation cannot run: the op, why, and where the script

@@ -6,12 +6,14 @@ eagerly and noted. Tiny tensors, fake: nothing is allocated."""
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 
 import pytest
 import torch
 from torch import nn
+from torch._subclasses.fake_tensor import FakeTensor
 
 import generator as g
 from generator.cli.run import print_report
@@ -146,6 +148,40 @@ def test_a_shape_that_depends_on_values_is_refused_naming_the_op(code: str, op: 
             eval(code)
 
 
+def test_unique_of_values_the_simulation_lacks_is_of_their_placeholders() -> None:
+    """torch.unique of a model's predictions (torchmetrics counts the classes so) gives the
+    placeholders' one value, noted where it was read; of the script's data, its values."""
+    with g.simulated_gpu() as gpu:
+        predicted = torch.randn(12, 2, device="cuda").argmax(1)
+        line = _here()
+        found, counts = torch.unique(predicted, return_counts=True)
+        assert found.shape == (1,) and found.is_cuda and counts.shape == (1,)
+        labels = torch.tensor([1, 0, 1, 1]).cuda()
+        assert torch.unique(labels).tolist() == [0, 1]  # the data's own values
+    assert _reads(gpu) == [(line, "unique", 1)]
+
+
+def test_the_script_s_data_copied_by_its_storage_stays_real() -> None:
+    """A deep copy (torchmetrics' default states), a storage's clone and a tensor passed
+    between processes (DataLoader's workers, rebuilt from its storage) go through a tensor of
+    nothing that PyTorch sets to the host storage: the copies are real, with their values."""
+    from multiprocessing.reduction import ForkingPickler
+
+    import torch.multiprocessing  # noqa: F401  (registers the tensors' reductions)
+
+    with g.simulated_gpu() as gpu:
+        data = torch.arange(6).reshape(2, 3)
+        copied = copy.deepcopy(data)
+        storage = data.untyped_storage().clone()
+        passed = ForkingPickler.loads(bytes(ForkingPickler.dumps(data)))
+        for tensor in (copied, passed, torch.empty(0).set_(storage)):
+            assert not isinstance(tensor, FakeTensor)
+        assert copied.tolist() == passed.tolist() == [[0, 1, 2], [3, 4, 5]]
+        assert bytes(storage) == bytes(data.untyped_storage())
+        assert isinstance(torch.empty(1, 3), FakeTensor)  # a tensor to fill is the run's
+    assert not gpu.report().placeholders
+
+
 def test_torch_compile_runs_eagerly_and_the_report_says_where(capsys) -> None:
     with g.simulated_gpu() as gpu:
         model = nn.Linear(4, 4).cuda()
@@ -175,7 +211,7 @@ def test_torch_compile_runs_eagerly_and_the_report_says_where(capsys) -> None:
 
 def test_every_kind_is_a_note_said_in_both_languages() -> None:
     assert {"item", "bool", "tolist", "numpy", "print", "nan_check", "found_inf",
-            "elapsed_time"} == set(KINDS)
+            "elapsed_time", "unique"} == set(KINDS)
     for kind in KINDS:
         assert text(note(f"placeholder_{kind}"), "en") and text(note(f"placeholder_{kind}"), "zh")
     assert "{loss:.4f}" in text(note("placeholder_print"), "zh")  # braces kept, not a field

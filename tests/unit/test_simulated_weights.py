@@ -2,7 +2,8 @@
 their tensors come from the header alone (safetensors' JSON header, torch.load's pickle with
 no record read), are fake, and count where a real load would put them; from_pretrained
 answers from a local folder, a config alone or a shipped config, and never from the network;
-`Module.to` swaps fake parameters in place. Tiny checkpoints written in tmp_path."""
+`Module.to` swaps fake parameters in place (inside the profiler too); a checkpoint the script
+saves holds its header (save_pretrained's too). Tiny checkpoints written in tmp_path."""
 
 from __future__ import annotations
 
@@ -262,6 +263,54 @@ def test_a_folder_whose_weights_transformers_refuses_is_not_a_config_alone(tmp_p
     with g.simulated_gpu("H100"):
         with pytest.raises(OSError, match="model.safetensors"):  # transformers' own error
             AutoModelForCausalLM.from_pretrained(tmp_path, use_safetensors=True)
+
+
+def test_a_model_moved_to_the_gpu_inside_the_profiler_keeps_its_parameters() -> None:
+    """The profiler, recording shapes and memory, holds a weak pointer (C++) to each tensor
+    an op met, which `torch.utils.swap_tensors` refuses; `Module.to` of fake parameters
+    swaps them, so each parameter's data is set in place instead: the optimizer made
+    before the move steps the parameters on the GPU."""
+    with g.simulated_gpu("H100"):
+        model = nn.Sequential(nn.Linear(100, 100), nn.Linear(100, 10))
+        weight = model[0].weight
+        optimizer = torch.optim.AdamW(model.parameters())
+        with torch.profiler.profile(record_shapes=True, profile_memory=True):
+            model(torch.randn(2, 100)).sum().backward()  # the profiler meets every parameter
+            model.to("cuda")
+        assert model[0].weight is weight and weight.is_cuda and weight.grad.is_cuda
+        assert isinstance(weight, nn.Parameter) and weight.requires_grad
+        before = torch.cuda.memory_allocated()
+        optimizer.step()
+        assert optimizer.state[weight]["exp_avg"].is_cuda
+        # Adam's two moments of each of the four tensors, on the GPU (in 512 B steps), and
+        # its step counts, which stay on the host
+        assert torch.cuda.memory_allocated() - before == 2 * (40_448 + 512 + 4_096 + 512)
+
+
+def test_save_pretrained_of_a_simulated_model_writes_each_weight_s_header(tmp_path) -> None:
+    """transformers refuses to save weights that share a storage; the simulated storages
+    hold no data, and an address of their own each (addresses.py), so a model of many
+    weights of one size saves (the Trainer's checkpoint) and a tied weight is saved once."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=64, n_positions=16, n_embd=16, n_layer=2, n_head=2)
+    with g.simulated_gpu("H100"):
+        model = GPT2LMHeadModel(config).cuda()
+        model.save_pretrained(tmp_path)
+        first, second = model.transformer.h[0].attn.c_attn.weight, \
+            model.transformer.h[1].attn.c_attn.weight
+        storage = first.untyped_storage()
+        assert storage.data_ptr() != 0 and storage.data_ptr() != \
+            second.untyped_storage().data_ptr()
+        assert first[1:].untyped_storage().data_ptr() == storage.data_ptr()  # a view's own
+        assert torch.empty(0).untyped_storage().data_ptr() == 0  # no bytes: no address
+        assert first.data_ptr() == 0  # nothing reads a simulated tensor's bytes
+    entries, _ = safetensors_header(tmp_path / "model.safetensors")
+    saved = {name: (tuple(t.shape), t.dtype) for name, t in model.state_dict().items()
+             if name != "lm_head.weight"}  # tied to the embedding: saved once
+    assert {name: (e.shape, e.dtype) for name, e in entries.items()} == saved
+    # the process as it was found: PyTorch's own data_ptr again
+    assert "data_ptr" not in torch.Tensor.__dict__ | torch.UntypedStorage.__dict__
 
 
 def test_a_checkpoint_the_script_saves_holds_its_header_and_no_data(tmp_path) -> None:

@@ -30,7 +30,9 @@ that has a weak reference, and FakeTensorMode keeps one to the parameters it mak
 converter's memo (`meta_converter.tensor_memo`) holds the `detach()` inside
 `nn.Parameter(...)`, unless fake mode's dispatch cache answered that detach (so whether a
 conversion fails depends on what ran before). `_swapping_fakes` drops the two tensors' memo
-entries first; the memo only saves re-converting real tensors, which these are not.
+entries first; the memo only saves re-converting real tensors, which these are not. Where
+PyTorch's C++ side still holds a weak pointer to one (the profiler's, `_exchange`), the two
+trade their data and attributes instead, as a swap leaves them.
 """
 
 from __future__ import annotations
@@ -131,14 +133,44 @@ def _swapping_fakes(swap_tensors):
                 for key in [k for k, v in list(converter.tensor_memo.items()) if v is t]:
                     del converter.tensor_memo[key]
                 converter.describer.lookup_tensor.pop(t, None)
-        return swap_tensors(t1, t2)
+        try:
+            return swap_tensors(t1, t2)
+        except RuntimeError:
+            if not _exchangeable(t1, t2):
+                raise
+        _exchange(t1, t2)
 
     return swap
 
 
+def _exchangeable(t1: torch.Tensor, t2: torch.Tensor) -> bool:
+    """Whether two tensors can trade their contents without a swap: two fake tensors of one
+    class, of one fake device, whose impls are alike (a fake parameter and its converted
+    copy, as `nn.Module._apply` swaps them)."""
+    return (isinstance(t1, FakeTensor) and type(t1) is type(t2)
+            and t1.fake_device == t2.fake_device
+            and torch._has_compatible_shallow_copy_type(t1, t2))
+
+
+def _exchange(t1: torch.Tensor, t2: torch.Tensor) -> None:
+    """What `swap_tensors` does, for two fake tensors that something still holds through a
+    weak pointer of PyTorch's C++ side: the profiler, with `record_shapes` or
+    `profile_memory`, keeps one to every tensor an op met until it stops, so a model moved
+    to the GPU inside `torch.profiler.profile(...)` could not be swapped. On a device
+    `Module.to` sets `param.data` (it swaps only fake and subclass tensors); here each
+    tensor's data is set to the other's, and their attributes are exchanged, so each
+    object holds what the other held, as after a swap."""
+    with torch.no_grad():
+        first = t1.detach()  # an alias of t1's data, as it is now
+        t1.data = t2.detach()
+        t2.data = first
+    t1.__dict__, t2.__dict__ = t2.__dict__, t1.__dict__
+
+
 def under_fake_tensors() -> bool:
-    """Whether the tensors made here now are fake: an estimate is running."""
-    return isinstance(torch.empty(0), FakeTensor)
+    """Whether the tensors made here now are fake: an estimate is running (FakeTensorMode is
+    on this thread's stack of modes, and not set aside by `unset_fake_temporarily`)."""
+    return torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None
 
 
 @contextlib.contextmanager
