@@ -18,11 +18,8 @@ tensors are fake, so the checkpoint's header is all it needs, and all it can wri
   simulated tensor has no data, so a checkpoint the script writes holds its header, and its
   data's place is left empty (a sparse file of the real one's size): the script finds its
   checkpoint where it wrote it, and a load of it reads the header again. Before it saves,
-  `save_pretrained` tells tied weights by their storages' data pointers (transformers'
-  `id_tensor_storage`); a simulated tensor's storage has none (its data pointer is 0 on
-  every storage, so every weight would look tied to every other), and answers its own
-  address instead, one per storage as a real one's is, and a tensor its storage's plus its
-  offset (`_own_addresses`).
+  `save_pretrained` tells tied weights by their storages' addresses, which addresses.py
+  gives each simulated storage.
 
 What a real CPU load allocates is what the simulation counts when it models the CPU: the CPU
 allocator holds what `torch.load` returns (mmap or not) and safetensors' mapping of the whole
@@ -43,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import _disable_current_modes
 
 from generator.errors import ModelError, UnmodelledError
@@ -354,54 +350,10 @@ def safetensors_save_file(original: Callable) -> Callable:
     return save_file
 
 
-def _storage_data_ptr(original: Callable) -> Callable:
-    """`UntypedStorage.data_ptr`: a simulated tensor's storage (a meta storage, no data)
-    answers its own address, which is one per storage and constant while it lives, as a real
-    storage's data pointer is; any other storage answers its own."""
-
-    def data_ptr(self: torch.UntypedStorage) -> int:
-        if self.device.type == "meta":
-            return self._cdata
-        return original(self)
-
-    return data_ptr
-
-
-def _tensor_data_ptr(original: Callable) -> Callable:
-    """`Tensor.data_ptr`: a simulated tensor's is its storage's (above) plus its offset, as
-    a real tensor's is; any other tensor answers its own."""
-
-    def data_ptr(self: torch.Tensor) -> int:
-        if isinstance(self, FakeTensor):
-            return (self.untyped_storage().data_ptr()
-                    + self.storage_offset() * self.element_size())
-        return original(self)
-
-    return data_ptr
-
-
-@contextlib.contextmanager
-def _own_addresses() -> Iterator[None]:
-    """Simulated storages and tensors answer data pointers of their own (see the module)."""
-    replaced = [(owner, owner.__dict__.get("data_ptr"), make(owner.data_ptr)) for owner, make
-                in ((torch.UntypedStorage, _storage_data_ptr), (torch.Tensor, _tensor_data_ptr))]
-    for owner, _, new in replaced:
-        owner.data_ptr = new
-    try:
-        yield
-    finally:
-        for owner, before, _ in replaced:
-            if before is None:
-                del owner.data_ptr
-            else:
-                owner.data_ptr = before
-
-
 @contextlib.contextmanager
 def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
     """For the run: `torch.load` and safetensors' `safe_open` read headers only, `torch.save`
-    and safetensors' `save_file` write them only, a simulated storage's data pointer is its
-    own (see the module); all put back on exit. cpu: the run models the CPU."""
+    and safetensors' `save_file` write them only (see the module); all put back on exit. cpu: the run models the CPU."""
     replacements: dict[Any, Any] = {
         torch.load: torch_load(torch.load, storages, cpu=cpu),
         torch.save: torch_save(torch.save)}
@@ -414,5 +366,5 @@ def weights_not_read(storages: DeviceStorages, *, cpu: bool) -> Iterator[None]:
         replacements[safetensors.safe_open] = HeaderOnly
         replacements[safetensors.torch.save_file] = safetensors_save_file(
             safetensors.torch.save_file)
-    with _own_addresses(), _rebound(replacements):
+    with _rebound(replacements):
         yield

@@ -336,7 +336,7 @@ def test_a_checkpoint_the_script_saves_holds_its_header_and_no_data(tmp_path) ->
 def test_save_pretrained_of_a_model_built_in_the_run_tells_tied_weights(tmp_path,
                                                                         tied: bool) -> None:
     """save_pretrained finds tied weights by their storages' data pointers: each simulated
-    storage answers one of its own (a view its base's), so an untied model saves every
+    storage answers one of its own (a view its base's; addresses.py), so an untied model saves every
     weight and a tied one its shared weight once, and the model loads again."""
     from transformers import AutoModelForCausalLM, LlamaForCausalLM
 
@@ -347,7 +347,7 @@ def test_save_pretrained_of_a_model_built_in_the_run_tells_tied_weights(tmp_path
         a, b = torch.empty(4), torch.empty(4)
         assert a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr() != 0
         assert a[2:].untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
-        assert a[2:].data_ptr() == a.data_ptr() + 8
+        assert a[2:].data_ptr() == 0  # nothing reads or writes through it (addresses.py)
         LlamaForCausalLM(config).save_pretrained(tmp_path)
         again = AutoModelForCausalLM.from_pretrained(tmp_path)
         assert (again.lm_head.weight is again.model.embed_tokens.weight) == tied
