@@ -146,9 +146,8 @@ def trainer_context(points: list[held_out_torchtitan.Point],
     found = trainer_rows(points, step_rows)
     if not found:
         return None
-    ran = [r for r in found if r["estimated"] is not None]
     return {"rows": found, "said": trainer_said(found), "memory": memory(points[0]),
-            "steps": sorted({r["steps"] for r in ran}), "pending": len(found) - len(ran)}
+            "steps": sorted({r["steps"] for r in found if r["steps"] is not None})}
 
 
 def trainer_rows(points: list[held_out_torchtitan.Point],
@@ -209,8 +208,6 @@ def trainer_said(found: list[dict[str, Any]]) -> Words:
                       f"{gap}")
         last = side
         step = row["step_ratio"]
-        if step is None:
-            continue
         step_side, step_gap = _side(step), pct(abs(step - 1), 1)
         step_en = ("equal to it" if step_side == 0 else
                    f"{'over' if step_side > 0 else 'short'} by {step_gap}")
@@ -224,7 +221,7 @@ def trainer_said(found: list[dict[str, Any]]) -> Words:
                    -1: f"，比步骤估算（{step_zh}）偏离更远"}[nearer]
     text = "; ".join(en)
     words = [text[0].upper() + text[1:] + ".", "；".join(zh) + "。"]
-    ran = [r for r in found if r["ratio"] is not None and r["step_ratio"] is not None]
+    ran = [r for r in found if r["ratio"] is not None]
     sides = {(_side(r["step_ratio"]), _side(r["ratio"])) for r in ran}
     if len(ran) == len(found) and sides in ({(-1, 1)}, {(1, -1)}):
         figures = {1: "the published figure", 2: "both published figures"}.get(
