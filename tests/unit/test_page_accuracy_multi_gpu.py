@@ -1,11 +1,13 @@
 """The accuracy page's held-out points over several GPUs (pages/accuracy/multi_gpu.py): each
 row comes from reference_data/multi_gpu_held_out.json and the published row it names in
 multi_gpu_measurements.json, never from the templates; each was estimated once at a
-recorded commit; every other published row is listed with why it is not estimated; both
-languages print them."""
+recorded commit; torchtitan's own run of the same rows (held_out_torchtitan.json) beside them,
+"not yet run" where a point has not run; every other published row is listed with why it is
+not estimated; both languages print them."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 from conftest import LANGS
 from page_checks import page_markdown, prose
 
-from generator.results import reference_runs
+from generator.results import held_out_torchtitan, reference_runs
 from generator.site.escaping import markdown as escape
 from generator.site.pages import accuracy
 from generator.site.pages.accuracy import multi_gpu
@@ -120,4 +122,87 @@ def test_the_pages_data_files_name_both_files() -> None:
     ctx = page_context()
     files = accuracy.data_files(ctx)
     assert set(files) >= {reference_runs.MULTI_GPU_HELD_OUT,
-                          reference_runs.MULTI_GPU}
+                          reference_runs.MULTI_GPU, held_out_torchtitan.TORCHTITAN}
+    listed = {entry["json_path"] for entry in ctx["multi_gpu_data"]}
+    assert f"../data/{held_out_torchtitan.TORCHTITAN}" in listed  # the page's list of files
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_torchtitans_own_run_is_printed_beside_the_published_figures(lang: str) -> None:
+    ctx = page_context()
+    trainer = ctx["multi_gpu"]["trainer"]
+    text = section(ctx, lang)
+    recorded = held_out_torchtitan.points()
+    assert [r["point"].id for r in trainer["rows"]] == [p.id for p in recorded]
+    for row, point in zip(trainer["rows"], recorded):
+        report = point.estimate["report"]
+        assert row["estimated"] == report["reserved_bytes"] and row["steps"] == report["steps"]
+        assert gib(row["estimated"]) in text and f"{row['ratio']:.3f}" in text
+        assert point.estimate["commit"][:10] in text
+    assert trainer["said"][lang] in text
+    assert ("not yet run" if lang == "en" else "尚未运行") not in text
+    assert ("simulated H100 with 96 GiB" if lang == "en" else "模拟 96 GiB 的 H100") in text
+    steps = "its 3 steps" if lang == "en" else "跑的 3 步"
+    assert trainer["steps"] == [3] and steps in text  # the figure's steps, from the data
+
+
+def test_the_prose_names_the_versions_that_ran() -> None:
+    """The page says torchtitan 0.2.2 on PyTorch 2.13.0: so does every recorded run."""
+    for point in held_out_torchtitan.points():
+        if point.estimate is not None:
+            assert point.estimate["torchtitan"] == "0.2.2"
+            assert point.estimate["torch"].split("+")[0] == "2.13.0"
+
+
+def _not_yet_run(monkeypatch, which: slice) -> None:
+    data = copy.deepcopy(held_out_torchtitan.load())
+    for raw in data["points"][which]:
+        raw["estimate"] = None
+    monkeypatch.setattr(held_out_torchtitan, "load", lambda *_: data)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_point_not_yet_run_says_so(lang: str, monkeypatch) -> None:
+    _not_yet_run(monkeypatch, slice(1, None))
+    ctx = page_context()
+    rows = ctx["multi_gpu"]["trainer"]["rows"]
+    assert rows[1]["estimated"] is None and rows[0]["estimated"] is not None
+    text = section(ctx, lang)
+    assert ("not yet run" if lang == "en" else "尚未运行") in text
+    said = ctx["multi_gpu"]["trainer"]["said"]
+    assert ("; on 128 GPUs torchtitan's trainer has not yet run." in said.en
+            and "128 块 GPU 的这一行 torchtitan 还没有运行" in said.zh)
+    assert "lies between" not in said.en  # said of every row, or not at all
+    _not_yet_run(monkeypatch, slice(None))
+    ctx = page_context()
+    assert ctx["multi_gpu"]["trainer"]["steps"] == []
+    text = section(ctx, lang)
+    assert text.count("| not yet run |" if lang == "en" else "| 尚未运行 |") == 2  # each row
+    assert ctx["multi_gpu"]["trainer"]["said"][lang] in text
+
+
+def _row(gpus: int, ratio: float | None, step_ratio: float) -> dict:
+    return {"gpus": gpus, "ratio": ratio, "step_ratio": step_ratio}
+
+
+def test_the_trainers_sentence_says_each_direction_and_which_run_is_nearer() -> None:
+    said = multi_gpu.trainer_said([_row(8, 1.04, 0.93), _row(128, 1.11, 0.977)])
+    assert said.en == (
+        "On 8 GPUs torchtitan's run is over the published figure by 4.0 %, nearer to it than "
+        "the step estimate (short by 7.0 %); on 128 GPUs it is over by 11.0 %, farther from "
+        "it than the step estimate (short by 2.3 %). The step estimate fell short of both "
+        "published figures while torchtitan's run is over them: each published figure lies "
+        "between the two.")
+    assert "步骤估算低于两个公开数字，torchtitan 的运行则高于它们" in said.zh
+    # both short: no bracketing said; a run as near as the estimate, and one that matches
+    said = multi_gpu.trainer_said([_row(8, 0.95, 0.95), _row(128, 1.0, 0.9)])
+    assert said.en == (
+        "On 8 GPUs torchtitan's run is short of the published figure by 5.0 %, as near to it "
+        "as the step estimate (short by 5.0 %); on 128 GPUs torchtitan's run matches the "
+        "published figure, nearer to it than the step estimate (short by 10.0 %).")
+    assert "之间" not in said.zh and "一样接近" in said.zh
+    # the reverse bracketing
+    said = multi_gpu.trainer_said([_row(8, 0.9, 1.1)])
+    assert said.en.endswith("The step estimate is over the published figure while "
+                            "torchtitan's run falls short of it: each published figure lies "
+                            "between the two.")

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from generator.allocator.blocks import ROUND_LARGE
 from generator import gpus
-from generator.results import held_out_as_written, reference_runs
+from generator.results import held_out_as_written, held_out_torchtitan, reference_runs
 from generator.results.shapes import StepResult, result_trust
 from generator.site.pages import Page, PageModule
 from generator.site.pages.accuracy import charts as accuracy_charts
@@ -91,7 +91,8 @@ def context(results: list[StepResult], studies: list[dict[str, Any]]) -> dict[st
             "as_written": {**written, "data": AS_WRITTEN_DATA} if written else None,
             # one GPU of a multi-GPU job, held against published per-GPU figures
             "multi_gpu": multi_gpu.context(reference_runs.multi_gpu_held_out(),
-                                           reference_runs.multi_gpu_not_estimated()),
+                                           reference_runs.multi_gpu_not_estimated(),
+                                           held_out_torchtitan.points()),
             "multi_gpu_data": MULTI_GPU_DATA,
             # the newest `python -m generator validate`: whole grids the tests only sample
             "validation": validation.context(studies),
@@ -106,9 +107,11 @@ HELD_OUT_FILE = reference_runs.HELD_OUT  # at the data folder's top: its folders
 HELD_OUT_DATA = {"json_path": f"../data/{HELD_OUT_FILE}"}
 #: The held-out points run as written, with their commands, likewise.
 AS_WRITTEN_DATA = {"json_path": f"../data/{held_out_as_written.AS_WRITTEN}"}
-#: The multi-GPU points and the published rows they are drawn from, likewise.
+#: The multi-GPU points, the published rows they are drawn from and torchtitan's own run of
+#: them, likewise.
 MULTI_GPU_FILES = {name: name for name in (reference_runs.MULTI_GPU_HELD_OUT,
-                                           reference_runs.MULTI_GPU)}
+                                           reference_runs.MULTI_GPU,
+                                           held_out_torchtitan.TORCHTITAN)}
 MULTI_GPU_DATA = [{"json_path": f"../data/{path}"} for path in MULTI_GPU_FILES]
 
 
@@ -222,7 +225,10 @@ def tables(ctx: dict[str, Any], lang: str) -> dict[str, Markup]:
             **({f"accuracy-as-written-{group['source'].id}": as_written.table(group, lang)
                 for group in ctx["as_written"]["sources"]} if ctx.get("as_written") else {}),
             **({"accuracy-multi-gpu": multi_gpu.table(ctx["multi_gpu"]["rows"], lang)}
-               if ctx.get("multi_gpu") else {})}
+               if ctx.get("multi_gpu") else {}),
+            **({"accuracy-multi-gpu-torchtitan": multi_gpu.trainer_table(
+                ctx["multi_gpu"]["trainer"]["rows"], lang)}
+               if ctx.get("multi_gpu") and ctx["multi_gpu"]["trainer"] else {})}
 
 
 PAGE_MODULE = PageModule(PAGES, context, figures=figures, tables=tables, data_files=data_files)

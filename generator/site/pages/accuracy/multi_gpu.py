@@ -7,11 +7,13 @@ not estimated. Every figure and relation here comes from those two files.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from markupsafe import Markup
 
 from generator import gpus
+from generator.results import held_out_torchtitan
 from generator.results.reference_runs import MultiGpuPoint, NotEstimated
 from generator.site.escaping import markdown_text as escape
 from generator.site.tables import markdown_table
@@ -25,6 +27,11 @@ _TEXT: dict[str, Words] = {
                        "估算（模拟 {gpu}）：已预留峰值 (GiB)"),
     "ratio": Words("Estimate ÷ published", "估算 ÷ 公开数字"),
     "commit": Words("Estimated at", "估算所在提交"),
+    "trainer": Words("Estimated by torchtitan's trainer on a simulated {gpu} with {memory}: "
+                     "reserved peak (GiB)",
+                     "估算（torchtitan 自己的训练器，模拟 {memory} 的 {gpu}）：已预留峰值 (GiB)"),
+    "ran": Words("Run at", "运行所在提交"),
+    "not_run": Words("not yet run", "尚未运行"),
     "label": Words("{model} · FSDP2 over {gpus} GPUs · local batch {batch} × {seq:,} tokens",
                    "{model} · FSDP2，{gpus} 块 GPU · 每块 GPU batch {batch} × {seq:,} 个 token"),
 }
@@ -48,12 +55,15 @@ def label(point: MultiGpuPoint) -> Words:
                    for lang in ("en", "zh")))
 
 
-def context(points: list[MultiGpuPoint], others: list[NotEstimated]) -> dict[str, Any] | None:
-    """What the section prints: its rows, what they say, the GPU modelled, the others."""
+def context(points: list[MultiGpuPoint], others: list[NotEstimated],
+            trainer: list[held_out_torchtitan.Point] | None = None) -> dict[str, Any] | None:
+    """What the section prints: its rows, what they say, the GPU modelled, torchtitan's own
+    run of the same rows, the others."""
     found = rows(points)
     if not found:
         return None
     return {"rows": found, "said": said(found), "modelled": modelled(points),
+            "trainer": trainer_context(trainer or [], found),
             "counter": counter(points), "commits": sorted({r["commit"] for r in found}),
             "others": [{"count": len(g.rows), "what": g.what, "why": g.why} for g in others],
             "others_count": sum(len(g.rows) for g in others),
@@ -125,5 +135,123 @@ def table(found: list[dict[str, Any]], lang: str) -> Markup:
                _TEXT["commit"][lang]]
     body = [[escape(r["label"][lang]), f"{r['point'].published_gib:.1f}", gib(r["estimated"]),
              f"{r['ratio']:.3f}", f"`{r['commit'][:10]}`"]
+            for r in found]
+    return markdown_table(headers, body, numeric_from=1)
+
+
+def trainer_context(points: list[held_out_torchtitan.Point],
+                    step_rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """torchtitan's own run of the rows (None: the file lists none): its rows, what they
+    say beside the step estimate, the steps each ran."""
+    found = trainer_rows(points, step_rows)
+    if not found:
+        return None
+    return {"rows": found, "said": trainer_said(found), "memory": memory(points[0]),
+            "steps": sorted({r["steps"] for r in found if r["steps"] is not None})}
+
+
+def trainer_rows(points: list[held_out_torchtitan.Point],
+                 step_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per point of torchtitan's run, beside the step estimate's row of the same id:
+    its reserved peak and ratio, None where it has not yet run."""
+    steps = {r["point"].id: r for r in step_rows}
+    found = []
+    for point in points:
+        step = steps[point.id]
+        report = point.estimate["report"] if point.estimate else None
+        estimated = report[point.report] if report else None
+        found.append({"point": point, "step_point": step["point"], "label": step["label"],
+                      "gpus": point.gpus,
+                      "published_gib": step["point"].published_gib,
+                      "published": point.published_bytes, "estimated": estimated,
+                      "ratio": None if estimated is None else estimated / point.published_bytes,
+                      "step_ratio": step["ratio"],
+                      "commit": point.estimate["commit"] if point.estimate else None,
+                      "steps": report["steps"] if report else None})
+    return found
+
+
+def memory(point: held_out_torchtitan.Point) -> str:
+    """The simulated GPU's memory as the command gives it, spaced: '96GiB' → '96 GiB'."""
+    return re.sub(r"(?<=\d)(?=[A-Za-z])", " ", point.gpu_memory)
+
+
+def _side(ratio: float) -> int:
+    return (ratio > 1) - (ratio < 1)
+
+
+def trainer_said(found: list[dict[str, Any]]) -> Words:
+    """'On 8 GPUs torchtitan's run is over the published figure by 4.2 %, nearer to it than
+    the step estimate (short by 6.9 %); …': each row's direction and gap, checked on its
+    ratio, and which of the two runs is nearer; then, where the data says so, that the step
+    estimate fell short of every published figure while this run is over every one (or the
+    reverse). A row not yet run says so."""
+    en, zh, last = [], [], None
+    for row in found:
+        count = row["gpus"]
+        if row["ratio"] is None:
+            en.append(f"on {count} GPUs torchtitan's trainer has not yet run")
+            zh.append(f"{count} 块 GPU 的这一行 torchtitan 还没有运行")
+            last = None
+            continue
+        side, gap = _side(row["ratio"]), pct(abs(row["ratio"] - 1), 1)
+        if side == 0:
+            en.append(f"on {count} GPUs torchtitan's run matches the published figure")
+            zh.append(f"{count} 块 GPU 时 torchtitan 的运行与公开数字相同")
+        elif side == last:  # the direction said once for the rows that share it
+            en.append(f"on {count} GPUs it is {'over' if side > 0 else 'short'} by {gap}")
+            zh.append(f"{count} 块 GPU 时{'高' if side > 0 else '低'} {gap}")
+        else:
+            en.append(f"on {count} GPUs torchtitan's run is "
+                      f"{'over' if side > 0 else 'short of'} the published figure by {gap}")
+            zh.append(f"{count} 块 GPU 时 torchtitan 的运行比公开数字{'高' if side > 0 else '低'} "
+                      f"{gap}")
+        last = side
+        step = row["step_ratio"]
+        step_side, step_gap = _side(step), pct(abs(step - 1), 1)
+        step_en = ("equal to it" if step_side == 0 else
+                   f"{'over' if step_side > 0 else 'short'} by {step_gap}")
+        step_zh = ("与公开数字相同" if step_side == 0 else
+                   f"{'高' if step_side > 0 else '低'} {step_gap}")
+        nearer = (abs(step - 1) > abs(row["ratio"] - 1)) - (abs(step - 1) < abs(row["ratio"] - 1))
+        en[-1] += {1: f", nearer to it than the step estimate ({step_en})",
+                   0: f", as near to it as the step estimate ({step_en})",
+                   -1: f", farther from it than the step estimate ({step_en})"}[nearer]
+        zh[-1] += {1: f"，比步骤估算（{step_zh}）更接近", 0: f"，与步骤估算（{step_zh}）一样接近",
+                   -1: f"，比步骤估算（{step_zh}）偏离更远"}[nearer]
+    text = "; ".join(en)
+    words = [text[0].upper() + text[1:] + ".", "；".join(zh) + "。"]
+    ran = [r for r in found if r["ratio"] is not None]
+    sides = {(_side(r["step_ratio"]), _side(r["ratio"])) for r in ran}
+    if len(ran) == len(found) and sides in ({(-1, 1)}, {(1, -1)}):
+        figures = {1: "the published figure", 2: "both published figures"}.get(
+            len(ran), f"all {len(ran)} published figures")
+        every = {1: "", 2: "两个"}.get(len(ran), f"{len(ran)} 个")
+        if sides == {(-1, 1)}:
+            words[0] += (f" The step estimate fell short of {figures} while torchtitan's run "
+                         f"is over {'it' if len(ran) == 1 else 'them'}: each published figure "
+                         f"lies between the two.")
+            words[1] += (f"步骤估算低于{every}公开数字，torchtitan 的运行则高于它们：每个公开数字"
+                         f"都落在两者之间。")
+        else:
+            words[0] += (f" The step estimate is over {figures} while torchtitan's run falls "
+                         f"short of {'it' if len(ran) == 1 else 'them'}: each published figure "
+                         f"lies between the two.")
+            words[1] += (f"步骤估算高于{every}公开数字，torchtitan 的运行则低于它们：每个公开数字"
+                         f"都落在两者之间。")
+    return Words(*words)
+
+
+def trainer_table(found: list[dict[str, Any]], lang: str) -> Markup:
+    """The published figure beside torchtitan's run of it ("not yet run" where it has not)."""
+    point = found[0]["point"]
+    source = found[0]["step_point"].gpu.removeprefix("NVIDIA ")
+    headers = [_TEXT["job"][lang], _TEXT["published"][lang].format(gpu=source),
+               _TEXT["trainer"][lang].format(gpu=point.gpu, memory=memory(point)),
+               _TEXT["ratio"][lang], _TEXT["ran"][lang]]
+    body = [[escape(r["label"][lang]), f"{r['published_gib']:.1f}",
+             _TEXT["not_run"][lang] if r["estimated"] is None else gib(r["estimated"]),
+             "–" if r["ratio"] is None else f"{r['ratio']:.3f}",
+             "–" if r["commit"] is None else f"`{r['commit'][:10]}`"]
             for r in found]
     return markdown_table(headers, body, numeric_from=1)
