@@ -189,9 +189,9 @@ class DeviceStorages(TorchDispatchMode):
 
     def place(self, tensor: torch.Tensor) -> None:
         """`tensor`'s storage is on the device from now: one made outside any op the device
-        saw (a checkpoint's, which torch.load makes without an op, weights.py)."""
-        storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
-        if storage is not None:
+        saw (a checkpoint's, which torch.load makes without an op, weights.py; a generator's
+        state, rng_states.py)."""
+        for storage in _storages(tensor):
             self._add(storage)
 
     def forget(self) -> None:
