@@ -3,7 +3,7 @@
 `answered(...)` replaces, and on exit puts back, what PyTorch would otherwise answer from
 the driver: the queries of `torch.cuda` (availability, the device's name, properties and
 capability from the catalogue, gpus.py; the memory statistics from the simulation,
-memory.py), a simulated tensor's `device` (FakeTensor's property; placement.py knows which
+memory.py, and the per-process memory fraction, which caps its allocator), a simulated tensor's `device` (FakeTensor's property; placement.py knows which
 are on the GPU), autocast and the optimizers' choice of kernels, which both go by the device:
 
 - `torch.autocast("cuda", …)` (and `torch.cuda.amp.autocast`) becomes CPU autocast with
@@ -277,6 +277,21 @@ def _event_class(values: Placeholders) -> type[Event]:
     return SimulatedEvent
 
 
+def _memory_fraction(memory: DeviceMemory, memory_bytes: int) -> dict[str, Callable]:
+    """torch._C's entry points of torch.cuda.set_per_process_memory_fraction and
+    get_per_process_memory_fraction (PyTorch's own functions check the fraction first): the
+    allocator may reserve `fraction` of the GPU's total memory, as CUDACachingAllocator's
+    setMemoryFraction allows it; 1.0 until the script sets one."""
+    fraction = [1.0]
+
+    def set_fraction(value: float, device: Any = None) -> None:
+        fraction[0] = value
+        memory.limit(int(value * memory_bytes))
+
+    return {"_cuda_setMemoryFraction": set_fraction,
+            "_cuda_getMemoryFraction": lambda device=None: fraction[0]}
+
+
 def _memory_stats(memory: DeviceMemory) -> Callable:
     """torch.cuda.memory_stats(): the keys of the figures the simulation keeps."""
 
@@ -428,7 +443,8 @@ def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         undo.enter_context(_replaced(torch.accelerator.memory, {
             name: accelerator[name] for name in dir(torch.accelerator.memory)
             if name in accelerator}))
-        undo.enter_context(_replaced(torch._C, _C_ENTRY_POINTS))
+        undo.enter_context(_replaced(torch._C, {**_C_ENTRY_POINTS,
+                                                **_memory_fraction(memory, memory_bytes)}))
         undo.enter_context(_replaced(torch, _autocast_queries()))
         undo.enter_context(_replaced(torch.Tensor, {"pin_memory": _pin_memory}))
         undo.enter_context(_replaced(FakeTensor, {
