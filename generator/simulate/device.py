@@ -52,6 +52,7 @@ from generator.gpus import GPU as CatalogueGpu
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import GPU, DeviceStorages
 from generator.simulate.values import Placeholders
+from generator.units import format_bytes
 
 #: torch.optim.optimizer (the package's name `optimizer` is not the module).
 _OPTIMIZER = importlib.import_module("torch.optim.optimizer")
@@ -107,6 +108,7 @@ def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         "reset_max_memory_allocated": lambda device=None: memory.reset_peak_stats(),
         "empty_cache": memory.empty_cache,
         "memory_stats": _memory_stats(memory),
+        "memory_summary": _memory_summary(memory, gpu.name),
         "Stream": Stream,
         "Event": _event_class(values),
         "current_stream": lambda device=None: _STREAM,
@@ -121,11 +123,11 @@ def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
     }
 
 
-#: torch.cuda's memory functions, also answered in torch.cuda.memory, their home, where
-#: torch.cuda.memory_summary and a script's `torch.cuda.memory.max_memory_allocated` look.
+#: torch.cuda's memory functions, also answered in torch.cuda.memory, their home, where a
+#: script's `torch.cuda.memory.max_memory_allocated` looks.
 _MEMORY = ("mem_get_info", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
-           "empty_cache", "memory_stats")
+           "empty_cache", "memory_stats", "memory_summary")
 
 
 class Generator:
@@ -305,6 +307,26 @@ def _memory_stats(memory: DeviceMemory) -> Callable:
                 "num_ooms": memory.ooms}
 
     return memory_stats
+
+
+def _memory_summary(memory: DeviceMemory, gpu_name: str) -> Callable:
+    """torch.cuda.memory_summary(): the figures the simulation keeps, in a table of
+    PyTorch's look. PyTorch's own builds its table from memory_stats' per-pool counts of
+    blocks and segments, which the simulation does not keep; this one names what it has."""
+
+    def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+        rule = "|" + "=" * 75 + "|"
+        rows = [("Allocated memory", memory.allocated_bytes, memory.peak_allocated_bytes),
+                ("Reserved memory", memory.reserved_bytes, memory.peak_reserved_bytes)]
+        lines = [rule, f"| {'PyTorch CUDA memory summary, device ID 0 (simulated)':<73} |",
+                 f"| {gpu_name:<73} |", rule,
+                 f"| {'Metric':<33} | {'Cur Usage':>17} | {'Peak Usage':>17} |", rule]
+        lines += [f"| {name:<33} | {format_bytes(now):>17} | {format_bytes(peak):>17} |"
+                  for name, now, peak in rows]
+        lines += [rule, f"| {'Out-of-memory errors: ' + str(memory.ooms):<73} |", rule]
+        return "\n".join(lines) + "\n"
+
+    return memory_summary
 
 
 def _refused(name: str) -> Callable:
