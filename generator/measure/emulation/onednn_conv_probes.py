@@ -40,7 +40,7 @@ aten = torch.ops.aten
 #: The ops probed: the CPU kernels behind nn.Conv1d/2d/3d and their backward.
 PROBED = (aten.convolution.default, aten.convolution_backward.default)
 #: The matrix products probed where an input is in half precision (bf16, fp16): the CPU runs
-#: them on oneDNN's matmul (ATen's mkldnn_bf16_gemm / mkldnn_fp16_gemm), whose packed
+#: them on oneDNN's matmul (aten/src/ATen/native/mkldnn/Matmul.cpp), whose packed
 #: operands and scratchpad the allocator hands out inside the call: 18,048 bytes for a 64 × 64
 #: product in bf16, 2.1 MB for a 512 × 1024 by 1024 × 1024 one on two threads. In float32
 #: the same products took nothing from the allocator (an addmm: a row of its output's
