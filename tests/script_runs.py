@@ -19,6 +19,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.measure import quiet_profiler
 from generator.measure.backends.cpu import allocator_peak_bytes
+from generator.simulate.pretrained import ON_THE_SCRIPTS_THREAD
 from generator.simulate.runner import Script
 
 WINDOW = "generator::script"
@@ -38,9 +39,12 @@ def profiled_peak(script: str, args: list[str]) -> int:
 
 
 def real_cpu_peak(script: Path, args: tuple[str, ...], cwd: Path) -> int:
-    """The CPU allocator's peak while `script` runs for real, in a process of its own."""
+    """The CPU allocator's peak while `script` runs for real, in a process of its own. The
+    profiler sees the allocations of the script's thread alone, so a checkpoint is loaded
+    there, as the simulation loads it (pretrained.ON_THE_SCRIPTS_THREAD)."""
     done = subprocess.run(
-        [sys.executable, __file__, str(script), *args], cwd=cwd, env=cli_env(),
+        [sys.executable, __file__, str(script), *args], cwd=cwd,
+        env={**cli_env(), **ON_THE_SCRIPTS_THREAD},
         capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     return int(done.stdout.strip().splitlines()[-1])

@@ -8,6 +8,7 @@
     placement  which fake tensors are on the GPU; their storages as they come and go
     memory     the caching allocator, driven online (out of memory where it happens)
     recompute  a checkpointed block recomputed in its forward pass's modes
+    rng_states the CPU generator's states a script keeps, modelling the CPU
     values     placeholders for what only a real tensor can tell, and where they were read
     weights    checkpoints read from their headers: shapes and dtypes, no data
     pretrained from_pretrained offline: shipped configs, a config alone as a header

@@ -3,7 +3,7 @@
 `answered(...)` replaces, and on exit puts back, what PyTorch would otherwise answer from
 the driver: the queries of `torch.cuda` (availability, the device's name, properties and
 capability from the catalogue, gpus.py; the memory statistics from the simulation,
-memory.py), a simulated tensor's `device` (FakeTensor's property; placement.py knows which
+memory.py, and the per-process memory fraction, which caps its allocator), a simulated tensor's `device` (FakeTensor's property; placement.py knows which
 are on the GPU), autocast and the optimizers' choice of kernels, which both go by the device:
 
 - `torch.autocast("cuda", …)` (and `torch.cuda.amp.autocast`) becomes CPU autocast with
@@ -52,6 +52,7 @@ from generator.gpus import GPU as CatalogueGpu
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.placement import GPU, DeviceStorages
 from generator.simulate.values import Placeholders
+from generator.units import format_bytes
 
 #: torch.optim.optimizer (the package's name `optimizer` is not the module).
 _OPTIMIZER = importlib.import_module("torch.optim.optimizer")
@@ -107,6 +108,7 @@ def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         "reset_max_memory_allocated": lambda device=None: memory.reset_peak_stats(),
         "empty_cache": memory.empty_cache,
         "memory_stats": _memory_stats(memory),
+        "memory_summary": _memory_summary(memory, gpu.name),
         "Stream": Stream,
         "Event": _event_class(values),
         "current_stream": lambda device=None: _STREAM,
@@ -121,11 +123,11 @@ def _queries(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
     }
 
 
-#: torch.cuda's memory functions, also answered in torch.cuda.memory, their home, where
-#: torch.cuda.memory_summary and a script's `torch.cuda.memory.max_memory_allocated` look.
+#: torch.cuda's memory functions, also answered in torch.cuda.memory, their home, where a
+#: script's `torch.cuda.memory.max_memory_allocated` looks.
 _MEMORY = ("mem_get_info", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
-           "empty_cache", "memory_stats")
+           "empty_cache", "memory_stats", "memory_summary")
 
 
 class Generator:
@@ -277,6 +279,21 @@ def _event_class(values: Placeholders) -> type[Event]:
     return SimulatedEvent
 
 
+def _memory_fraction(memory: DeviceMemory, memory_bytes: int) -> dict[str, Callable]:
+    """torch._C's entry points of torch.cuda.set_per_process_memory_fraction and
+    get_per_process_memory_fraction (PyTorch's own functions check the fraction first): the
+    allocator may reserve `fraction` of the GPU's total memory, as CUDACachingAllocator's
+    setMemoryFraction allows it; 1.0 until the script sets one."""
+    fraction = [1.0]
+
+    def set_fraction(value: float, device: Any = None) -> None:
+        fraction[0] = value
+        memory.limit(int(value * memory_bytes))
+
+    return {"_cuda_setMemoryFraction": set_fraction,
+            "_cuda_getMemoryFraction": lambda device=None: fraction[0]}
+
+
 def _memory_stats(memory: DeviceMemory) -> Callable:
     """torch.cuda.memory_stats(): the keys of the figures the simulation keeps."""
 
@@ -290,6 +307,26 @@ def _memory_stats(memory: DeviceMemory) -> Callable:
                 "num_ooms": memory.ooms}
 
     return memory_stats
+
+
+def _memory_summary(memory: DeviceMemory, gpu_name: str) -> Callable:
+    """torch.cuda.memory_summary(): the figures the simulation keeps, in a table of
+    PyTorch's look. PyTorch's own builds its table from memory_stats' per-pool counts of
+    blocks and segments, which the simulation does not keep; this one names what it has."""
+
+    def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+        rule = "|" + "=" * 75 + "|"
+        rows = [("Allocated memory", memory.allocated_bytes, memory.peak_allocated_bytes),
+                ("Reserved memory", memory.reserved_bytes, memory.peak_reserved_bytes)]
+        lines = [rule, f"| {'PyTorch CUDA memory summary, device ID 0 (simulated)':<73} |",
+                 f"| {gpu_name:<73} |", rule,
+                 f"| {'Metric':<33} | {'Cur Usage':>17} | {'Peak Usage':>17} |", rule]
+        lines += [f"| {name:<33} | {format_bytes(now):>17} | {format_bytes(peak):>17} |"
+                  for name, now, peak in rows]
+        lines += [rule, f"| {'Out-of-memory errors: ' + str(memory.ooms):<73} |", rule]
+        return "\n".join(lines) + "\n"
+
+    return memory_summary
 
 
 def _refused(name: str) -> Callable:
@@ -428,7 +465,8 @@ def answered(gpu: CatalogueGpu, memory_bytes: int, memory: DeviceMemory,
         undo.enter_context(_replaced(torch.accelerator.memory, {
             name: accelerator[name] for name in dir(torch.accelerator.memory)
             if name in accelerator}))
-        undo.enter_context(_replaced(torch._C, _C_ENTRY_POINTS))
+        undo.enter_context(_replaced(torch._C, {**_C_ENTRY_POINTS,
+                                                **_memory_fraction(memory, memory_bytes)}))
         undo.enter_context(_replaced(torch, _autocast_queries()))
         undo.enter_context(_replaced(torch.Tensor, {"pin_memory": _pin_memory}))
         undo.enter_context(_replaced(FakeTensor, {

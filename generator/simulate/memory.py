@@ -56,6 +56,7 @@ class DeviceMemory:
     def __init__(self, *, cuda: bool = True, capacity: int | None = None,
                  history: bool = False) -> None:
         self.cuda, self.capacity = cuda, capacity
+        self._device_capacity = capacity  # what the device itself leaves the allocator
         self.allocator = CachingAllocator(capacity=capacity) if cuda else None
         self.lock = threading.RLock()  # frees fire from the garbage collector and autograd
         self.history: History | None = None
@@ -97,6 +98,15 @@ class DeviceMemory:
             if self.cuda:
                 self.allocator.reset_peak_stats()
             self._cpu_peak = self._cpu_bytes
+
+    def limit(self, nbytes: int) -> None:
+        """torch.cuda.set_per_process_memory_fraction: from now the allocator holds no more
+        than `nbytes` (PyTorch's allowed_memory_maximum, which caps the reserved bytes), nor
+        more than the device leaves it."""
+        with self.lock:
+            device = self._device_capacity
+            self.capacity = nbytes if device is None else min(device, nbytes)
+            self.allocator.capacity = self.capacity
 
     def empty_cache(self) -> None:
         with self.lock:

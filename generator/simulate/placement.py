@@ -208,9 +208,9 @@ class DeviceStorages(TorchDispatchMode):
 
     def place(self, tensor: torch.Tensor) -> None:
         """`tensor`'s storage is on the device from now: one made outside any op the device
-        saw (a checkpoint's, which torch.load makes without an op, weights.py)."""
-        storage = own_storage(tensor) if isinstance(tensor, FakeTensor) else None
-        if storage is not None:
+        saw (a checkpoint's, which torch.load makes without an op, weights.py; a generator's
+        state, rng_states.py)."""
+        for storage in _storages(tensor):
             self._add(storage)
 
     def forget(self) -> None:
@@ -360,28 +360,36 @@ class DeviceStorages(TorchDispatchMode):
                 self.memory.allocate(key, nbytes, tensor=False)
                 held.append(key)
         known = not real and bool(inputs) and all(self._known(t) for t in inputs)
+        try:
+            out = self._run(func, args, kwargs, real=real, known=known)
+            if on_device:
+                # An output on an input's storage (in place, a view, out=) stays where that
+                # input is: `host.copy_(gpu)` writes host memory.
+                given = {id(storage) for t in inputs for storage in _storages(t)}
+                for tensor in tree_flatten(out)[0]:
+                    for storage in _storages(tensor):
+                        if id(storage) not in given:
+                            self._add(storage)
+        finally:
+            # The kernel's buffers die after its outputs are born: they are measured beside
+            # the outputs (onednn_conv_probes.peak_beyond_outputs), as a oneDNN matmul holds
+            # its packed operands once its output is allocated.
+            for key in held:
+                self.memory.free(key)
+        return out
+
+    def _run(self, func, args: tuple, kwargs: dict, *, real: bool, known: bool) -> Any:
+        """The op itself: on real tensors (the script's data) or on fake ones."""
         self._local.depth = getattr(self._local, "depth", 0) + 1
         try:
             if real:
                 with unset_fake_temporarily():
-                    out = func(*args, **kwargs)
-            else:
-                out = self._with_values(func, args, kwargs, known)
+                    return func(*args, **kwargs)
+            return self._with_values(func, args, kwargs, known)
         except unmodelled.OPS_REFUSED as error:  # one line naming the op (unmodelled.py)
             raise unmodelled.refused(func, error) from None
         finally:
             self._local.depth -= 1
-            for key in held:
-                self.memory.free(key)
-        if on_device:
-            # An output on an input's storage (in place, a view, out=) stays where that
-            # input is: `host.copy_(gpu)` writes host memory.
-            given = {id(storage) for t in inputs for storage in _storages(t)}
-            for tensor in tree_flatten(out)[0]:
-                for storage in _storages(tensor):
-                    if id(storage) not in given:
-                        self._add(storage)
-        return out
 
     def _higher_order(self, func: HigherOrderOperator, args: tuple, kwargs: dict) -> Any:
         """A higher-order op (flex_attention and its backward, which a GPU runs as one fused

@@ -12,7 +12,8 @@ of them back out on exit, however the block ends (style point 5g):
    placeholders. A module deep-copied keeps its tensors in that mode (copies.py).
 2. The device's kernels: on the GPU, CUDA's fused dropout and attention kernels, autocast
    policy and half-to-float softmax (cuda_kernels.py CudaKernelPolicy); on the CPU, the
-   oneDNN LSTM's workspace (cpu_kernels.py).
+   oneDNN LSTM's workspace (cpu_kernels.py) and the generator's states that checkpoints
+   keep (rng_states.py).
 3. The device's storages and its memory, online (placement.py, memory.py), the values
    a simulated tensor cannot give (values.py), checkpoints read from their headers
    (weights.py), a storage's address its own (addresses.py: a checkpoint's check for
@@ -45,7 +46,7 @@ from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 from generator.measure.emulation.fake_build import fakes_converted
 from generator.measure.training.quantize_4bit import code_tables_kept
 from generator import gpus
-from generator.simulate import addresses, compare, copies, recompute
+from generator.simulate import addresses, compare, copies, recompute, rng_states
 from generator.simulate import device as cuda_device
 from generator.simulate.distributed import local_gpus, rank_zero_of
 from generator.simulate.memory import DeviceMemory
@@ -148,6 +149,8 @@ class SimulatedGpu:
             stack.enter_context(copies.fake_copies())
             stack.enter_context(self.storages)
             stack.enter_context(self.storages.resizes_followed())
+            if not cuda:
+                stack.enter_context(rng_states.counted(self.storages))
             stack.callback(self.storages.forget)
             stack.enter_context(Placement(self.storages, gpu=cuda))
             # above Placement: the script's reads

@@ -16,6 +16,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from generator.measure import quiet_profiler
 from generator.measure.backends.cpu import allocator_peak_bytes
+from generator.simulate.pretrained import ON_THE_SCRIPTS_THREAD
 from generator.simulate.runner import Script
 
 EXAMPLE = REPO_ROOT / "generator" / "examples" / "from_pretrained_loop.py"
@@ -68,7 +69,8 @@ def test_the_simulation_of_the_cpu_against_a_real_run_on_it(tmp_path: Path,
     AutoModelForCausalLM.from_config(config).save_pretrained(tmp_path / "tiny")
     args = ("--model", str(tmp_path / "tiny"), "--steps", "3", "--seq-len", "32",
             "--batch-size", "2")
-    monkeypatch.setenv("HF_DEACTIVATE_ASYNC_LOAD", "1")
+    for name, value in ON_THE_SCRIPTS_THREAD.items():
+        monkeypatch.setenv(name, value)
     with quiet_profiler(), profile(activities=[ProfilerActivity.CPU],
                                    profile_memory=True) as prof:
         with record_function(WINDOW):

@@ -42,9 +42,10 @@ def test_a_batch_an_rtx_3060_cannot_hold_exits_3(tmp_path: Path) -> None:
     assert json.loads(report.read_text())["verdict"] in ("only just", "no")
 
 
-@pytest.mark.xfail(strict=True, reason="the simulation of the CPU is 9 % above the real run "
-                   "(3.03 against 2.77 MB for this tiny model); its cause is not found yet")
 def test_sft_on_the_cpu_against_a_real_run(tmp_path: Path) -> None:
+    """Within 1 %: the real run loads the checkpoint on the script's thread, as the
+    simulation does (a pool thread's allocations are not in the profiler's peak), and the
+    simulation counts the CPU generator's states that the checkpointed layers keep."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tiny = tmp_path / "tiny-llama"

@@ -194,6 +194,36 @@ def test_out_of_memory_is_raised_where_the_gpu_cannot_hold_it() -> None:
     assert report.out_of_memory and report.verdict.word == "no"
 
 
+def test_the_memory_summary_is_the_simulations() -> None:
+    with g.simulated_gpu("4090"):
+        kept = torch.empty(3 * MIB, dtype=torch.uint8, device="cuda")
+        summary = torch.cuda.memory_summary()
+        assert torch.cuda.memory.memory_summary() == summary  # its home answers too
+    assert "(simulated)" in summary and "NVIDIA GeForce RTX 4090" in summary
+    allocated = next(line for line in summary.splitlines() if "Allocated memory" in line)
+    assert allocated.split("|")[2:4] == [f"{'3.00 MiB':>18} ", f"{'3.00 MiB':>18} "]
+    assert "Out-of-memory errors: 0" in summary
+    del kept
+
+
+def test_a_memory_fraction_caps_what_the_allocator_may_reserve() -> None:
+    """torch.cuda.set_per_process_memory_fraction, as CUDACachingAllocator's
+    setMemoryFraction: the reserved bytes may not pass the fraction of the total memory."""
+    total = gpus.find("4090").memory_bytes
+    with g.simulated_gpu("4090"):
+        assert torch.cuda.get_per_process_memory_fraction() == 1.0
+        torch.cuda.set_per_process_memory_fraction(0.25)
+        assert torch.cuda.get_per_process_memory_fraction() == 0.25
+        kept = torch.empty(int(0.2 * total), dtype=torch.uint8, device="cuda")
+        with pytest.raises(torch.cuda.OutOfMemoryError, match="CUDA out of memory"):
+            torch.empty(int(0.1 * total), dtype=torch.uint8, device="cuda")
+        del kept
+        torch.cuda.set_per_process_memory_fraction(1.0)  # the device's own limit again
+        torch.empty(int(0.9 * total), dtype=torch.uint8, device="cuda")
+        with pytest.raises(ValueError, match="Allowed range"):  # PyTorch's own check
+            torch.cuda.set_per_process_memory_fraction(1.5)
+
+
 def test_the_process_is_as_it_was_found_after_a_run_however_it_ends() -> None:
     with g.simulated_gpu("4090", steps=1):  # the first run's imports (sympy) add warning
         _train(3, [])                        # filters for good: no run's doing

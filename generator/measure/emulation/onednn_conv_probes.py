@@ -1,4 +1,5 @@
-"""What oneDNN's convolution kernels take from the CPU allocator inside themselves, measured.
+"""What oneDNN's convolution and half-precision matmul kernels take from the CPU allocator
+inside themselves, measured.
 
 On the CPU, `aten.convolution` and `aten.convolution_backward` run oneDNN (through ideep),
 which takes buffers from PyTorch's CPU allocator that never become tensors: the input, the
@@ -6,7 +7,10 @@ weights and the output reordered to and from oneDNN's blocked layouts, and the p
 scratchpad (ideep books one per call, `scratchpad_mode::user`). They live only while the
 kernel runs, and fake tensors, which run a meta kernel, see none of them. Where a training
 step peaks inside a convolution's backward, they are its peak's missing part: convnet-small's
-estimate of the CPU in bf16 came out 2.7 % under the real run's.
+estimate of the CPU in bf16 came out 2.7 % under the real run's. A matrix product in bf16 or
+fp16 runs oneDNN's matmul, which packs its operands into buffers of its own once its output
+is allocated (MATMULS): a GPT-2 trained by Hugging Face's Trainer wholly in bf16 with
+checkpointing peaks inside one, and its simulation of the CPU came out 2.5 % short.
 
 Unlike the LSTM's workspace (onednn_lstm.py), these sizes follow no rule one could
 cite: oneDNN picks an implementation (jit, brgemm, reference) by the CPU's instruction set,
@@ -35,6 +39,14 @@ from generator.measure.tracking.cpu_allocator_blocks import allocator_blocks, pe
 aten = torch.ops.aten
 #: The ops probed: the CPU kernels behind nn.Conv1d/2d/3d and their backward.
 PROBED = (aten.convolution.default, aten.convolution_backward.default)
+#: The matrix products probed where an input is in half precision (bf16, fp16): the CPU runs
+#: them on oneDNN's matmul (aten/src/ATen/native/mkldnn/Matmul.cpp), whose packed
+#: operands and scratchpad the allocator hands out inside the call: 18,048 bytes for a 64 × 64
+#: product in bf16, 2.1 MB for a 512 × 1024 by 1024 × 1024 one on two threads. In float32
+#: the same products took nothing from the allocator (an addmm: a row of its output's
+#: size, measured): not probed.
+MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default)
+HALF = (torch.bfloat16, torch.float16)
 #: One measurement per distinct call for the whole process: the kernel's buffers depend on
 #: nothing else (not on the values, which oneDNN's convolutions never branch on).
 _measured: dict[tuple, int] = {}
@@ -45,7 +57,7 @@ PROBE = "generator::kernel_probe"
 def hidden_bytes(func, args: tuple, kwargs: dict | None) -> int:
     """Bytes the real CPU kernel of `func` holds inside the call beyond its outputs, at the
     call's own peak; 0 for ops not probed."""
-    if func not in PROBED:
+    if not probed(func, args):
         return 0
     key = (func, _signature(args), _signature(kwargs or {}))
     if key not in _measured:
@@ -53,6 +65,15 @@ def hidden_bytes(func, args: tuple, kwargs: dict | None) -> int:
             real_args, real_kwargs = tree_map(_zeros_like, (args, kwargs or {}))
             _measured[key] = peak_beyond_outputs(lambda: func(*real_args, **real_kwargs))
     return _measured[key]
+
+
+def probed(func, args: tuple) -> bool:
+    """Whether the call is one whose kernel's buffers are measured: a convolution, or a
+    matrix product of half-precision inputs."""
+    if func in PROBED:
+        return True
+    return func in MATMULS and any(isinstance(a, torch.Tensor) and a.dtype in HALF
+                                   for a in args)
 
 
 def _signature(value: Any) -> Any:
