@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import threading
 import weakref
 from collections.abc import Iterator
@@ -48,6 +47,7 @@ from generator.measure.emulation.cpu_kernels import kernel_buffers
 from generator.measure.tracking.sharded_tracker import local_storages
 from generator.measure.tracking.tracker import own_storage
 from generator.simulate import unmodelled
+from generator.simulate.host_data import UNIQUE, device_type, stays_real, values_kept
 from generator.simulate.memory import DeviceMemory
 from generator.simulate.values import Placeholders
 
@@ -73,81 +73,6 @@ def names_cuda(device: Any) -> bool:
         return False
 
 
-#: Factories of indices whose values a script's data pipeline reads back (a shuffled
-#: sampler's `torch.randperm(n).tolist()`, random token ids, positions).
-_INDEX_FACTORIES = {aten.randperm, aten.randint, aten.arange}
-_FILLED = {aten.empty, aten.zeros, aten.ones, aten.full}
-#: `torch.unique`'s ops. Of values the simulation does not have (a model's predictions) they
-#: run on the values' placeholders (values.py: 0), so give one value: a summary of the
-#: values, at most their size, that scripts check rather than compute on (torchmetrics counts
-#: the classes it is given). The other ops whose output's shape depends on unknown values
-#: (nonzero, boolean-mask indexing) are refused: their output may be as large as the input.
-_UNIQUE = {aten._unique, aten._unique2, aten.unique_dim, aten.unique_consecutive,
-           aten.unique_dim_consecutive}
-#: The most elements of an op's outputs whose values are kept beside the fake ones (the
-#: script's data on the GPU: 16 Mi elements of token ids are a batch of 4 × 4 Mi tokens).
-VALUES_LIMIT = 2**24
-FEW_NUMBERS = 4096
-
-
-def _stays_real(func: Any, args: tuple, kwargs: dict, inputs: list) -> bool:
-    """Whether an op on the host runs for real: the script's data is real (its loader's
-    indices, token ids, masks, labels), so that shuffling, padding and packing happen as on
-    the GPU. An op whose inputs are all real tensors stays real; of the ops that make a
-    tensor from nothing, those of indices do (randperm, randint, arange): an empty tensor to
-    fill stays fake, whatever its dtype (a checkpoint's int8 weights), however large (one of
-    no elements has nothing to fill: it stays real, see below). A
-    real tensor becomes fake where it meets a fake one, or moves to the GPU."""
-    if inputs:
-        return not any(isinstance(t, FakeTensor) or is_traceable_wrapper_subclass(t)
-                       or _device_type(t) == "meta" for t in inputs)
-    device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":  # the meta device's stay
-        return False
-    if func.overloadpacket in _INDEX_FACTORIES or func.overloadpacket is aten.scalar_tensor:
-        return True
-    if func.overloadpacket in _FILLED and _integral(func, args, kwargs):
-        return True  # ids and masks filled with a constant (a collator's padding)
-    size = args[0] if args and isinstance(args[0], (list, tuple)) else None
-    if func is aten.empty.memory_format and size is not None and math.prod(size) == 0:
-        # an empty tensor of nothing on the host: it has no values, and PyTorch makes one to
-        # wrap a host storage it then sets (`set_`): a tensor rebuilt from its storage
-        # (pickle, DataLoader's worker processes), a storage's copy (`clone()`, so a deep
-        # copy); a fake one, of the meta device, cannot take it ('set the storage of a
-        # tensor on device "meta"')
-        return True
-    # a single number made to be filled (DataLoader's seed: torch.empty((), dtype=int64)
-    # .random_().item())
-    return func.overloadpacket in _FILLED and size is not None and math.prod(size) == 1
-
-
-def _integral(func: Any, args: tuple, kwargs: dict) -> bool:
-    """Whether zeros/ones/full make integers or truth values (full's from its fill value);
-    an empty tensor's values are not made, so it is never one of them."""
-    dtype = kwargs.get("dtype")
-    if dtype is None:
-        return (func.overloadpacket is aten.full and len(args) > 1
-                and isinstance(args[1], int))
-    return func.overloadpacket is not aten.empty and not (
-        dtype.is_floating_point or dtype.is_complex)
-
-
-def _indices(outputs: list[torch.Tensor]) -> bool:
-    """Outputs whose values are kept: integers or truth values up to VALUES_LIMIT elements,
-    numbers computed from them (a count of tokens divided by a chunk's length) up to
-    FEW_NUMBERS."""
-    count = sum(t.numel() for t in outputs)
-    if all(not t.dtype.is_floating_point and not t.dtype.is_complex for t in outputs):
-        return count <= VALUES_LIMIT
-    return count <= FEW_NUMBERS
-
-
-def _device_type(tensor: torch.Tensor) -> str:
-    """Where a tensor really is: a fake one's own device (not the simulated GPU that
-    device.py makes its `device` answer, which asks this module)."""
-    return (tensor.fake_device if isinstance(tensor, FakeTensor) else tensor.device).type
-
-
 def _named(device: Any) -> Any:
     """A bare device index as the CUDA device it names (bools are .to's flags)."""
     if isinstance(device, int) and not isinstance(device, bool):
@@ -160,8 +85,8 @@ def _storages(tensor: object) -> list[torch.UntypedStorage]:
     if is_traceable_wrapper_subclass(tensor):
         return local_storages(tensor)
     # a meta tensor (a model built under `torch.device("meta")`, as from_pretrained builds
-    # it) holds no memory on any device; a real one is the script's data (_stays_real)
-    if not isinstance(tensor, torch.Tensor) or _device_type(tensor) == "meta":
+    # it) holds no memory on any device; a real one is the script's data (host_data.py)
+    if not isinstance(tensor, torch.Tensor) or device_type(tensor) == "meta":
         return []
     storage = own_storage(tensor)
     return [] if storage is None else [storage]
@@ -264,7 +189,7 @@ class DeviceStorages(TorchDispatchMode):
         or a fake one made from such data alone (its values kept beside it)."""
         if isinstance(tensor, FakeTensor):
             return id(tensor) in self._values_of
-        return not is_traceable_wrapper_subclass(tensor) and _device_type(tensor) != "meta"
+        return not is_traceable_wrapper_subclass(tensor) and device_type(tensor) != "meta"
 
     def _with_values(self, func: Any, args: tuple, kwargs: dict, known: bool) -> Any:
         """The op on fake tensors; where its inputs' values are all known (data moved to the
@@ -279,9 +204,9 @@ class DeviceStorages(TorchDispatchMode):
         try:
             out = func(*args, **kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException):
-            if not known and func.overloadpacket not in _UNIQUE:
+            if not known and func.overloadpacket not in UNIQUE:
                 raise
-            if not known:  # unique of unknown values: of their placeholders (see _UNIQUE)
+            if not known:  # unique of unknown values: of their placeholders (host_data.UNIQUE)
                 self.values.read("unique")
             values = self._run_on_values(func, args, kwargs)
             mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
@@ -291,7 +216,7 @@ class DeviceStorages(TorchDispatchMode):
                 self._keep(out, values)
             return out
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        if known and outputs and _indices(outputs) and not any(
+        if known and outputs and values_kept(outputs) and not any(
                 isinstance(t, nn.Parameter) for t in tree_flatten((args, kwargs))[0]):
             self._keep(out, self._run_on_values(func, args, kwargs))
         elif func._schema.is_mutable:  # written without its values: they are unknown now
@@ -352,7 +277,7 @@ class DeviceStorages(TorchDispatchMode):
             self.every_storage or any(self.holds(t) for t in inputs)))
         if on_device and self.workspace_bytes and func in _MATMULS:
             self._workspace()
-        real = placing != "device" and _stays_real(func, args, kwargs, inputs)
+        real = placing != "device" and stays_real(func, args, kwargs, inputs)
         held = []
         if self.every_storage:  # the CPU kernel's own buffers, alive while it runs
             for index, nbytes in enumerate(kernel_buffers(func, args, kwargs)):
