@@ -1,7 +1,8 @@
 """The accuracy page's second held-out set (generator/site/held_out/as_written.py): the points
 run as their authors wrote them, beside the published figure and the first set's estimate.
-Today no point has run, and the page must say so; the filled cases use estimates made up
-here (never written into held_out_as_written.json). Each sentence that counts, both ways."""
+Before a point has run the page must say so (the file as committed before the runs); the
+filled cases use the recorded runs or estimates made up here (never written into
+held_out_as_written.json). Each sentence that counts, both ways."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from generator.site.stats import falls_short
 from generator.units import pct
 
 FIRST = held_out()
-RUNS = recorded.points()
+RECORDED = recorded.points()
+#: The points as committed before they ran (each "estimate": null).
+RUNS = [replace(point, estimate=None) for point in RECORDED]
 BY_ID = {p.id: p for p in FIRST}
 #: The report's field each kind of published figure is held against (as the first set holds it).
 FIELD = {"nvidia-smi": "reserved_bytes", "reserved": "reserved_bytes",
@@ -53,8 +56,7 @@ def test_each_run_is_held_against_the_figure_the_first_set_compares_on_its_gpu()
         assert run.gpu == point.modelled_gpu
 
 
-def test_today_no_point_has_run_and_the_section_says_so_with_the_commands() -> None:
-    assert all(run.estimate is None for run in RUNS)  # nothing recorded by this page
+def test_before_any_point_ran_the_section_says_so_with_the_commands() -> None:
     ctx = as_written.context(FIRST, RUNS)
     found = ctx["summary"]
     assert (found["count"], found["pending"], found["total"]) == (0, len(RUNS), len(RUNS))
@@ -187,3 +189,37 @@ def test_the_page_shows_the_tables_once_a_point_has_run(lang: str, monkeypatch) 
 
 def test_the_rule_for_falling_short_both_ways() -> None:
     assert falls_short(0.999) and not falls_short(1.0) and not falls_short(1.2)
+
+
+def test_the_runs_are_recorded_once_each_at_one_commit() -> None:
+    assert all(run.estimate is not None for run in RECORDED)
+    assert len({run.estimate["commit"] for run in RECORDED}) == 1
+    assert all(run.estimate["exit_status"] in (0, 3) for run in RECORDED)
+    assert as_written.context(FIRST, RECORDED)["libraries"] is not None  # said on the page
+
+
+def _libraries_rows(kept: list[float], again: list[float], here: str = "5.23.0") -> list:
+    """Rows of the first set's points, their runs as written at `kept` (no checkpointing)
+    and `again` (checkpointing) × the first set's estimate, run with transformers `here`."""
+    rows = []
+    for run in RECORDED:
+        point = BY_ID[run.id]
+        share = (again if point.checkpointing else kept)
+        factor = share[len(rows) % len(share)]
+        rows.append({"point": point, "run": replace(run, estimate={**run.estimate,
+                                                                    "transformers": here}),
+                     "first": 1000, "estimated": 1000 * factor, "ratio": factor})
+    return rows
+
+
+def test_the_libraries_are_named_only_where_the_data_shows_them() -> None:
+    said = as_written.libraries_differ(_libraries_rows([0.6, 0.9], [1.01, 0.99]))
+    assert said is not None
+    assert "10.0 %–40.0 % below" in said.en and "within 1.0 %" in said.en
+    assert "transformers 5.23.0" in said.en and "4.41" in said.en and "4.41" in said.zh
+    # a run that keeps its activations and is not below the first set: nothing said
+    assert as_written.libraries_differ(_libraries_rows([0.6, 1.02], [1.0])) is None
+    # checkpointed runs as far off as the others: not the activations
+    assert as_written.libraries_differ(_libraries_rows([0.9], [0.8])) is None
+    # run with a transformers that predates BERT's SDPA too: not the libraries
+    assert as_written.libraries_differ(_libraries_rows([0.6], [1.0], here="4.40.2")) is None

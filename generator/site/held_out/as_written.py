@@ -115,6 +115,59 @@ def said(found: dict[str, Any]) -> Words:
     return Words(lead.en + versus.en + tail.en, lead.zh + versus.zh + tail.zh)
 
 
+#: The first transformers release in which BERT attends with SDPA by default
+#: (huggingface/transformers#28802, merged April 2024); until then its attention was eager:
+#: each layer kept its attention probabilities (and dropout's mask) for backward.
+BERT_SDPA_SINCE = (4, 41)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("+")[0].split(".")[:2])
+
+
+def libraries_differ(found: list[dict[str, Any]]) -> Words | None:
+    """Why the runs as written part from the first set, where the data shows it: every run
+    that keeps its activations (no checkpointing) lands below the first set's estimate, each
+    farther than any run that recomputes them, and every published run used a transformers
+    older than BERT's SDPA (as its source states or its date tells: HeldOutSource.versions)
+    while these runs used a newer one. None where any of that fails."""
+    ran = [r for r in found if r["ratio"] is not None and r["first"] is not None]
+    kept = [r["estimated"] / r["first"] - 1 for r in ran if not r["point"].checkpointing]
+    again = [abs(r["estimated"] / r["first"] - 1) for r in ran if r["point"].checkpointing]
+    published = sorted({v for r in ran
+                        for v in r["point"].source.versions.get("transformers", ())},
+                       key=_version)
+    here = sorted({r["run"].estimate["transformers"] for r in ran
+                   if r["run"].estimate.get("transformers")}, key=_version)
+    if (not kept or not again or max(kept) >= 0 or max(again) >= min(-k for k in kept)
+            or not published or not here or _version(published[-1]) >= BERT_SDPA_SINCE
+            or _version(here[0]) < BERT_SDPA_SINCE):
+        return None
+    low, high = pct(-max(kept)), pct(-min(kept))
+    spread = low if low == high else f"{low}–{high}"
+    versions = published[0] if len(published) == 1 else f"{published[0]}–{published[-1]}"
+    since = ".".join(map(str, BERT_SDPA_SINCE))
+    return Words(
+        f"Where the step keeps its activations (no checkpointing), each run as written is "
+        f"{spread} below the first set's estimate of it; where checkpointing recomputes them, "
+        f"within {pct(max(again))}. What differs is the libraries, not the code: these "
+        f"scripts ran with transformers {', '.join(here)}, whose BERT and DistilBERT attend "
+        f"with SDPA by default and keep no attention probabilities for backward, while the "
+        f"published runs used transformers {versions} (as their sources state or their dates "
+        f"tell), older than {since}, the first in which BERT attends with SDPA, so their "
+        f"attention was eager and kept them, as the first set described it (eager attention). "
+        f"A script as written is also its "
+        f"libraries' versions: these runs tell what the same code takes today, not what it "
+        f"took when it was published.",
+        f"不做检查点、保留激活的那些点上，原样运行都比第一组的估算低 {spread}；用检查点重算激活的"
+        f"点上，两者相差不超过 {pct(max(again))}。差别在库，不在代码：这些脚本是用 transformers "
+        f"{', '.join(here)} 运行的，它的 BERT 和 DistilBERT 默认用 SDPA 做注意力，不为反向传播"
+        f"保留注意力概率；公开数字的运行用的是 transformers {versions}（来源写明的，或由发表日期"
+        f"推断），早于 BERT 开始默认使用 SDPA 的 {since}，注意力是 eager 的，会保留这些概率，"
+        f"第一组也是这样描述的（eager 注意力）。原样运行的脚本也包括它所用库的版本：这些运行说明的是同样的"
+        f"代码今天要多少显存，而不是发表时用了多少。")
+
+
 def _short_one(short: int) -> Words:
     """The end of the sentence about one point: below its published figure or not."""
     return (Words(", short of the published figure.", "低于公开数字。") if short else
@@ -195,6 +248,7 @@ def context(first: list[HeldOutPoint], runs: list[Point]) -> dict[str, Any] | No
     counted = summary(found)
     corrected = [p.source.label for p in first if p.first is not None]
     return {"rows": found, "summary": counted, "said": said(counted),
+            "libraries": libraries_differ(found),
             "sources": by_source(found),
             # the sources whose setting the first set transcribed wrongly, then corrected
             "corrected": list(dict.fromkeys(corrected))}
