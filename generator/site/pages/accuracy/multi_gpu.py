@@ -139,6 +139,13 @@ def table(found: list[dict[str, Any]], lang: str) -> Markup:
     return markdown_table(headers, body, numeric_from=1)
 
 
+#: torchtitan's newest release, which needs a newer PyTorch than the one these runs use
+#: (it calls torch.distributed.set_timeout, absent from 2.13).
+NEWER_TORCHTITAN = "0.3.0"
+#: Llama 3.1's vocabulary, which torchtitan's 8B model keeps with the shipped tokenizer.
+LLAMA3_VOCABULARY = 128_256
+
+
 def trainer_context(points: list[held_out_torchtitan.Point],
                     step_rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """torchtitan's own run of the rows (None: the file lists none): its rows, what they
@@ -146,8 +153,14 @@ def trainer_context(points: list[held_out_torchtitan.Point],
     found = trainer_rows(points, step_rows)
     if not found:
         return None
+    ran = [p.estimate for p in points if p.estimate is not None]
     return {"rows": found, "said": trainer_said(found), "memory": memory(points[0]),
-            "steps": sorted({r["steps"] for r in found if r["steps"] is not None})}
+            "steps": sorted({r["steps"] for r in found if r["steps"] is not None}),
+            # the versions each run recorded (the page names them; "?" before any ran)
+            "versions": {name: ", ".join(sorted({e[name].split("+")[0] for e in ran
+                                                  if e.get(name)})) or "?"
+                         for name in ("torchtitan", "torch")},
+            "newer": NEWER_TORCHTITAN, "vocabulary": LLAMA3_VOCABULARY}
 
 
 def trainer_rows(points: list[held_out_torchtitan.Point],
