@@ -85,43 +85,57 @@ def clean_commit(root: Path) -> str:
                           text=True, check=True).stdout.strip()
 
 
+def _raw_points(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A record's points as stored: by source (as-written) or in one list (torchtitan)."""
+    if "sources" in data:
+        return [raw for source in data["sources"] for raw in source["points"]]
+    return data["points"]
+
+
 def recorded(data: dict[str, Any], point_id: str, estimate: dict[str, Any]) -> dict[str, Any]:
     """`data` with the point's estimate set; a ValueError if it has one already (a point is
     never estimated again)."""
-    for source in data["sources"]:
-        for raw in source["points"]:
-            if raw["id"] == point_id:
-                if raw["estimate"] is not None:
-                    raise ValueError(f"{point_id} was estimated already, at "
-                                     f"{raw['estimate'].get('commit')}: never again")
-                raw["estimate"] = estimate
-                return data
-    raise ValueError(f"no point {point_id} in {AS_WRITTEN}")
+    for raw in _raw_points(data):
+        if raw["id"] == point_id:
+            if raw["estimate"] is not None:
+                raise ValueError(f"{point_id} was estimated already, at "
+                                 f"{raw['estimate'].get('commit')}: never again")
+            raw["estimate"] = estimate
+            return data
+    raise ValueError(f"no point {point_id} in the record")
+
+
+def record_each_once(work: Path, path: Path, *, check: str, points_of, run, say=print) -> list:
+    """Run each point of the record at `path` not yet estimated, once, at this clean commit,
+    and record it at once (a later failure loses nothing); a failed run records nothing and
+    the others still run. `points_of(data)` reads the record's points, `run(point, folder)`
+    gives what is recorded. The points estimated, as the record now holds them."""
+    commit = clean_commit(path.parent)
+    failures = []
+    for point in points_of(load(path)):
+        if point.estimate is not None:
+            continue
+        folder = work / point.id
+        folder.mkdir(parents=True)
+        say(f"{check} {point.id}: {point.command}")
+        try:
+            estimate = {"commit": commit, **run(point, folder)}
+        except RuntimeError as failed:
+            failures.append(str(failed))
+            say(f"{check} {point.id}: FAILED, not recorded: {failed}")
+            continue
+        write_atomic(path, json.dumps(recorded(load(path), point.id, estimate), indent=2,
+                                      ensure_ascii=False) + "\n", what=path.name, durable=True)
+    if failures:  # after the others were recorded: they ran once, at this commit
+        raise RuntimeError(f"{len(failures)} {check} point(s) did not run, nothing recorded "
+                           "for them:\n" + "\n".join(failures))
+    return [p for p in points_of(load(path)) if p.estimate is not None]
 
 
 def estimate_pending(work: Path, path: Path = DATA / AS_WRITTEN,
                      say=print) -> list[dict[str, Any]]:
     """Run each point not yet estimated, once, and record it (see the module); then the
     comparison of every estimated point."""
-    commit = clean_commit(path.parent)
-    failures = []
-    for point in points(load(path)):
-        if point.estimate is not None:
-            continue
-        folder = work / point.id
-        folder.mkdir(parents=True)
-        say(f"as-written {point.id}: {point.command}")
-        try:
-            estimate = {"commit": commit, **run(point, folder)}
-        except RuntimeError as failed:
-            failures.append(str(failed))
-            say(f"as-written {point.id}: FAILED, not recorded: {failed}")
-            continue
-        write_atomic(path, json.dumps(recorded(load(path), point.id, estimate), indent=2,
-                                      ensure_ascii=False) + "\n", what=AS_WRITTEN,
-                     durable=True)
-    if failures:  # after the others were recorded: they ran once, at this commit
-        raise RuntimeError(f"{len(failures)} held-out point(s) did not run, nothing recorded "
-                           "for them:\n" + "\n".join(failures))
-    return [compare(p, p.estimate["report"], p.estimate["printed_bytes"])
-            for p in points(load(path)) if p.estimate is not None]
+    done = record_each_once(work, path, check="as-written", points_of=points,
+                            run=lambda point, folder: run(point, folder), say=say)
+    return [compare(p, p.estimate["report"], p.estimate["printed_bytes"]) for p in done]

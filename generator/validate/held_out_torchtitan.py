@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from generator.files import write_atomic
 from generator.results.held_out_torchtitan import (
     DATA, TORCHTITAN, Point, arguments, compare, load, points, report_name)
 from generator.validate import held_out_scripts
@@ -53,42 +52,14 @@ def _torchtitan_version() -> str | None:
         return None
 
 
-def recorded(data: dict[str, Any], point_id: str, estimate: dict[str, Any]) -> dict[str, Any]:
-    """`data` with the point's estimate set; a ValueError if it has one already (a point is
-    never estimated again)."""
-    for raw in data["points"]:
-        if raw["id"] == point_id:
-            if raw["estimate"] is not None:
-                raise ValueError(f"{point_id} was estimated already, at "
-                                 f"{raw['estimate'].get('commit')}: never again")
-            raw["estimate"] = estimate
-            return data
-    raise ValueError(f"no point {point_id} in {TORCHTITAN}")
+recorded = held_out_scripts.recorded
 
 
 def estimate_pending(work: Path, path: Path = DATA / TORCHTITAN,
                      say=print) -> list[dict[str, Any]]:
     """Run each point not yet estimated, once, and record it (see the module); then the
     comparison of every estimated point."""
-    commit = held_out_scripts.clean_commit(path.parent)
-    failures = []
-    for point in points(load(path)):
-        if point.estimate is not None:
-            continue
-        folder = work / point.id
-        folder.mkdir(parents=True)
-        say(f"torchtitan {point.id}: {point.command}")
-        try:
-            estimate = {"commit": commit, **run(point, folder)}
-        except RuntimeError as failed:
-            failures.append(str(failed))
-            say(f"torchtitan {point.id}: FAILED, not recorded: {failed}")
-            continue
-        write_atomic(path, json.dumps(recorded(load(path), point.id, estimate), indent=2,
-                                      ensure_ascii=False) + "\n", what=TORCHTITAN,
-                     durable=True)
-    if failures:  # after the others were recorded: they ran once, at this commit
-        raise RuntimeError(f"{len(failures)} torchtitan point(s) did not run, nothing "
-                           "recorded for them:\n" + "\n".join(failures))
-    return [compare(p, p.estimate["report"]) for p in points(load(path))
-            if p.estimate is not None]
+    done = held_out_scripts.record_each_once(
+        work, path, check="torchtitan", points_of=points,
+        run=lambda point, folder: run(point, folder), say=say)
+    return [compare(p, p.estimate["report"]) for p in done]

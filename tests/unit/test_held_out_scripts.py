@@ -149,7 +149,7 @@ def test_validate_runs_the_pending_points_once_and_records_them(
 
     monkeypatch.setattr(h, "run", run)
     monkeypatch.setattr(h, "clean_commit", lambda root: "c0ffee")
-    with pytest.raises(RuntimeError, match=r"(?s)1 held-out point.*boom"):
+    with pytest.raises(RuntimeError, match=r"(?s)1 as-written point.*boom"):
         h.estimate_pending(tmp_path / "work", path, say=lambda text: None)
     assert ran == [p.id for p in POINTS[1:]]  # the one estimated already never ran again
     found = {p.id: p.estimate for p in h.points(h.load(path))}
