@@ -20,14 +20,16 @@ TINY = {"batch_size": 2, "seq_len": 16}
 
 
 def test_the_largest_batch_by_the_one_rule() -> None:
+    """A budget whose answer is a dozen estimates away: the rule does not depend on the
+    budget, a larger one only takes more estimates."""
     seen = []
-    found = g.largest_batch("tiny", seq_len=16, memory="1400MiB",
+    found = g.largest_batch("tiny", seq_len=16, memory="1100MiB",
                             progress=lambda b, e, v: seen.append(b))
-    assert found.largest >= 1 and found.tried[found.largest].fits
+    assert found.largest > 1 and found.tried[found.largest].fits
     assert list(found.tried) == seen and found.estimate.experiment.batch_size == found.largest
     if not found.capped:
         above = g.estimate("tiny", batch_size=found.largest + 1, seq_len=16)
-        assert not above.fits(memory="1400MiB").fits
+        assert not above.fits(memory="1100MiB").fits
     with pytest.raises(g.ConfigError, match="needs a gpu"):
         g.largest_batch("tiny", seq_len=16)
 

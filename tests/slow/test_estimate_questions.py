@@ -14,6 +14,14 @@ from generator.experiment import Experiment
 from generator.measure.run import measure_to_result
 
 
+@pytest.fixture(scope="module")
+def checkpointed() -> dict:
+    """Checkpointing's own estimate at the levers' size (batch 4, sequence 16), made once
+    here for the text's lever line and the JSON's."""
+    return measure_to_result(Experiment(model="tiny", batch_size=4, seq_len=16, device="cpu",
+                                        checkpointing=True))
+
+
 def test_largest_batch_is_an_edge_the_estimates_agree_with(cli, project: Path) -> None:
     """Tensors alone (--device cpu), two micro-batches: the answer and the batch after it,
     estimated again here, fall either side of the budget; the answer's estimate follows."""
@@ -35,18 +43,18 @@ def test_largest_batch_is_an_edge_the_estimates_agree_with(cli, project: Path) -
     assert peak(largest) <= 16 * 2**20 < peak(after)
 
 
-def test_levers_are_estimated_on_top_of_the_step(cli, project: Path) -> None:
+def test_levers_are_estimated_on_top_of_the_step(cli, project: Path,
+                                                 checkpointed: dict) -> None:
     """Each lever's line is that lever's own estimate on top of the step (checked here for
     checkpointing), levers that do not apply are absent (no allocator to expand on the
     CPU), and those that saved memory are tried together."""
-    proc = cli(["estimate", "tiny", "-b", "8", "-s", "64", "--device", "cpu", "--levers"],
+    proc = cli(["estimate", "tiny", "-b", "4", "-s", "16", "--device", "cpu", "--levers"],
                project)
     assert proc.returncode == 0, proc.stderr
     found = re.search(r"^  activation checkpointing: tensors ([\d,.]+) MiB "
                       r"\(-[\d,.]+ MiB, -[\d.]+%\)$", proc.stdout, re.MULTILINE)
     assert found, proc.stdout
-    alone = measure_to_result(Experiment(model="tiny", batch_size=8, seq_len=64, device="cpu",
-                                         checkpointing=True))["peak_bytes"]
+    alone = checkpointed["peak_bytes"]
     assert float(found.group(1).replace(",", "")) == pytest.approx(alone / 2**20, abs=0.05)
     assert "  SDPA attention: " in proc.stdout and "expandable" not in proc.stdout
     assert re.search(r"^  together: activation checkpointing \+ .+: tensors [\d,.]+ MiB \(-",
@@ -60,7 +68,8 @@ def json_of(cli, project: Path, *args: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def test_json_of_the_search_and_the_levers_holds_their_figures(cli, project: Path) -> None:
+def test_json_of_the_search_and_the_levers_holds_their_figures(cli, project: Path,
+                                                               checkpointed: dict) -> None:
     search = json_of(cli, project, "-s", "16", "--device", "cpu", "--gpu-memory", "16MiB",
                      "--largest-batch")
     assert search["largest_batch"] > 1 and not search["capped"]
@@ -75,8 +84,7 @@ def test_json_of_the_search_and_the_levers_holds_their_figures(cli, project: Pat
     assert ckpt["title"] == "activation checkpointing" and ckpt["refused"] is None
     assert ckpt["changes"] == {"checkpointing": True}
     assert rows["accumulation-x4"]["changes"] == {"micro_batches": 4}
-    alone = measure_to_result(Experiment(model="tiny", batch_size=4, seq_len=16, device="cpu",
-                                         checkpointing=True))
+    alone = checkpointed
     assert ckpt["peak_bytes"] == alone["peak_bytes"] and ckpt["reserved_bytes"] is None
     assert ckpt["peak_change_bytes"] == alone["peak_bytes"] - levers["result"]["peak_bytes"]
     assert "checkpointing" in levers["together"]["levers"]

@@ -4,22 +4,21 @@ widget's data as committed: each template's events and the tensors' peak, one se
 at any size (replayed, or from the planes where no template holds the batch), whether a size
 lies in the fitted range, and what fills the peak, all in one node process. The constants the
 two share reach the JavaScript as the render writes them (calculator.widget_constants). The
-verdicts and the largest batch on every GPU: slow/test_calculator_grid.py."""
+verdicts and the largest batch on a sample of GPUs: slow/test_calculator_grid.py."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from node_scripts import run_node
+from node_scripts import DATA, run_node, widget_fits
 
 from generator.plan.predictor import replay, verdicts
 from generator.plan.predictor.verdicts import Predictor
-from generator.site.calculator_grid.fits import CATEGORIES, slug
+from generator.site.calculator_grid.fits import CATEGORIES
 from generator.site.pages.calculator import widget_constants
 
-ASSETS = Path(__file__).resolve().parents[2] / "docs" / "assets"
-DATA = ASSETS.parent / "data"
+ASSETS = DATA.parent / "assets"
 #: Models whose fits hold both kinds of composition (a floor, planes alone), templates from
 #: batch 4 up (batches 1 to 3 from the planes), for batch 1 and from 2, and two micro-batches.
 MODELS = ("bert-base", "hf:bert-base-uncased")
@@ -56,33 +55,8 @@ console.log(JSON.stringify(cases.fits.map((c) => {
 """
 
 
-def _widget_data() -> list[dict]:
-    """The fits of MODELS with their templates, read from the data files as the widget
-    loads them."""
-    found = []
-    for model in MODELS:
-        text = (DATA / "calculator" / f"model-{slug(model)}.js").read_text(encoding="utf-8")
-        for fit in json.loads(text.split("] = ", 1)[1].rstrip().rstrip(";")):
-            templates = {}
-            if fit["replays"]:
-                path = DATA / "calculator" / f"{fit['name']}.js"
-                for line in path.read_text(encoding="utf-8").splitlines():
-                    name = json.loads(line.split(")[", 1)[1].split("] = ", 1)[0])
-                    templates[name] = json.loads(line.split("] = ", 1)[1].rstrip(";"))
-            found.append({"fit": _without_nan(fit), "templates": templates})
-    return found
-
-
-def _without_nan(value):
-    """The fit with its NaNs (a leave-one-out spread that could not be had, which the widget
-    does not read) left out: JSON, which the cases travel in, has none."""
-    if isinstance(value, dict):
-        return {k: _without_nan(v) for k, v in value.items() if v == v}
-    return [_without_nan(v) for v in value] if isinstance(value, list) else value
-
-
 def _cases() -> dict:
-    fits = _widget_data()
+    fits = widget_fits(MODELS)
     for case in fits:
         if case["fit"]["name"] not in REPLAYED:
             case["sizes"], case["events"] = [], []
