@@ -4,6 +4,7 @@ that records console errors and failed or foreign requests (test_browser.py says
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import http.server
@@ -184,6 +185,13 @@ class Session:
 
 @pytest.fixture
 def session(browser):
+    """A fresh browser context (see `browsing`) for each test."""
+    with browsing(browser) as state:
+        yield state
+
+
+@contextlib.contextmanager
+def browsing(browser):
     """A fresh browser context whose every request to a host but 127.0.0.1 is refused and
     recorded, as are failed requests, HTTP errors, console errors and uncaught exceptions."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
 import pytest
@@ -26,6 +27,7 @@ from browser_harness import (
     SEARCH_WORDS,
     Session,
     Site,
+    browsing,
     open_page,
     page_lang,
 )
@@ -74,22 +76,55 @@ async () => {
 """
 
 
-def test_every_page_loads_cleanly_in_both_languages(site: Site, session: Session) -> None:
+@dataclass
+class LaptopWalk:
+    """What one visit of every page at a laptop's width found, for the tests that each
+    asserted on their own walk: the page checks below and the navigation checks at 1280 px."""
+    figures_measured: int = 0
+    page_problems: list[str] = field(default_factory=list)
+    nav_problems: list[str] = field(default_factory=list)
+    session_problems: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def laptop_walk(site: Site, browser) -> LaptopWalk:
+    """Each page loaded once in a fresh session at the laptop's width (the widest of
+    NAV_WIDTHS), its late requests settled."""
+    walk = LaptopWalk()
+    width = max(NAV_WIDTHS)
+    expected = _top_level_count(site)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with browsing(browser) as session:
+        session.page.set_viewport_size({"width": width, "height": NAV_WIDTHS[width]})
+        for page in site.pages:
+            open_page(session, site, page)
+            # The navigation first, before the figures' details and tabs are opened.
+            walk.nav_problems += _nav_problems(session, page, width, expected)
+            figures = session.page.evaluate(_MEASURE_FIGURES)
+            walk.figures_measured += len(figures)
+            bad = [f for f in figures
+                   if not (f["natural"] > 0 and f["width"] > 0 and f["height"] > 0)]
+            if bad:
+                walk.page_problems.append(f"/{page}: figures with no size: {bad}")
+            # Formulas (pymdownx.arithmatex) are typeset by the site's own KaTeX.
+            unrendered = session.page.locator(".arithmatex:not(:has(.katex))").count()
+            if unrendered:
+                walk.page_problems.append(
+                    f"/{page}: {unrendered} formula(s) not rendered by KaTeX")
+            lang = session.page.locator("html").get_attribute("lang")
+            if lang != page_lang(page):
+                walk.page_problems.append(f"/{page}: lang={lang!r}, not {page_lang(page)!r}")
+        walk.session_problems = session.problems()
+    return walk
+
+
+def test_every_page_loads_cleanly_in_both_languages(site: Site, laptop_walk: LaptopWalk) -> None:
     assert "" in site.pages and "en/" in site.pages, site.pages
     assert {page_lang(p) for p in site.pages} == {"zh", "en"}
-    measured = 0
-    for page in site.pages:
-        open_page(session, site, page)
-        figures = session.page.evaluate(_MEASURE_FIGURES)
-        measured += len(figures)
-        bad = [f for f in figures if not (f["natural"] > 0 and f["width"] > 0 and f["height"] > 0)]
-        assert not bad, f"/{page}: figures with no size: {bad}"
-        # Formulas (pymdownx.arithmatex) are typeset by the site's own KaTeX.
-        unrendered = session.page.locator(".arithmatex:not(:has(.katex))").count()
-        assert unrendered == 0, f"/{page}: {unrendered} formula(s) not rendered by KaTeX"
-        assert session.page.locator("html").get_attribute("lang") == page_lang(page)
-    assert measured > 0, "no figure found on any page: the check measured nothing"
-    session.assert_clean()
+    assert not laptop_walk.page_problems, "\n".join(laptop_walk.page_problems)
+    assert laptop_walk.figures_measured > 0, \
+        "no figure found on any page: the check measured nothing"
+    assert not laptop_walk.session_problems, "\n".join(laptop_walk.session_problems)
 
 
 def test_no_built_file_refers_to_another_host(site: Site) -> None:
@@ -112,8 +147,9 @@ def test_language_switcher_keeps_the_page(site: Site, session: Session) -> None:
              and "en/" + p in site.pages]
     assert len(pairs) >= 2, site.pages
     for zh, en in pairs:
-        for here, there, lang in ((zh, en, "en"), (en, zh, "zh")):
-            open_page(session, site, here, settle=False)
+        # There and back: the page the switcher led to is where it is tried the other way.
+        open_page(session, site, zh, settle=False)
+        for there, lang in ((en, "en"), (zh, "zh")):
             session.page.hover(".md-header__option .md-select")
             session.page.locator(f'a.md-select__link[hreflang="{lang}"]').click()
             session.page.wait_for_url(site.url(there), wait_until="load")
@@ -244,30 +280,39 @@ def _entries_problems(session: Session, page: str, width: int, expected: int) ->
     return [f"/{page} at {width} px: {p}" for p in problems]
 
 
-def test_navigation_fits_laptop_and_phone(site: Site, session: Session) -> None:
+def _nav_problems(session: Session, page: str, width: int, expected: int) -> list[str]:
+    """The loaded page's overflow and top-level entries at `width` (on a phone, with the
+    drawer opened); each home page's screenshots go to test-artifacts/screenshots/."""
+    problems = []
+    extra = session.page.evaluate(_OVERFLOW)
+    if extra > 0:
+        problems.append(f"/{page} at {width} px: {extra} px wider than the window")
+    name = f"nav-{page_lang(page)}-{width}"
+    if page in ("", "en/"):
+        session.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    drawer = session.page.locator('label.md-header__button[for="__drawer"]')
+    if drawer.is_visible():  # a narrow window: the nav is in the drawer
+        drawer.click()
+        session.page.wait_for_function(_DRAWER_OPEN)
+        if page in ("", "en/"):
+            session.page.screenshot(path=str(SCREENSHOTS / f"{name}-drawer.png"))
+    return problems + _entries_problems(session, page, width, expected)
+
+
+def test_navigation_fits_laptop_and_phone(site: Site, session: Session,
+                                          laptop_walk: LaptopWalk) -> None:
     """At 1280 and 390 px, in both languages: no page is wider than the window, and every
     top-level nav entry is on the screen (on a phone, once the drawer is open). Screenshots
-    of each home page go to test-artifacts/screenshots/ for a person to look at."""
+    of each home page go to test-artifacts/screenshots/ for a person to look at. The laptop's
+    width was checked on the walk of `laptop_walk`; the phone's is walked here."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     expected = _top_level_count(site)
     assert expected >= 2, "the nav has fewer than two entries: the check would say little"
-    problems: list[str] = []
-    for width, height in NAV_WIDTHS.items():
-        session.page.set_viewport_size({"width": width, "height": height})
-        for page in site.pages:
-            open_page(session, site, page, settle=False)
-            extra = session.page.evaluate(_OVERFLOW)
-            if extra > 0:
-                problems.append(f"/{page} at {width} px: {extra} px wider than the window")
-            name = f"nav-{page_lang(page)}-{width}"
-            if page in ("", "en/"):
-                session.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
-            drawer = session.page.locator('label.md-header__button[for="__drawer"]')
-            if drawer.is_visible():  # a narrow window: the nav is in the drawer
-                drawer.click()
-                session.page.wait_for_function(_DRAWER_OPEN)
-                if page in ("", "en/"):
-                    session.page.screenshot(path=str(SCREENSHOTS / f"{name}-drawer.png"))
-            problems += _entries_problems(session, page, width, expected)
+    problems = list(laptop_walk.nav_problems)
+    width = min(NAV_WIDTHS)
+    session.page.set_viewport_size({"width": width, "height": NAV_WIDTHS[width]})
+    for page in site.pages:
+        open_page(session, site, page, settle=False)
+        problems += _nav_problems(session, page, width, expected)
     assert not problems, "\n".join(problems)
     session.assert_clean(aborts_ok=True)

@@ -28,17 +28,27 @@ LEFT_OUT = ("nn.functional.scaled_dot_product_attention",
             "native_batch_norm", "_native_batch_norm_legit", "nn.functional.batch_norm")
 
 
-@pytest.mark.parametrize("low", ["float16", "bfloat16"])
-def test_every_opinfo_sample_runs_below_autocast_as_on_cuda(low: str) -> None:
-    done = subprocess.run([sys.executable, __file__, low], capture_output=True, text=True,
-                          timeout=900, check=False)
+LOWS = ("float16", "bfloat16")
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict:
+    """Both 16-bit dtypes scanned in one subprocess: op_db is imported, and each op's fp32
+    samples built, once for the two."""
+    done = subprocess.run([sys.executable, __file__, *LOWS], capture_output=True, text=True,
+                          timeout=1200, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("low", LOWS)
+def test_every_opinfo_sample_runs_below_autocast_as_on_cuda(reports: dict, low: str) -> None:
+    report = reports[low]
     assert report["compared"] > 1000
     assert report["mismatches"] == {}
 
 
-def _scan(low_name: str) -> dict:
+def _scan(low_names: list[str]) -> dict:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -53,7 +63,7 @@ def _scan(low_name: str) -> dict:
 
     from generator.measure.emulation.cuda_kernels import CudaKernelPolicy
 
-    low = getattr(torch, low_name)
+    lows = [getattr(torch, name) for name in low_names]
 
     class Trace(TorchDispatchMode):
         def __init__(self) -> None:
@@ -71,7 +81,7 @@ def _scan(low_name: str) -> dict:
     def dtypes(tree) -> list[str]:
         return [str(t.dtype) for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
 
-    def run(op, sample, device: str) -> list[str] | None:
+    def run(op, sample, device: str, low) -> list[str] | None:
         emulation = CudaKernelPolicy() if device == "cpu" else contextlib.nullcontext()
         with FakeTensorMode(), emulation:
             def fake(value):
@@ -88,32 +98,37 @@ def _scan(low_name: str) -> dict:
                     return None if device == "cuda" else [f"error: {error}"[:200]]
         return trace.calls
 
-    mismatches: dict[str, list[str]] = {}
-    compared = 0
+    def samples_of(op, dtype) -> list:
+        try:
+            samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))[:3]
+        except Exception:  # noqa: BLE001 - an op without samples for this dtype
+            return []
+        return [sample for sample in samples
+                if not any(isinstance(t, torch.Tensor) and t.layout != torch.strided
+                           for t in tree_leaves((sample.input, sample.args, sample.kwargs)))]
+
+    mismatches: dict[str, dict[str, list[str]]] = {name: {} for name in low_names}
+    compared = dict.fromkeys(low_names, 0)
     for op in op_db:
         if op.name in LEFT_OUT:
             continue
-        for dtype in (torch.float32, low):
-            if op.name.startswith("fft.") and dtype == low:
-                continue
-            try:
-                samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))[:3]
-            except Exception:  # noqa: BLE001 - an op without samples for this dtype
-                samples = []
-            for sample in samples:
-                leaves = tree_leaves((sample.input, sample.args, sample.kwargs))
-                if any(isinstance(t, torch.Tensor) and t.layout != torch.strided
-                       for t in leaves):
+        fp32 = samples_of(op, torch.float32)  # the same under either 16-bit autocast
+        for name, low in zip(low_names, lows, strict=True):
+            for dtype in (torch.float32, low):
+                if op.name.startswith("fft.") and dtype == low:
                     continue
-                cuda = run(op, sample, "cuda")
-                if cuda is None:
-                    continue  # CUDA's kernels need a GPU for this one
-                compared += 1
-                cpu = run(op, sample, "cpu")
-                if cpu != cuda:
-                    mismatches.setdefault(op.name, [f"{dtype}: cuda {cuda[:6]} cpu {cpu[:6]}"])
-    return {"compared": compared, "mismatches": mismatches}
+                for sample in fp32 if dtype == torch.float32 else samples_of(op, dtype):
+                    cuda = run(op, sample, "cuda", low)
+                    if cuda is None:
+                        continue  # CUDA's kernels need a GPU for this one
+                    compared[name] += 1
+                    cpu = run(op, sample, "cpu", low)
+                    if cpu != cuda:
+                        mismatches[name].setdefault(
+                            op.name, [f"{dtype}: cuda {cuda[:6]} cpu {cpu[:6]}"])
+    return {name: {"compared": compared[name], "mismatches": mismatches[name]}
+            for name in low_names}
 
 
 if __name__ == "__main__":
-    print(json.dumps(_scan(sys.argv[1])))
+    print(json.dumps(_scan(sys.argv[1:])))
