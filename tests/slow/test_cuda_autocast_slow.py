@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import types
@@ -35,8 +36,11 @@ LOWS = ("float16", "bfloat16")
 def reports() -> dict:
     """Both 16-bit dtypes scanned in one subprocess: op_db is imported, and each op's fp32
     samples built, once for the two."""
+    # this checkout's `generator` first, whichever copy is installed
+    path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                         os.environ.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, __file__, *LOWS], capture_output=True, text=True,
-                          timeout=1200, check=False)
+                          timeout=1200, check=False, env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
 
