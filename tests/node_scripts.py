@@ -13,6 +13,18 @@ import pytest
 from generator.site.calculator_grid.fits import slug
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "data"
+#: The start of a driver of the calculator widget (run_node's script: calculator.js): its
+#: scripts loaded as the page loads them, its functions as `m`, the cases as `cases`.
+WIDGET = """
+const assets = require("path").dirname(process.argv[2]);
+global.window = {};
+global.document = {readyState: "complete", querySelectorAll: () => []};
+window.replayPeaks = require(assets + "/caching-allocator.js").replayPeaks;
+window.planning = require(assets + "/planning.js");
+require(assets + "/calculator.js");
+const m = window.calculatorMirror;
+const cases = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
+"""
 
 
 def run_node(script: Path, driver: str, cases: Any, tmp_path: Path) -> Any:

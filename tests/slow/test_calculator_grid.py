@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from node_scripts import DATA, run_node, widget_fits
+from node_scripts import DATA, WIDGET, run_node, widget_fits
 
 from generator.plan.predictor import verdicts
 
@@ -30,15 +30,7 @@ FITS = (("bert-base", "full", "fp32", "none"), ("gpt2-small", "full", "amp-bf16"
 #: GPUs of the catalogue to ask on: 12 GiB and an 8 MiB workspace, 32 GiB and 32 MiB, and
 #: the largest memory.
 GPUS = ("RTX 3060", "RTX 5090", "B200")
-DRIVER = """
-const assets = require("path").dirname(process.argv[2]);
-global.window = {};
-global.document = {readyState: "complete", querySelectorAll: () => []};
-window.replayPeaks = require(assets + "/caching-allocator.js").replayPeaks;
-window.planning = require(assets + "/planning.js");
-require(assets + "/calculator.js");
-const m = window.calculatorMirror;
-const cases = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
+DRIVER = WIDGET + """
 console.log(JSON.stringify(cases.map((c) => {
   const pred = m.predictor(c.fit, c.templates, c.constants);
   return {verdicts: c.sizes.map(([b, s]) => c.gpus.map((g) => m.verdict(pred, g, b, s).word)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from node_scripts import DATA, run_node, widget_fits
+from node_scripts import DATA, WIDGET, run_node, widget_fits
 
 from generator.plan.predictor import replay, verdicts
 from generator.plan.predictor.verdicts import Predictor
@@ -30,15 +30,7 @@ SIZES = ((1, 64), (2, 512), (3, 1024), (4, 64), (8, 256), (64, 512), (300, 512),
          (16, 4096), (128, 2048))
 #: cuBLAS workspaces to replay with: the estimates' own, and two GPUs'.
 WORKSPACES = (None, 0, 8 * 2**20)
-DRIVER = """
-const assets = require("path").dirname(process.argv[2]);
-global.window = {};
-global.document = {readyState: "complete", querySelectorAll: () => []};
-window.replayPeaks = require(assets + "/caching-allocator.js").replayPeaks;
-window.planning = require(assets + "/planning.js");
-require(assets + "/calculator.js");
-const m = window.calculatorMirror;
-const cases = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
+DRIVER = WIDGET + """
 const k = cases.constants;
 console.log(JSON.stringify(cases.fits.map((c) => {
   const pred = m.predictor(c.fit, c.templates, k);
@@ -113,7 +105,7 @@ def test_a_size_inside_both_intervals_is_in_range_whatever_template_holds_it(tmp
            "replays": [{"name": "t", "batch": [4, None]}]}
     sizes = [(1, 512), (2, 1024), (4, 128), (8, 1024), (1, 128)]
     expected = [True, True, True, False, False]
-    driver = DRIVER.split("const k =")[0] + (
+    driver = WIDGET + (
         "console.log(JSON.stringify(cases.sizes.map(([b, s]) => m.inRange(cases.fit, b, s))));")
     found = run_node(ASSETS / "calculator.js", driver, {"fit": fit, "sizes": sizes}, tmp_path)
     assert found == [verdicts.in_range(fit, b, s) for b, s in sizes] == expected
