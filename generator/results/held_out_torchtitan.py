@@ -12,13 +12,13 @@ point's published figure is its multi_gpu_held_out.json point's (the same id).
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.results import reference_runs
+from generator.results import held_out_as_written
 from generator.results.held_out_as_written import FIELDS
 
 DATA = reference_runs.DATA
@@ -42,8 +42,7 @@ class Point:
 
 
 def load(path: Path = DATA / TORCHTITAN) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    return held_out_as_written.load(path)
 
 
 def points(data: dict[str, Any] | None = None) -> list[Point]:

@@ -35,7 +35,7 @@ from typing import Any
 
 from generator.measure.environment import describe, machine_id
 from generator.measure.run import stamp
-from generator.results import store
+from generator.results import reference_runs, store
 
 KIND = "validation"
 #: Raise when what a check computes changes: the page then says the stored run is older.
@@ -139,7 +139,8 @@ def validate(results_dir: Path, only: tuple[str, ...] = DEFAULT_CHECKS) -> list[
         s = checks[name]["summary"]
         _say(f"validate: {name}: {s['cases']} cases, {s['within']} of {s['judged']} within "
              f"their bound, {checks[name]['seconds']:.0f} s")
-    written = [_reference_file(RECORDED_ONCE[name]) for name in only if name in RECORDED_ONCE]
+    written = [reference_runs.DATA / RECORDED_ONCE[name]
+               for name in only if name in RECORDED_ONCE]
     checks = {name: check for name, check in checks.items() if name not in RECORDED_ONCE}
     if not checks:
         return written
@@ -153,8 +154,3 @@ def validate(results_dir: Path, only: tuple[str, ...] = DEFAULT_CHECKS) -> list[
     store.save(path, result)
     return [path, *written]
 
-
-def _reference_file(name: str) -> Path:
-    from generator.results import reference_runs
-
-    return Path(reference_runs.__file__).resolve().parent / "reference_data" / name
