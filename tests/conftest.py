@@ -9,6 +9,7 @@ sites or opens a browser. `python -m pytest` runs both.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib
 import importlib.util
@@ -61,6 +62,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_DIR in item.path.parents:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection made (modules, test items: some 400,000 objects) lives as long as the
+    session, so the garbage collector stops walking it: every estimate collects garbage
+    before its step (training/step.gc_paused), which took 0.18 s a time with it, 0 s
+    without."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -24,7 +24,8 @@ LOGGERS = ("torch._subclasses.fake_tensor", "bitsandbytes.backends.cpu.ops", "hu
 
 def snapshot() -> dict[str, Any]:
     state: dict[str, Any] = {
-        "gc": (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()),
+        "gc": (gc.isenabled(), gc.get_threshold()),
+        "gc frozen": gc.get_freeze_count(),
         "dispatch": {op: torch._C._dispatch_dump(op) for op in OPS},
         "fake rules": sorted(map(str, fake_impls.op_implementations_dict)),
         "autocast": {device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device))
@@ -45,3 +46,16 @@ def snapshot() -> dict[str, Any]:
                                        ("_ignore_causal_mask_sdpa",
                                         "_ignore_bidirectional_mask_sdpa")}
     return state
+
+
+def changes(before: dict[str, Any], after: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What differs between two snapshots (`after`: now), as {name: (before, after)}. The
+    count of objects the garbage collector has frozen counts only where it grew (the call
+    froze the caller's objects): a frozen object the call let go of leaves the count, and the
+    test session freezes what collection made (conftest.py)."""
+    after = snapshot() if after is None else after
+    found = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
+             if before.get(name) != after.get(name)}
+    if "gc frozen" in found and after["gc frozen"] <= before["gc frozen"]:
+        del found["gc frozen"]
+    return found

@@ -324,7 +324,7 @@ class Experiment:
         if problems:
             raise ConfigError("; ".join(problems))
 
-    @property
+    @functools.cached_property  # frozen: the same key every time, and a page asks often
     def key(self) -> str:
         """File-name-safe identity, e.g. `bert-base-b32-s128-amp-fp16-adamw-estimate`: every
         field is in it, lower-case, and names that a fold would merge carry a digest
@@ -423,6 +423,12 @@ def _shipped_hf_names() -> frozenset[str]:
 
 def options() -> dict[str, Option]:
     """Every declared option, by field name, in declaration order."""
+    return dict(_declared_options())
+
+
+@functools.cache
+def _declared_options() -> dict[str, Option]:
+    # read once: every experiment checks its values against them (a page loads thousands)
     return {f.name: option_of(f) for f in fields(Experiment) if option_of(f) is not None}
 
 
@@ -436,9 +442,10 @@ def step_defaults(model: Any) -> dict[str, Any]:
     return {**_DECLARED_STEP_DEFAULTS, "attention": attention_default(model)}
 
 
-def list_fields() -> set[str]:
+@functools.cache
+def list_fields() -> frozenset[str]:
     """The fields whose value is a list of names (module classes, target modules)."""
-    return {f.name for f in fields(Experiment) if isinstance(f.default, tuple)}
+    return frozenset(f.name for f in fields(Experiment) if isinstance(f.default, tuple))
 
 
 def as_held(value: Any) -> Any:

@@ -29,6 +29,8 @@ experiment is built.
 
 from __future__ import annotations
 
+import functools
+
 import dataclasses
 import itertools
 import math
@@ -118,11 +120,16 @@ def _choices(name: str, value: Any) -> list[Any]:
 def suite_keys(path: Path) -> frozenset[str]:
     """The keys of every [[experiment]] and [[grid]] of one suite file (a list expands to each
     value), read with tomllib alone: no model is built, so no PyTorch is needed."""
+    return _keys_of_text(path.read_text(encoding="utf-8"))
+
+
+@functools.cache  # by the file's text: pages ask for the same suites' keys many times
+def _keys_of_text(text: str) -> frozenset[str]:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
-    tables = file_tables(tomllib.loads(path.read_text(encoding="utf-8")))
+    tables = file_tables(tomllib.loads(text))
     return frozenset(Experiment.from_dict(fields).key
                      for _, table in tables for fields in expand(table))
 

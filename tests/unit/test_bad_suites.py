@@ -188,7 +188,8 @@ GRID = '[[grid]]\nmodel = "tiny"\nsizes = [[2, 16]]\n'
     ('[[grid]]\nmodel = "tiny"\nseq_len = 16\nsettings = [{ batch_size = [%s] }]\n'
      'precision = ["fp32", "amp-fp16", "amp-bf16"]\n' % ", ".join(map(str, range(1, 40_001))),
      ["grid 1 expands to 120,000 experiments, more than the 10,000"]),
-])
+], ids=["misspelt-field", "unknown-size-set", "unknown-precision", "table-not-array",
+        "too-many"])
 def test_bad_grids(cli, seeded: Path, text: str, needles: list[str]) -> None:
     name = suite(seeded, text)
     assert_refused(cli, seeded, ["measure", "--config", name], name, *needles)

@@ -5,6 +5,7 @@ by another module, and a site layer that reads results without PyTorch. Read fro
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,20 @@ def _imports(name: str, path: Path, *, top_level_only: bool,
     """(module, names) for each `import`/`from … import` in the file (or `source`); with
     top_level_only, only those that run when the module is imported (not inside functions).
     Imports under `if TYPE_CHECKING:` never run, and are left out."""
-    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    if source is None:  # the package's own files: read once for all the checks below
+        return list(_file_imports(name, path, top_level_only))
+    return _imports_in(name, path, source, top_level_only)
+
+
+@functools.cache
+def _file_imports(name: str, path: Path, top_level_only: bool
+                  ) -> tuple[tuple[str, list[str]], ...]:
+    return tuple(_imports_in(name, path, path.read_text(encoding="utf-8"), top_level_only))
+
+
+def _imports_in(name: str, path: Path, source: str, top_level_only: bool
+                ) -> list[tuple[str, list[str]]]:
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             node.body = []

@@ -6,6 +6,7 @@ Estimates of llama-tiny: fake tensors, a few seconds each."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -73,6 +74,7 @@ def parameter_bytes(shard: int = 1) -> int:
                for p in model.parameters())
 
 
+@functools.cache  # several checks read the same step: estimated once
 def on_cpu(**options) -> g.Estimate:
     return g.estimate("llama-tiny", batch_size=2, seq_len=16, device="cpu", **options)
 
