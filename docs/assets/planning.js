@@ -54,14 +54,18 @@
 
   function along(room, span, rise) { return Math.floor(room * span / rise); }
 
+  // search._grow: a guess on the line reaches at least `reach` batches, doubled with each
+  // one that fits.
   function grow(need, fits, low, top, budget, maxGrowth) {
-    var base = low;
+    var base = low, reach = 1;
     while (low < top) {
-      var rise = need(low) - need(base), guess;
-      if (low > base && rise > 0) guess = low + along(budget - need(low), low - base, rise);
-      else guess = 2 * low;
+      var rise = need(low) - need(base), onLine = low > base && rise > 0, guess;
+      if (onLine) {
+        guess = Math.max(low + along(budget - need(low), low - base, rise), low + reach);
+      } else guess = 2 * low;
       guess = Math.min(top, Math.max(low + 1, Math.min(guess, maxGrowth * low)));
       if (!fits(guess)) return [low, guess];
+      if (onLine) reach *= 2;
       low = guess;
     }
     return [low, null];

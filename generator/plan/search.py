@@ -72,17 +72,27 @@ def largest_fitting(needed: Callable[[int], int], budget: int, *, first: int = 1
 def _grow(need: Callable[[int], int], fits: Callable[[int], bool], low: int, top: int,
           budget: int) -> tuple[int, int | None]:
     """The last batch found to fit and the first above it found not to (None: everything
-    up to top fits)."""
+    up to top fits).
+
+    Where the need rises in steps larger than a batch's share (the allocator's segments), the
+    line through the first batch can keep landing a batch or two short of an edge that is far
+    off: each guess fits and the next is a batch or three further. So a guess on the line
+    reaches at least `reach` batches, which doubles with each one that fits: a crawl of a
+    thousand batches becomes ten guesses (it was one estimate every batch or three)."""
     base = low  # the line runs from the first batch to the latest that fits
+    reach = 1
     while low < top:
         rise = need(low) - need(base)
-        if low > base and rise > 0:
-            guess = low + _along(budget - need(low), low - base, rise)
+        on_line = low > base and rise > 0
+        if on_line:
+            guess = max(low + _along(budget - need(low), low - base, rise), low + reach)
         else:
             guess = 2 * low
         guess = min(top, max(low + 1, min(guess, MAX_GROWTH * low)))
         if not fits(guess):
             return low, guess
+        if on_line:
+            reach *= 2
         low = guess
     return low, None
 

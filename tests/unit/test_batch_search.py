@@ -77,6 +77,20 @@ def test_a_flat_need_grows_by_doubling() -> None:
     assert asked[:4] == [1, 2, 4, 8]
 
 
+def test_a_need_rising_in_steps_wider_than_a_sample_does_not_crawl() -> None:
+    """A fixed 539 KiB, 86 B a sample, reserved in segments of 44,867 B (wider than 500
+    samples): the line through the first batch kept landing one batch short of an edge 2,400
+    batches away, one estimate a batch (429 in all). A guess on the line now reaches twice as
+    far as the one before it."""
+    def needed(batch: int) -> int:
+        return math.ceil((551_856 + 86 * batch) / 44_867) * 44_867
+
+    ask, asked = counted(needed)
+    search = largest_fitting(ask, 807_622)
+    assert needed(search.largest) <= 807_622 < needed(search.largest + 1)
+    assert len(asked) <= 40, asked
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_an_edge_is_found_whatever_the_noise(seed: int) -> None:
     """Needs that rise with the batch in steps and dips, like the allocator's reserved peak:

@@ -1,12 +1,13 @@
 """docs/assets/planning.js, the browser's copy of the one fit rule (plan/fit.py) and the one
 largest-batch search (plan/search.py), answers as the Python does: the same verdicts over a
 grid of figures, and the same batches tried and found over made-up steps whose needs grow
-with the batch, unevenly (as reserved memory does), all in one node process. The search's
+with the batch, unevenly and in segments (as reserved memory does), all in one node process. The search's
 bounds come to the JavaScript as the render writes them into the calculator's data."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from pathlib import Path
 
@@ -24,7 +25,8 @@ const cases = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
 const verdicts = cases.verdicts.map((c) => {
   const v = planning.judge(c[0], c[1], c[2], c[3]); return [v.word, v.needed, v.spare]; });
 const searches = cases.searches.map((c) => {
-  const need = (b) => c.fixed + c.slope * b + ((b * 7919) % c.period) * c.jitter;
+  const need = (b) => Math.ceil((c.fixed + c.slope * b) / c.granule) * c.granule
+    + ((b * 7919) % c.period) * c.jitter;
   const s = planning.largestFitting(need, c.budget, cases.bounds, c.first, c.step, c.limit);
   return [s.largest, s.capped, s.needed.map((p) => p[0])]; });
 console.log(JSON.stringify({verdicts, searches}));
@@ -43,7 +45,9 @@ def _searches() -> list[dict]:
                 "period": rng.choice([1, 3, 13, 97]), "jitter": rng.choice([0, MIB, 300 * MIB]),
                 "budget": rng.choice([8, 24, 40, 80, 141, 180]) * GIB,
                 "first": rng.choice([1, 1, 2, 7, 64, 1000]), "step": rng.choice([1, 1, 2, 4]),
-                "limit": rng.choice([1 << 20, 1 << 20, 50])}
+                "limit": rng.choice([1 << 20, 1 << 20, 50]),
+                # reserved in segments wider than a sample: where the line search crawled
+                "granule": rng.choice([1, 1, 256 * MIB, 4 * GIB])}
         cases.append(case)
     return cases
 
@@ -69,7 +73,9 @@ def test_the_same_batches_tried_and_found(tmp_path: Path) -> None:
     edges = 0
     for case, (largest, capped, tried) in zip(cases, found):
         def need(b: int, c=case) -> int:
-            return c["fixed"] + c["slope"] * b + ((b * 7919) % c["period"]) * c["jitter"]
+            # in floating point, as the JavaScript rounds up to a segment
+            return (math.ceil((c["fixed"] + c["slope"] * b) / c["granule"]) * c["granule"]
+                    + ((b * 7919) % c["period"]) * c["jitter"])
 
         py = largest_fitting(need, case["budget"], first=case["first"], step=case["step"],
                              limit=case["limit"])
