@@ -294,7 +294,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -304,7 +304,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -314,7 +314,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -324,7 +324,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -334,7 +334,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -354,7 +354,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -364,7 +364,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -384,7 +384,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -404,7 +404,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -414,7 +414,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -444,7 +444,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -454,7 +454,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -464,7 +464,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -474,7 +474,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -484,7 +484,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -504,7 +504,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -524,7 +524,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -544,7 +544,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -574,7 +574,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -584,7 +584,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -594,7 +594,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -604,7 +604,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -614,7 +614,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -634,7 +634,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -654,7 +654,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -674,7 +674,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -709,7 +709,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -719,7 +719,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -729,7 +729,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -739,7 +739,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -749,7 +749,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -769,7 +769,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -789,7 +789,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -809,7 +809,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -839,7 +839,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -849,7 +849,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -859,7 +859,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -869,7 +869,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -879,7 +879,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -899,7 +899,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -919,7 +919,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -939,7 +939,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -969,7 +969,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -979,7 +979,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -989,7 +989,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -999,7 +999,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -1009,7 +1009,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1029,7 +1029,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1049,7 +1049,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1069,7 +1069,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1099,7 +1099,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1109,7 +1109,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1119,7 +1119,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -1129,7 +1129,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -1139,7 +1139,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1159,7 +1159,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1179,7 +1179,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1199,7 +1199,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1234,7 +1234,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1244,7 +1244,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1254,7 +1254,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -1264,7 +1264,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -1274,7 +1274,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1294,7 +1294,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1314,7 +1314,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1334,7 +1334,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1369,7 +1369,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1379,7 +1379,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1389,7 +1389,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -1399,7 +1399,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -1409,7 +1409,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1429,7 +1429,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1449,7 +1449,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1469,7 +1469,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1499,7 +1499,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1509,7 +1509,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1519,7 +1519,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -1529,7 +1529,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -1539,7 +1539,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1559,7 +1559,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1569,7 +1569,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1589,7 +1589,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1609,7 +1609,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1619,7 +1619,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1654,7 +1654,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1674,7 +1674,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1694,7 +1694,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1729,7 +1729,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1749,7 +1749,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1769,7 +1769,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1824,7 +1824,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1834,7 +1834,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1844,7 +1844,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -1854,7 +1854,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -1874,7 +1874,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1884,7 +1884,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1904,7 +1904,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1914,7 +1914,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1964,7 +1964,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -1974,7 +1974,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -1984,7 +1984,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + 8-bit AdamW",
+        "en": "activation checkpointing + 8-bit AdamW",
         "zh": "激活检查点 + 8 位 AdamW"
        },
        "levers": "ckpt+adamw-8bit",
@@ -1994,7 +1994,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + fused optimizer",
+        "en": "activation checkpointing + fused optimizer",
         "zh": "激活检查点 + fused 优化器实现"
        },
        "levers": "ckpt+fused",
@@ -2014,7 +2014,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2024,7 +2024,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -2044,7 +2044,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2054,7 +2054,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+        "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
         "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
        },
        "levers": "ckpt+accum-2",
@@ -2084,7 +2084,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2104,7 +2104,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2124,7 +2124,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2159,7 +2159,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2179,7 +2179,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2199,7 +2199,7 @@ window.CALCULATOR_DATA = {
       },
       {
        "lever_words": {
-        "en": "checkpointing",
+        "en": "activation checkpointing",
         "zh": "激活检查点"
        },
        "levers": "ckpt",
@@ -2233,7 +2233,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2243,7 +2243,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2253,7 +2253,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -2263,7 +2263,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -2273,7 +2273,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2293,7 +2293,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2303,7 +2303,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2323,7 +2323,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2343,7 +2343,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2353,7 +2353,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2383,7 +2383,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2393,7 +2393,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2403,7 +2403,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -2413,7 +2413,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -2423,7 +2423,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2443,7 +2443,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2463,7 +2463,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2483,7 +2483,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2513,7 +2513,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2523,7 +2523,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2533,7 +2533,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -2543,7 +2543,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -2553,7 +2553,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2573,7 +2573,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2593,7 +2593,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2613,7 +2613,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2643,7 +2643,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2653,7 +2653,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2663,7 +2663,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -2673,7 +2673,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -2683,7 +2683,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2703,7 +2703,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2723,7 +2723,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2743,7 +2743,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2773,7 +2773,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2783,7 +2783,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2793,7 +2793,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -2803,7 +2803,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -2813,7 +2813,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2833,7 +2833,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2853,7 +2853,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2873,7 +2873,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2903,7 +2903,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2913,7 +2913,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -2923,7 +2923,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -2933,7 +2933,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -2943,7 +2943,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2963,7 +2963,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -2983,7 +2983,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3003,7 +3003,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3033,7 +3033,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3043,7 +3043,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3053,7 +3053,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -3063,7 +3063,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -3073,7 +3073,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3093,7 +3093,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3113,7 +3113,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3133,7 +3133,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3163,7 +3163,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3173,7 +3173,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3183,7 +3183,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -3193,7 +3193,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -3203,7 +3203,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3223,7 +3223,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3243,7 +3243,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3263,7 +3263,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3293,7 +3293,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3303,7 +3303,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3313,7 +3313,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -3323,7 +3323,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -3333,7 +3333,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3353,7 +3353,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3373,7 +3373,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3393,7 +3393,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3423,7 +3423,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3433,7 +3433,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3443,7 +3443,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -3453,7 +3453,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -3463,7 +3463,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3483,7 +3483,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3493,7 +3493,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3513,7 +3513,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3533,7 +3533,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3543,7 +3543,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3573,7 +3573,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3593,7 +3593,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3613,7 +3613,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3643,7 +3643,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3663,7 +3663,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3683,7 +3683,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3733,7 +3733,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3743,7 +3743,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3753,7 +3753,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -3763,7 +3763,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -3783,7 +3783,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3793,7 +3793,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3813,7 +3813,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3823,7 +3823,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3873,7 +3873,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3883,7 +3883,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3893,7 +3893,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + 8-bit AdamW",
+      "en": "activation checkpointing + 8-bit AdamW",
       "zh": "激活检查点 + 8 位 AdamW"
      },
      "levers": "ckpt+adamw-8bit",
@@ -3903,7 +3903,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + fused optimizer",
+      "en": "activation checkpointing + fused optimizer",
       "zh": "激活检查点 + fused 优化器实现"
      },
      "levers": "ckpt+fused",
@@ -3923,7 +3923,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3933,7 +3933,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3953,7 +3953,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -3963,7 +3963,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing + gradient accumulation (2 or more micro-batches)",
+      "en": "activation checkpointing + gradient accumulation (2 or more micro-batches)",
       "zh": "激活检查点 + 梯度累积（2 个及以上微批次）"
      },
      "levers": "ckpt+accum-2",
@@ -3993,7 +3993,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -4013,7 +4013,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -4033,7 +4033,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -4063,7 +4063,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -4083,7 +4083,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",
@@ -4103,7 +4103,7 @@ window.CALCULATOR_DATA = {
     },
     {
      "lever_words": {
-      "en": "checkpointing",
+      "en": "activation checkpointing",
       "zh": "激活检查点"
      },
      "levers": "ckpt",

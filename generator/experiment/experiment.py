@@ -127,7 +127,7 @@ class Experiment:
     checkpointing: bool = option(
         False, step_option=True, lever=False,
         tag=lambda v: "ckpt", label=lambda v: "checkpointing",
-        words=lambda v: Words("checkpointing", "激活检查点"),
+        words=lambda v: Words("activation checkpointing", "激活检查点"),
         help="recompute each block of model.layers in backward")
     """Recompute each block of `model.layers` in backward instead of keeping its activations."""
     checkpoint_policy: str = option(

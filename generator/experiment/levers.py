@@ -117,8 +117,14 @@ def _impl(exp: Experiment) -> str:
     return resolved_optimizer_impl(exp.optimizer_impl, exp.device)
 
 
+def _option_words(name: str, value: Any) -> Words:
+    """A lever that sets one option to one value is named as the option names that value
+    (experiment.py), so that pages and the levers page say it alike."""
+    return options()[name].words(value)
+
+
 REGISTRY: tuple[Lever, ...] = (
-    Lever("checkpointing", Words("activation checkpointing", "激活检查点"),
+    Lever("checkpointing", _option_words("checkpointing", True),
           {"checkpointing": True},
           Words("backward runs each block's forward again", "反向传播时把每个块的前向再算一遍"),
           "checkpointing",
@@ -179,12 +185,12 @@ REGISTRY: tuple[Lever, ...] = (
           study="adamw-8bit"),
     _accumulation(2),
     _accumulation(4, study="accumulation"),
-    Lever("masked-logits", Words("logits at masked positions only", "只在遮盖位置算 logits"),
+    Lever("masked-logits", _option_words("logits", "masked"),
           {"logits": "masked"}, Words("none: the same loss", "无：损失不变"),
           "logits",
           lambda exp, step: "logits" in step.takes and exp.logits == "all",
           study="masked-logits"),
-    Lever("lora", Words(f"LoRA, rank {LORA_RANK}", f"LoRA（秩 {LORA_RANK}）"),
+    Lever("lora", _option_words("lora_rank", LORA_RANK),
           {"lora_rank": LORA_RANK},
           Words("another fine-tune: PEFT's adapters train, the model's own weights stay frozen",
                 "另一种微调：只训练 PEFT 的适配器，模型自己的权重冻结"),
@@ -202,8 +208,7 @@ REGISTRY: tuple[Lever, ...] = (
                 "精度略有损失"),
           "fine-tune",
           lambda exp, step: is_hf_name(exp.model) and not exp.lora_rank),
-    # named as its option names itself (experiment.py)
-    Lever("expandable-segments", options()["expandable_segments"].words(True),
+    Lever("expandable-segments", _option_words("expandable_segments", True),
           {"expandable_segments": True},
           Words("none: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; acts on reserved "
                 "memory only",

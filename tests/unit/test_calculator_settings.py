@@ -25,7 +25,7 @@ def test_levers_name_the_optimizer_and_its_kernels() -> None:
     assert settings.lever_words(_exp()).en == "none"
     eight = _exp(optimizer="adamw-8bit", checkpointing=True)
     assert settings.levers_id(eight) == "ckpt+adamw-8bit"
-    assert settings.lever_words(eight).en == "checkpointing + 8-bit AdamW"
+    assert settings.lever_words(eight).en == "activation checkpointing + 8-bit AdamW"
     assert settings.levers_id(_exp(optimizer_impl="fused")) == "fused"
 
 

@@ -76,7 +76,7 @@ def test_a_lever_s_study_changes_are_part_of_its_row() -> None:
 
 def test_the_calculator_names_an_optimizer_as_the_declaration_does() -> None:
     exp = {"optimizer": "adamw-8bit", "checkpointing": True, "precision": "amp-bf16"}
-    assert calculator.lever_words(exp).en == f"checkpointing + {OPTIMIZER_NAMES['adamw-8bit'].en}"
+    assert calculator.lever_words(exp).en == f"activation checkpointing + {OPTIMIZER_NAMES['adamw-8bit'].en}"
     assert calculator.lever_words(exp).zh.endswith(OPTIMIZER_NAMES["adamw-8bit"].zh)
     assert calculator.levers_id({"optimizer": "adamw", "precision": "fp32"}) == "none"
 

@@ -15,6 +15,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator import gpus
+from generator.experiment import options
 from generator.results.reference_runs import HeldOutPoint, HeldOutSource
 from generator.site.escaping import markdown_text as escape
 from generator.site.held_out import known_causes
@@ -33,7 +34,7 @@ _TEXT: dict[str, Words] = {
     "amp-bf16": Words("AMP bf16", "AMP bf16"),
     "fp16": Words("fp16 weights and optimizer state", "权重和优化器状态均为 fp16"),
     "bf16": Words("bf16 weights and optimizer state", "权重和优化器状态均为 bf16"),
-    "ac": Words("checkpointing", "激活检查点"),
+    "ac": options()["checkpointing"].words(True),
     "first": Words("First estimate (MiB)", "第一次估算 (MiB)"),
     "first_ratio": Words("First ÷ published", "第一次 ÷ 公开数字"),
     "first_commit": Words("First estimated at", "第一次估算所在提交"),
