@@ -88,6 +88,9 @@ _ZERO_GRAD_WORDS = {
     "before-backward": Words("zero_grad() between forward and backward",
                              "zero_grad() 在前向和反向之间"),
 }
+#: How an attention other than the model's own is named ("auto" is never named: a default).
+_ATTENTION_WORDS = {"sdpa": Words("SDPA attention", "融合注意力 SDPA"),
+                    "eager": Words("eager attention", "eager 注意力（逐个算子计算）")}
 #: The Hub configs that ship with the tool (measure/models/hf_configs/, "org--name.json"),
 #: read here without importing the measuring code (it imports PyTorch).
 _SHIPPED_HF = Path(__file__).resolve().parent.parent / "measure" / "models" / "hf_configs"
@@ -120,7 +123,7 @@ class Experiment:
     """The device modelled: a real backend's own; the estimate's cuda unless told otherwise."""
     attention: str = option(
         "", choices=ATTENTIONS, step_option=True, lever="eager",
-        tag=str, label=str, words=same,
+        tag=str, label=str, words=lambda v: _ATTENTION_WORDS.get(v) or same(v),
         help="transformers: eager, sdpa, or auto (default): hf: models as transformers "
              "builds them (sdpa where the model has it), the built-in ones eager")
     """eager (matmul, softmax, dropout), sdpa (fused attention), or the model's own: auto."""

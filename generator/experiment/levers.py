@@ -130,7 +130,7 @@ REGISTRY: tuple[Lever, ...] = (
           "checkpointing",
           lambda exp, step: not exp.checkpointing and not exp.checkpoint_classes,
           study="checkpointing"),
-    Lever("sdpa", Words("SDPA attention", "融合注意力 SDPA"), {"attention": "sdpa"},
+    Lever("sdpa", _option_words("attention", "sdpa"), {"attention": "sdpa"},
           Words("none: a fused kernel in place of eager attention",
                 "无：用融合内核代替逐步计算的注意力"),
           "attention",

@@ -57,7 +57,7 @@ def test_the_plain_step_is_every_step_option_at_its_default() -> None:
     changed = Experiment(**TINY, checkpointing=True, attention="sdpa")
     assert not is_plain_step(changed.to_dict())
     en, zh = option_words(changed.to_dict(), "en"), option_words(changed.to_dict(), "zh")
-    assert len(en) == len(zh) == 2 and en[0] == "sdpa"  # declaration order: attention first
+    assert len(en) == len(zh) == 2 and en[0] == "SDPA attention"  # declaration order: attention first
     assert not CJK.search(" ".join(en)) and CJK.search(zh[1])
 
 
@@ -102,7 +102,7 @@ def test_attention_is_the_models_own_unless_chosen() -> None:
     assert hf.attention == "auto" and is_plain_step(hf.to_dict())
     assert hf.key == "hf_gpt2-b1-s8-fp32-adamw-estimate"
     eager = Experiment(model="hf:gpt2", batch_size=1, seq_len=8, attention="eager")
-    assert eager.key.endswith("-eager") and option_words(eager.to_dict()) == ["eager"]
+    assert eager.key.endswith("-eager") and option_words(eager.to_dict()) == ["eager attention"]
     built_in = Experiment(**TINY, attention="auto")
     assert built_in.attention == "eager" and built_in == Experiment(**TINY)
     assert Experiment.from_dict(hf.to_dict()) == hf
