@@ -136,7 +136,7 @@ def test_estimate_says_which_attention_ran(cli, project: Path, tmp_path: Path) -
     assert "parameters · sdpa attention (transformers' choice)" in chosen.stdout
     eager = cli(estimate_args(f"hf:{config}", "--attention", "eager"), project)
     assert "parameters · eager attention\n" in eager.stdout and "choice" not in eager.stdout
-    assert "· batch 2 · seq 128 · fp32 · adamw · eager —" in eager.stdout
+    assert "· batch 2 · seq 128 · fp32 · adamw · eager attention —" in eager.stdout
 
 
 def test_hf_task_is_refused_for_a_built_in_model(cli, project: Path) -> None:
