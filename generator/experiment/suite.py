@@ -29,9 +29,8 @@ experiment is built.
 
 from __future__ import annotations
 
-import functools
-
 import dataclasses
+import functools
 import itertools
 import math
 import sys

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.results import reference_runs
-from generator.results import held_out_as_written
+from generator.results import held_out_as_written, reference_runs
 from generator.results.held_out_as_written import FIELDS
 
 DATA = reference_runs.DATA

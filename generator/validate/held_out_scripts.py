@@ -137,5 +137,5 @@ def estimate_pending(work: Path, path: Path = DATA / AS_WRITTEN,
     """Run each point not yet estimated, once, and record it (see the module); then the
     comparison of every estimated point."""
     done = record_each_once(work, path, check="as-written", points_of=points,
-                            run=lambda point, folder: run(point, folder), say=say)
+                            run=run, say=say)
     return [compare(p, p.estimate["report"], p.estimate["printed_bytes"]) for p in done]

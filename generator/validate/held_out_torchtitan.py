@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.results.held_out_torchtitan import (
-    DATA, TORCHTITAN, Point, arguments, compare, load, points, report_name)
+    DATA, TORCHTITAN, Point, arguments, compare, points, report_name)
 from generator.validate import held_out_scripts
 
 
@@ -52,14 +52,10 @@ def _torchtitan_version() -> str | None:
         return None
 
 
-recorded = held_out_scripts.recorded
-
-
 def estimate_pending(work: Path, path: Path = DATA / TORCHTITAN,
                      say=print) -> list[dict[str, Any]]:
     """Run each point not yet estimated, once, and record it (see the module); then the
     comparison of every estimated point."""
-    done = held_out_scripts.record_each_once(
-        work, path, check="torchtitan", points_of=points,
-        run=lambda point, folder: run(point, folder), say=say)
+    done = held_out_scripts.record_each_once(work, path, check="torchtitan", points_of=points,
+                                             run=run, say=say)
     return [compare(p, p.estimate["report"]) for p in done]

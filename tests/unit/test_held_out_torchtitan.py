@@ -19,10 +19,11 @@ from generator import validate
 from generator.cli.main import _checks
 from generator.results import held_out_torchtitan as recorded
 from generator.results import reference_runs
+from generator.validate import held_out_scripts
 from generator.validate import held_out_torchtitan as t
 from generator.validate.as_written import torchtitan_train
 
-DATA = t.load()
+DATA = recorded.load()
 POINTS = t.points()
 
 
@@ -83,7 +84,7 @@ def test_each_point_is_estimated_once_and_a_failed_run_records_nothing(
     monkeypatch.setattr(t.held_out_scripts, "clean_commit", lambda root: "c0ffee")
     with pytest.raises(RuntimeError, match=r"(?s)1 torchtitan point.*boom"):
         t.estimate_pending(tmp_path / "work", path, say=lambda text: None)
-    found = {p.id: p.estimate for p in t.points(t.load(path))}
+    found = {p.id: p.estimate for p in t.points(recorded.load(path))}
     assert found[POINTS[0].id]["commit"] == "c0ffee" and found[POINTS[1].id] is None
     ran.clear()
     monkeypatch.setattr(t, "run", lambda point, folder, **_: (ran.append(point.id),
@@ -93,7 +94,7 @@ def test_each_point_is_estimated_once_and_a_failed_run_records_nothing(
     assert [r["id"] for r in rows] == [p.id for p in POINTS]
     assert rows[0]["ratio"] == 2**30 / POINTS[0].published_bytes
     with pytest.raises(ValueError, match="estimated already, at c0ffee: never again"):
-        t.recorded(t.load(path), POINTS[0].id, {"commit": "later"})
+        held_out_scripts.recorded(recorded.load(path), POINTS[0].id, {"commit": "later"})
 
 
 def test_torchtitan_runs_only_when_named() -> None:
