@@ -127,7 +127,8 @@ def print_estimate(estimate: Estimate, verdict: Verdict | None, say: Say = print
     trainable = data.get("trainable_parameter_count")
     frozen = "" if trainable in (None, data["parameter_count"]) else f" ({trainable:,} trainable)"
     attention = data.get("attention")
-    ran = "" if not attention else f" · {attention} attention" + (
+    # named as the option names it (the heading's words), whoever chose it
+    ran = "" if not attention else f" · {options()['attention'].words(attention)['en']}" + (
         " (transformers' choice)" if estimate.experiment.attention == "auto" else "")
     say(f"{data['parameter_count']:,} parameters{frozen}{ran}")
     for note in estimate.notes:

@@ -133,7 +133,7 @@ def test_estimate_says_which_attention_ran(cli, project: Path, tmp_path: Path) -
     config = write_config(tmp_path / "gpt2.json", TINY_GPT2)
     chosen = cli(estimate_args(f"hf:{config}"), project)
     assert chosen.returncode == 0, chosen.stderr
-    assert "parameters · sdpa attention (transformers' choice)" in chosen.stdout
+    assert "parameters · SDPA attention (transformers' choice)" in chosen.stdout
     eager = cli(estimate_args(f"hf:{config}", "--attention", "eager"), project)
     assert "parameters · eager attention\n" in eager.stdout and "choice" not in eager.stdout
     assert "· batch 2 · seq 128 · fp32 · adamw · eager attention —" in eager.stdout
