@@ -163,9 +163,14 @@ def main(argv: list[str]) -> int:
             del trainer, tracker, sharding
             dist.barrier()
         # Torn down inside the profile: what it never sees freed now was freed on a thread
-        # it does not watch (gloo's), at a moment it cannot tell.
+        # it does not watch (gloo's), at a moment it cannot tell. The group's last reference
+        # is this name's, not a reducer's: a reducer freed with the GIL held that ends the
+        # group joins gloo's threads while one of them waits for the GIL (a deadlock seen
+        # in PyTorch 2.13); the group's Python binding lets the GIL go while it joins them.
+        world = dist.group.WORLD
         dist.destroy_process_group()
         gc.collect()
+        del world
     blocks, window = allocator_blocks(prof, WINDOW)
     recorded = peak_bytes(blocks, window)
     closed = gloo_frees(prof, blocks)
