@@ -167,10 +167,10 @@ def main(argv: list[str]) -> int:
         # is this name's, not a reducer's: a reducer freed with the GIL held that ends the
         # group joins gloo's threads while one of them waits for the GIL (a deadlock seen
         # in PyTorch 2.13); the group's Python binding lets the GIL go while it joins them.
-        world = dist.group.WORLD
+        world_group = dist.group.WORLD
         dist.destroy_process_group()
         gc.collect()
-        del world
+        del world_group
     blocks, window = allocator_blocks(prof, WINDOW)
     recorded = peak_bytes(blocks, window)
     closed = gloo_frees(prof, blocks)
