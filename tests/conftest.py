@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import warm_python
 from made_results import hand_made_result, write_old
 
 #: The browser tests' fixtures (tests/slow/test_browser.py); module-scoped, built only there.
@@ -103,13 +104,11 @@ def cli_env() -> dict[str, str]:
 
 
 def run_cli(args: list[Any], cwd: Path, *, timeout: float = 600) -> subprocess.CompletedProcess:
-    """`python -m generator ARGS` in `cwd`; stdout and stderr captured (stderr is a pipe,
-    never a terminal, so progress is one line per experiment)."""
-    return subprocess.run(
-        [sys.executable, "-m", "generator", *map(str, args)],
-        cwd=cwd, env=cli_env(), capture_output=True, text=True, timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    """`python -m generator ARGS` in `cwd`, a process of its own started warm
+    (warm_python.py); stdout and stderr captured (stderr is never a terminal, so progress is
+    one line per experiment)."""
+    return warm_python.run("generator", [str(a) for a in args], cwd, cli_env(), module=True,
+                           timeout=timeout)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ prose without the inline SVGs, and what every chart and diagram SVG must be."""
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -23,6 +24,21 @@ def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str,
     for path, study in studies:
         study["json_path"] = f"../data/studies/{path.parent.name}/{path.name}"
     return [result for _, result in found], [study for _, study in studies]
+
+
+#: The committed results, which the site publishes.
+COMMITTED = Path(__file__).resolve().parent.parent / "docs" / "data"
+
+
+@functools.cache
+def committed_contexts() -> tuple[tuple[list, list], dict[str, Any]]:
+    """site_inputs(COMMITTED) and every page module's context from them, by module name,
+    worked out once per test process (the calculator's alone takes about 10 s). Contexts are
+    read, never changed, as render.render shares them between pages."""
+    from generator.site.pages import all_pages
+
+    inputs = site_inputs(COMMITTED)
+    return inputs, {name: module.context(*inputs) for name, module in all_pages().items()}
 
 
 #: Figures drawn per (page module, language, context), kept with their context: a module's

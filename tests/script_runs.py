@@ -10,10 +10,10 @@ process (accelerate's AcceleratorState cannot be made twice with other settings)
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import warm_python
 from conftest import cli_env, run_cli
 from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -42,10 +42,8 @@ def real_cpu_peak(script: Path, args: tuple[str, ...], cwd: Path) -> int:
     """The CPU allocator's peak while `script` runs for real, in a process of its own. The
     profiler sees the allocations of the script's thread alone, so a checkpoint is loaded
     there, as the simulation loads it (pretrained.ON_THE_SCRIPTS_THREAD)."""
-    done = subprocess.run(
-        [sys.executable, __file__, str(script), *args], cwd=cwd,
-        env={**cli_env(), **ON_THE_SCRIPTS_THREAD},
-        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    done = warm_python.run(__file__, [str(script), *args], cwd,
+                           {**cli_env(), **ON_THE_SCRIPTS_THREAD}, timeout=600)
     assert done.returncode == 0, done.stderr
     return int(done.stdout.strip().splitlines()[-1])
 

@@ -82,7 +82,7 @@ def _relative(events: Sequence[tuple]) -> list[int]:
 
 def numbers(text: str) -> list[int]:
     """One step's events, from its text."""
-    return [int(x) for x in text.split(",")] if text else []
+    return list(map(int, text.split(","))) if text else []
 
 
 def decode(trace: dict[str, Any]) -> list[int]:

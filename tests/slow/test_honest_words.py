@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import LANGS, REPO_ROOT
 from markupsafe import Markup
-from page_checks import prose, site_inputs, svg_texts
+from page_checks import committed_contexts, prose, svg_texts
 
 from generator.gpus import CATALOGUE
 from generator.results.reference_runs import held_out_sources, multi_gpu_held_out
@@ -49,14 +49,13 @@ class _AnyFigure(dict):
         return _BLANK
 
 
-def _site(results: list[dict[str, Any]], studies: list[dict[str, Any]]
+def _site(contexts: dict[str, Any]
           ) -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str, str, str]]]:
     """(module, page path, language, Markdown) of every page, rendered as render.render
-    renders them: each module's context, every table and figure of the language, and every
-    page's context as `site`; and (module, figure, language, SVG) of every figure but the
-    reports'."""
+    renders them from each module's context: every table and figure of the language, and
+    every page's context as `site`; and (module, figure, language, SVG) of every figure but
+    the reports'."""
     modules = all_pages()
-    contexts = {name: module.context(results, studies) for name, module in modules.items()}
     found, drawn = [], []
     for lang in LANGS:
         tables: dict[str, Markup] = {}
@@ -81,7 +80,7 @@ def _site(results: list[dict[str, Any]], studies: list[dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def committed_site() -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str, str, str]]]:
-    return _site(*site_inputs(REPO_ROOT / "docs" / "data"))
+    return _site(committed_contexts()[1])
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +90,7 @@ def committed(committed_site) -> list[tuple[str, str, str, str]]:
 
 @pytest.fixture(scope="module")
 def empty() -> list[tuple[str, str, str, str]]:
-    return _site([], [])[0]
+    return _site({name: module.context([], []) for name, module in all_pages().items()})[0]
 
 
 def _claims_measurement(text: str) -> list[str]:
@@ -235,11 +234,9 @@ def test_chinese_pages_leave_no_prose_in_english(committed) -> None:
 def test_every_note_of_the_committed_results_is_data_in_both_languages() -> None:
     """Each note of the committed results is an identifier of the catalogue (results/notes.py),
     not prose: its words exist in both languages."""
-    from page_checks import site_inputs as inputs
-
     from generator.results.notes import CATALOGUE, text
 
-    results, studies = inputs(REPO_ROOT / "docs" / "data")
+    results, studies = committed_contexts()[0]
     notes = [note for result in results for note in result.get("notes") or []]
     notes += [note for study in studies for note in study["data"].get("notes") or []]
     assert notes

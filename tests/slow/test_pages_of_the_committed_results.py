@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import LANGS, REPO_ROOT
+from conftest import LANGS
 from markupsafe import Markup
-from page_checks import page_markdown, site_inputs
+from page_checks import committed_contexts, page_markdown
 
 from generator.site import figures
 from generator.site.pages import all_pages, article, pages_of
@@ -19,10 +19,10 @@ from generator.site.render import render_page
 def test_every_page_ends_with_its_data() -> None:
     """Rendered from the committed results: every page of every module, in both languages,
     has the section; the pages that print measured numbers link files, studies among them."""
-    results, studies = site_inputs(REPO_ROOT / "docs" / "data")
+    _, contexts = committed_contexts()
     linked = set()
     for name, module in all_pages().items():
-        ctx = module.context(results, studies)
+        ctx = contexts[name]
         for page in pages_of(module, ctx):
             if name in ("reports", "article") and page.path not in ("reports/index.md",
                                                                     "claims.md"):
@@ -61,8 +61,7 @@ class _NoFigure(dict):
 def test_each_cpu_check_on_the_methodology_page_has_its_own_label(lang: str) -> None:
     """The batch-1 CPU runs differ only in their step options (checkpointing, the optimizer's
     kernels): each row of the accuracy table names them, so no two rows read alike."""
-    inputs = site_inputs(REPO_ROOT / "docs" / "data")
-    page = page_markdown(article, article.context(*inputs), lang, "methodology.md")
+    page = page_markdown(article, committed_contexts()[1]["article"], lang, "methodology.md")
     cpu_word = {"en": "measured on the CPU", "zh": "CPU 实测"}[lang]
     labels = [line.split(" | ")[0] for line in page.splitlines()
               if line.startswith("| ") and cpu_word in line.split(" | ")[0]]
@@ -79,11 +78,10 @@ def test_the_sweeps_largest_batch_is_the_calculators_and_the_estimates() -> None
     says, and fits there and not beyond."""
     import generator
     from generator import gpus
-    from generator.site.pages import calculator, sweeps
     from generator.plan.predictor import verdicts
 
-    results, studies = site_inputs(REPO_ROOT / "docs" / "data")
-    ctx, widget = sweeps.context(results, studies), calculator.context(results, studies)
+    contexts = committed_contexts()[1]
+    ctx, widget = contexts["sweeps"], contexts["calculator"]
     group = next(g for g in ctx["batch"] if g["model"] == "bert-base" and g["seq_len"] == 128)
     answer = group["series"]["fp32"]["largest"]
     fit = next(f for f in widget["fits"] if (f["model"], f["precision"], f["levers"]) ==
