@@ -74,6 +74,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+#: Tests run since the last freeze; what tests keep (caches of loaded results, contexts) is
+#: frozen every so many, as collection's objects are, once each test is wholly torn down.
+_SINCE_FREEZE = [0]
+FREEZE_EVERY = 100
+
+
+def pytest_runtest_logfinish() -> None:
+    _SINCE_FREEZE[0] += 1
+    if _SINCE_FREEZE[0] >= FREEZE_EVERY:
+        _SINCE_FREEZE[0] = 0
+        gc.collect()
+        gc.freeze()
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """With `-m "not slow"` the slow folder is not even imported: its modules import
     transformers, PEFT and bitsandbytes (seconds) only to be deselected."""
