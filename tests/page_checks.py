@@ -30,15 +30,20 @@ def site_inputs(results_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str,
 COMMITTED = Path(__file__).resolve().parent.parent / "docs" / "data"
 
 
-@functools.cache
-def committed_contexts() -> tuple[tuple[list, list], dict[str, Any]]:
-    """site_inputs(COMMITTED) and every page module's context from them, by module name,
-    worked out once per test process (the calculator's alone takes about 10 s). Contexts are
-    read, never changed, as render.render shares them between pages."""
+def contexts(results: list[dict[str, Any]], studies: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every page module's context from these results and studies, by module name."""
     from generator.site.pages import all_pages
 
+    return {name: module.context(results, studies) for name, module in all_pages().items()}
+
+
+@functools.cache
+def committed_contexts() -> tuple[tuple[list, list], dict[str, Any]]:
+    """site_inputs(COMMITTED) and every page module's context from them, worked out once per
+    test process (the calculator's alone takes about 10 s). Contexts are read, never
+    changed, as render.render shares them between pages."""
     inputs = site_inputs(COMMITTED)
-    return inputs, {name: module.context(*inputs) for name, module in all_pages().items()}
+    return inputs, contexts(*inputs)
 
 
 #: Figures drawn per (page module, language, context), kept with their context: a module's

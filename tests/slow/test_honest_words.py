@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import LANGS, REPO_ROOT
 from markupsafe import Markup
-from page_checks import committed_contexts, prose, svg_texts
+from page_checks import committed_contexts, contexts, prose, svg_texts
 
 from generator.gpus import CATALOGUE
 from generator.results.reference_runs import held_out_sources, multi_gpu_held_out
@@ -49,7 +49,7 @@ class _AnyFigure(dict):
         return _BLANK
 
 
-def _site(contexts: dict[str, Any]
+def _site(page_contexts: dict[str, Any]
           ) -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str, str, str]]]:
     """(module, page path, language, Markdown) of every page, rendered as render.render
     renders them from each module's context: every table and figure of the language, and
@@ -61,7 +61,7 @@ def _site(contexts: dict[str, Any]
         tables: dict[str, Markup] = {}
         figures: dict[str, str] = {}
         for name, module in modules.items():
-            ctx = contexts[name]
+            ctx = page_contexts[name]
             if ctx is None:
                 continue
             tables.update(module.tables(ctx, lang))
@@ -70,10 +70,10 @@ def _site(contexts: dict[str, Any]
                 drawn += [(name, figure, lang, svg) for figure, svg in own.items()]
                 figures.update(own)
         for name, module in modules.items():
-            for page in pages_of(module, contexts[name]):
+            for page in pages_of(module, page_contexts[name]):
                 shown = _AnyFigure() if name == "reports" else figure_views.views(figures)
-                text = render_page(page, lang, context=contexts[name], tables=tables,
-                                   figures=shown, site=contexts)
+                text = render_page(page, lang, context=page_contexts[name], tables=tables,
+                                   figures=shown, site=page_contexts)
                 found.append((name, page.path, lang, text))
     return found, drawn
 
@@ -90,7 +90,7 @@ def committed(committed_site) -> list[tuple[str, str, str, str]]:
 
 @pytest.fixture(scope="module")
 def empty() -> list[tuple[str, str, str, str]]:
-    return _site({name: module.context([], []) for name, module in all_pages().items()})[0]
+    return _site(contexts([], []))[0]
 
 
 def _claims_measurement(text: str) -> list[str]:
