@@ -5,7 +5,8 @@ imports them again (about 1.7 s of CPU each; the slow suite starts about a hundr
 A child is a process of its own as a new one is: its own folder, environment, standard
 streams, exit status, signals and seeds of `random` and NumPy (string hashes keep the
 parent's seed: render's byte-identity across processes is checked cold, in test_build_pages).
-It has imported PyTorch and the tool's own modules (PRELOAD), and nothing of the script it
+It has imported PyTorch and the tool's own modules (PRELOAD; for `python -m generator`, also
+the part of PyTorch the command imports first), and nothing of the script it
 runs: transformers and the other frameworks are imported by the child, under the environment
 and the simulated device it runs with. What the parent imported read the parent's
 environment, so the parent is started with the environment of the call, and a call whose
@@ -34,6 +35,10 @@ PRELOAD = ("torch", "generator.cli.main", "generator.cli.commands", "generator.c
            "generator.cli.run", "generator.cli.compare", "generator.api",
            "generator.simulate.runner", "generator.simulate.session",
            "generator.measure.backends.estimate", "generator.measure.run")
+#: A parent of `python -m generator` imports what the command itself imports first, before it
+#: reads its arguments' models or installs a simulated GPU: torch._dynamo (measure.preload).
+#: Not for a script run as it is (script_runs.py): its imports happen inside what it measures.
+PRELOAD_OF_THE_TOOL = PRELOAD + ("torch._dynamo",)
 #: Varies from test to test and is read by nothing a parent imports.
 _NOT_COMPARED = ("PYTEST_CURRENT_TEST",)
 
@@ -78,12 +83,12 @@ else:
 class _Parent:
     """A warm parent: started once per environment, forks one child at a time."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], preload: tuple[str, ...]) -> None:
         to_parent, self._requests = os.pipe()
         self._replies, from_parent = os.pipe()
         self._log = tempfile.NamedTemporaryFile(prefix="warm-python-", suffix=".log")
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _PARENT, str(to_parent), str(from_parent), *PRELOAD],
+            [sys.executable, "-c", _PARENT, str(to_parent), str(from_parent), *preload],
             env=env, cwd=tempfile.gettempdir(), stdin=subprocess.DEVNULL,
             stdout=self._log, stderr=self._log, pass_fds=(to_parent, from_parent))
         os.close(to_parent), os.close(from_parent)
@@ -160,11 +165,12 @@ def run(target: str, args: list[str], cwd: Path, env: dict[str, str], *, module:
     if (first / "generator").exists() or not (module or Path(cwd, target).is_file()):
         return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
-    key = _compared(env)
+    preload = PRELOAD_OF_THE_TOOL if module and target == "generator" else PRELOAD
+    key = (_compared(env), preload)
     if key not in _PARENTS:
         while len(_PARENTS) >= _KEPT:
             _PARENTS.pop(next(iter(_PARENTS))).close()
-        _PARENTS[key] = _Parent(env)
+        _PARENTS[key] = _Parent(env, preload)
     with tempfile.TemporaryDirectory(prefix="warm-python-") as streams:
         out, err = Path(streams, "stdout"), Path(streams, "stderr")
         call = {"target": target, "args": args, "module": module, "cwd": str(cwd),
