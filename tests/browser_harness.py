@@ -165,6 +165,8 @@ def browser():
 @dataclass
 class Session:
     page: object
+    #: Requests the page (or a worker of it) has made that have neither finished nor failed.
+    in_flight: set = field(default_factory=set)
     console_errors: list[str] = field(default_factory=list)
     failed_requests: list[str] = field(default_factory=list)
     aborted_requests: list[str] = field(default_factory=list)
@@ -210,6 +212,10 @@ def browsing(browser):
             route.continue_()
 
     context.route("**/*", route)
+    context.add_init_script(_WORKERS_ANSWERED)
+    page.on("request", lambda request: state.in_flight.add(request))
+    page.on("requestfinished", lambda request: state.in_flight.discard(request))
+    page.on("requestfailed", lambda request: state.in_flight.discard(request))
     page.on("console", lambda message: message.type == "error"
             and state.console_errors.append(f"{message.text} ({message.location.get('url')})"))
     page.on("pageerror", lambda error: state.console_errors.append(f"uncaught: {error}"))
@@ -225,13 +231,45 @@ def browsing(browser):
         context.close()
 
 
+#: Counts the page's web workers and those that have answered it (posted their first message,
+#: or failed). Material's search worker answers once it has fetched its language scripts and
+#: built the index: the last of a page's late requests, each made after the one before.
+_WORKERS_ANSWERED = """(() => {
+  const Native = window.Worker;
+  if (!Native) return;
+  window.__workersStarted = 0;
+  window.__workersAnswered = 0;
+  window.Worker = class extends Native {
+    constructor(...args) {
+      super(...args);
+      window.__workersStarted += 1;
+      let answered = false;
+      const answer = () => { if (!answered) { answered = true; window.__workersAnswered += 1; } };
+      this.addEventListener("message", answer);
+      this.addEventListener("error", answer);
+    }
+  };
+})();"""
+
+
 def open_page(session: Session, site: Site, page: str, *, settle: bool = True) -> None:
-    """Load a page; with `settle`, also wait until its late requests (the search index, the
-    fonts) are done, so that a failure among them is recorded."""
+    """Load a page; with `settle`, also wait until its late requests (the search worker's
+    index and scripts, the fonts) are done, so that a failure among them is recorded."""
     response = session.page.goto(site.url(page), wait_until="load")
     assert response is not None and response.ok, f"{site.url(page)}: {response and response.status}"
     if settle:
-        session.page.wait_for_load_state("networkidle")
+        settled(session)
+
+
+def settled(session: Session) -> None:
+    """Wait for the loaded page's late requests by what they are, not by a quiet spell
+    (Playwright's "networkidle" waits 500 ms with nothing in flight, on every page): every
+    worker has answered, the fonts are in, and no request is left in flight."""
+    page = session.page
+    page.wait_for_function("() => (window.__workersAnswered || 0) >= (window.__workersStarted || 0)")
+    page.evaluate("document.fonts.ready.then(() => true)")
+    while session.in_flight:
+        page.wait_for_timeout(10)  # the events that empty the set arrive while Playwright waits
 
 
 def page_lang(page: str) -> str:

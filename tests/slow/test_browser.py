@@ -30,6 +30,7 @@ from browser_harness import (
     browsing,
     open_page,
     page_lang,
+    settled,
 )
 
 pytestmark = pytest.mark.browser
@@ -226,7 +227,7 @@ def test_screenshots_of_home_and_explainer(site: Site, session: Session) -> None
     open_page(session, site, "")
     session.page.emulate_media(color_scheme="dark")
     session.page.reload(wait_until="load")
-    session.page.wait_for_load_state("networkidle")
+    settled(session)
     assert session.page.locator("body").get_attribute("data-md-color-scheme") == "slate"
     session.page.evaluate(_LOAD_IMAGES)
     session.page.screenshot(path=str(SCREENSHOTS / "home-zh-dark.png"), full_page=True)
