@@ -189,14 +189,27 @@ def test_a_warm_build_does_not_render_again(built) -> None:
     assert (root / "site" / "en" / "reports" / "bert-base" / "index.html").is_file()
 
 
-@pytest.mark.parametrize("module", ["site/render.py", "units.py", "experiment/experiment.py"])
-def test_a_build_renders_again_after_the_code_it_renders_with_changes(built, module) -> None:
-    """The render stamp digests the code: an edit to any module the render runs (the pages'
-    own, or the size formatting and option words they import) means render again."""
+#: Modules the render runs: a page's own, and the size formatting and option words pages import.
+RENDERED_WITH = ("site/render.py", "units.py", "experiment/experiment.py")
+#: What `build` asks before it renders (commands.build), in the snapshot's code.
+IS_FRESH = ["-c", "from generator.site.freshness import is_fresh; "
+            "print(is_fresh('docs/data', 'docs'))"]
+
+
+def test_a_build_renders_again_after_the_code_it_renders_with_changes(built) -> None:
+    """The render stamp digests the code: an edit to any module the render runs means render
+    again. A build shows it for the first module; for the others, the check the build makes
+    (freshness.is_fresh) turns false with the edit and true again without it."""
     root, proc = built
     assert proc.returncode == 0, proc.stderr
-    source = root / "generator" / module
-    source.write_text(source.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    first, *others = (root / "generator" / module for module in RENDERED_WITH)
+    first.write_text(first.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     again = run_snapshot(["-m", "generator", "build", "--config", "suite.toml"], root)
     assert again.returncode == 0, again.stderr
-    assert "not rendered again" not in again.stderr, f"{module} changed:\n{again.stderr}"
+    assert "not rendered again" not in again.stderr, f"{first} changed:\n{again.stderr}"
+    for source in others:
+        assert run_snapshot(IS_FRESH, root).stdout.split() == ["True"]
+        text = source.read_text(encoding="utf-8")
+        source.write_text(text + "\n# edited\n", encoding="utf-8")
+        assert run_snapshot(IS_FRESH, root).stdout.split() == ["False"], f"{source} changed"
+        source.write_text(text, encoding="utf-8")
