@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy
+
 from generator.allocator import trace
 from generator.allocator.caching import simulate
 
@@ -64,40 +66,78 @@ def template(points: Sequence[tuple[int, int, dict[str, Any]]]) -> dict[str, Any
     workspaces = {tuple(at) for at in points[0][2].get("workspaces", ())}
     if any({tuple(at) for at in p[2].get("workspaces", ())} != workspaces for p in points):
         raise NotReplayable("the cuBLAS workspaces come at other events at another size")
-    sizes: dict[tuple[Fraction, ...] | str, int] = {}
-    fitted: dict[tuple[int, ...], int] = {}
+    at_sizes = [(b, s) for b, s, _ in points]
+    sizes: dict[tuple[Fraction, ...] | str, int] = {}  # each size's formula → its number
+    fitted: dict[tuple[int, ...], int] = {}  # an allocation's bytes at each size → its number
     steps = []
     exact = True
+    workspace = 0
     for i in range(len(texts[0])):
-        numbers = [trace.numbers(t[i]) for t in texts]
-        if len({len(n) for n in numbers}) != 1:
+        # a row per estimate, a column per event
+        rows = [_events(t[i]) for t in texts]
+        if len({len(r) for r in rows}) != 1:
             raise NotReplayable(f"step {i + 1} has a different number of events at another size")
-        ops = []
-        for j, values in enumerate(zip(*numbers)):
-            if values[0] < 0:  # a free: the same distance at every size
-                if len(set(values)) != 1:
-                    raise NotReplayable("the frees differ between sizes")
-                ops.append(values[0])
-            elif (i, j) in workspaces:  # its own size, which a replay may change
-                workspace = values[0]
-                ops.append(sizes.setdefault("workspace", len(sizes)))
-            else:
-                if values not in fitted:
-                    coefficients = fit_size([(b, s) for b, s, _ in points], values)
-                    fitted[values] = sizes.setdefault(coefficients, len(sizes))
-                    exact = exact and all(
-                        sum(c * term(m, b, s) for m, c in zip(MONOMIALS, coefficients)) == v
-                        for (b, s, _), v in zip(points, values))
-                ops.append(fitted[values])
-        steps.append(",".join(map(str, ops)))
+        events = numpy.stack(rows)
+        frees = events[0] < 0  # a free: the same distance at every size
+        if (events[:, frees] != events[0, frees]).any():
+            raise NotReplayable("the frees differ between sizes")
+        # a cuBLAS workspace has its own size, which a replay may change
+        at_workspace = [j for step, j in sorted(workspaces) if step == i and events[0, j] >= 0]
+        allocations = ~frees
+        allocations[at_workspace] = False
+        columns = numpy.flatnonzero(allocations)
+        # each distinct allocation is fitted once; sizes are numbered in the order first met
+        distinct, first, inverse = _distinct_columns(events[:, columns])
+        met = {int(columns[at]): k for k, at in enumerate(first)}
+        if at_workspace:
+            workspace = int(events[0, at_workspace[-1]])
+            met[at_workspace[0]] = "workspace"
+        number = numpy.empty(len(distinct), dtype=numpy.int64)
+        for k in (met[j] for j in sorted(met)):
+            if k == "workspace":
+                sizes.setdefault("workspace", len(sizes))
+                continue
+            values = tuple(distinct[k].tolist())
+            if values not in fitted:
+                coefficients = fit_size(at_sizes, values)
+                fitted[values] = sizes.setdefault(coefficients, len(sizes))
+                exact = exact and all(_bytes(coefficients, b, s) == v
+                                      for (b, s), v in zip(at_sizes, values))
+            number[k] = fitted[values]
+        ops = events[0].copy()  # frees as they are
+        ops[columns] = number[inverse]
+        ops[at_workspace] = sizes.get("workspace", 0)
+        steps.append(",".join(map(str, ops.tolist())))
     constant = [1 if m == "1" else 0 for m in MONOMIALS]
     found = {"monomials": list(MONOMIALS),
              "sizes": [[c * workspace for c in constant] if coefficients == "workspace"
                        else [_number(c) for c in coefficients] for coefficients in sizes],
              "steps": steps, "times": list(times)}
     if exact:  # where the replay needs no check (exact_at_its_points)
-        found["exact_at"] = [[b, s] for b, s, _ in points]
+        found["exact_at"] = [[b, s] for b, s in at_sizes]
     return {**found, "workspace": sizes["workspace"]} if "workspace" in sizes else found
+
+
+def _bytes(coefficients: Sequence[Fraction], batch: int, seq: int) -> Fraction:
+    """A fitted size's value at one size."""
+    return sum(c * term(m, batch, seq) for m, c in zip(MONOMIALS, coefficients) if c)
+
+
+def _events(text: str) -> numpy.ndarray:
+    """One step's events, from its text (trace.numbers' values, as an array)."""
+    return numpy.fromstring(text, dtype=numpy.int64, sep=",") if text \
+        else numpy.empty(0, dtype=numpy.int64)
+
+
+def _distinct_columns(sizes: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """The distinct columns of `sizes` (as rows), the first column of each, and the distinct
+    one of every column, as numpy.unique(sizes.T, axis=0) gives them; each column compared
+    as one run of bytes, which sorts faster than rows of numbers."""
+    rows = numpy.ascontiguousarray(sizes.T)
+    as_bytes = rows.view(numpy.dtype((numpy.void, rows.itemsize * rows.shape[1])))
+    _, first, inverse = numpy.unique(as_bytes.reshape(-1), return_index=True,
+                                     return_inverse=True)
+    return rows[first], first, inverse.reshape(-1)
 
 
 def _number(c: Fraction) -> int | float:
@@ -108,6 +148,8 @@ def fit_size(sizes: Sequence[tuple[int, int]], values: Sequence[int]) -> tuple[F
     """The fewest terms of MONOMIALS whose exact (rational) combination gives every value;
     a coefficient per monomial, zero for the unused ones."""
     names = list(MONOMIALS)
+    if len(set(values)) == 1:  # a weight's or a state's size: the same at every size
+        return tuple(Fraction(values[0]) if name == "1" else Fraction(0) for name in names)
     for slack in (0, ROUNDING_SLACK):
         for count in range(1, MAX_TERMS + 1):
             for subset in itertools.combinations(names, count):
@@ -128,10 +170,11 @@ def exact_at_its_points(tmpl: dict[str, Any], sizes: Sequence[tuple[int, int]]) 
 def _solve(subset, sizes, values, slack: int) -> dict[str, Fraction] | None:
     """Least squares in exact arithmetic, accepted only if it misses no size by more than
     `slack` bytes."""
-    rows = [[Fraction(term(m, b, s)) for m in subset] for b, s in sizes]
+    rows = [[term(m, b, s) for m in subset] for b, s in sizes]
     k = len(subset)
-    system = [[sum(r[i] * r[j] for r in rows) for j in range(k)]
-              + [sum(r[i] * v for r, v in zip(rows, values))] for i in range(k)]
+    # the normal equations, whole numbers; the elimination then divides exactly
+    system = [[Fraction(sum(r[i] * r[j] for r in rows)) for j in range(k)]
+              + [Fraction(sum(r[i] * v for r, v in zip(rows, values)))] for i in range(k)]
     for col in range(k):  # Gauss-Jordan; exact, so any non-zero pivot will do
         pivot = next((r for r in range(col, k) if system[r][col] != 0), None)
         if pivot is None:
