@@ -87,11 +87,14 @@ class StepMemory:
         return cls._read(data)
 
     @classmethod
-    def _read(cls, data: dict[str, Any]) -> "StepMemory":
+    def _read(cls, data: dict[str, Any], *, fresh: bool = False) -> "StepMemory":
+        """`fresh`: a result that nothing else holds (the API's own, just made), kept as it
+        is; any other is copied, so that a change to the caller's dict changes nothing here."""
         if data.get("error"):
             raise ResultsError(f"result {data.get('key')!r} holds no figures: "
                                f"{data['error']} ({data.get('error_detail') or 'no detail'})")
-        data = copy.deepcopy(data)
+        if not fresh:
+            data = copy.deepcopy(data)
         allocated, reserved, context, gpu = cls._allocator_figures(data)
         smi = None if reserved is None or context is None else \
             (reserved + context[0], reserved + context[1])
