@@ -87,7 +87,7 @@ def estimate(model: Model, *, batch_size: int, seq_len: int, gpu: str | None = N
     GPU (`gpu`, from the catalogue; an H100 when None) unless `device="cpu"`."""
     with _experiment(model, backend="estimate", batch_size=batch_size, seq_len=seq_len,
                      gpu=gpu or "", **options) as exp:
-        return Estimate._read(_result(exp), fresh=True)
+        return Estimate.from_dict(_result(exp), copy=False)
 
 
 @_public
@@ -103,7 +103,7 @@ def measure_step(model: Model, *, batch_size: int, seq_len: int, backend: str = 
                           f"{backend!r} (estimate() estimates)")
     with _experiment(model, backend=backend, batch_size=batch_size, seq_len=seq_len,
                      **options) as exp:
-        return Measurement._read(_result(exp), fresh=True)
+        return Measurement.from_dict(_result(exp), copy=False)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ the stored JSON, and `from_dict` reads it. Torch-free.
 
 from __future__ import annotations
 
-import copy
+from copy import deepcopy
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -78,23 +78,23 @@ class StepMemory:
 
     def to_dict(self) -> StepResult:
         """The result exactly as the results store keeps it (a copy)."""
-        return copy.deepcopy(dict(self._data))
+        return deepcopy(dict(self._data))
 
     @staticmethod
-    def from_dict(data: dict[str, Any]) -> "StepMemory":
-        """An Estimate or a Measurement, by the result's backend."""
+    def from_dict(data: dict[str, Any], *, copy: bool = True) -> "StepMemory":
+        """An Estimate or a Measurement, by the result's backend. `copy=False` keeps `data`
+        itself, for a caller that changes it no more: a page judging the results it holds,
+        the API the result it has just made."""
         cls = Estimate if data.get("backend") == "estimate" else Measurement
-        return cls._read(data)
+        return cls._read(data, copy=copy)
 
     @classmethod
-    def _read(cls, data: dict[str, Any], *, fresh: bool = False) -> "StepMemory":
-        """`fresh`: a result that nothing else holds (the API's own, just made), kept as it
-        is; any other is copied, so that a change to the caller's dict changes nothing here."""
+    def _read(cls, data: dict[str, Any], *, copy: bool) -> "StepMemory":
         if data.get("error"):
             raise ResultsError(f"result {data.get('key')!r} holds no figures: "
                                f"{data['error']} ({data.get('error_detail') or 'no detail'})")
-        if not fresh:
-            data = copy.deepcopy(data)
+        if copy:  # a change to the caller's dict then changes nothing here
+            data = deepcopy(data)
         allocated, reserved, context, gpu = cls._allocator_figures(data)
         smi = None if reserved is None or context is None else \
             (reserved + context[0], reserved + context[1])
@@ -155,12 +155,12 @@ class Estimate(StepMemory):
             f"estimated for the {device.upper()}"
 
     @staticmethod
-    def from_dict(data: dict[str, Any]) -> "Estimate":
+    def from_dict(data: dict[str, Any], *, copy: bool = True) -> "Estimate":
         if data.get("backend") != "estimate":
             raise ResultsError(f"result {data.get('key')!r} was measured "
                                f"({data.get('backend')}), not estimated: use "
                                "StepMemory.from_dict or Measurement.from_dict")
-        return Estimate._read(data)
+        return Estimate._read(data, copy=copy)
 
     @staticmethod
     def _allocator_figures(data: dict[str, Any]) -> tuple:
@@ -196,11 +196,11 @@ class Measurement(StepMemory):
         return "measured on the CPU"
 
     @staticmethod
-    def from_dict(data: dict[str, Any]) -> "Measurement":
+    def from_dict(data: dict[str, Any], *, copy: bool = True) -> "Measurement":
         if data.get("backend") == "estimate":
             raise ResultsError(f"result {data.get('key')!r} is an estimate: use "
                                "Estimate.from_dict or StepMemory.from_dict")
-        return Measurement._read(data)
+        return Measurement._read(data, copy=copy)
 
     @staticmethod
     def _allocator_figures(data: dict[str, Any]) -> tuple:

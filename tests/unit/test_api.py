@@ -43,6 +43,15 @@ def test_an_estimate_is_the_stored_result_typed(tiny: g.Estimate) -> None:
     assert set(tiny.category_max) == set(CATEGORIES)
     assert [p.name for p in tiny.phases][:3] == ["forward", "backward", "optimizer"]
     assert tiny.gpu == "NVIDIA H100 80GB HBM3" and tiny.kind == "estimated for " + tiny.gpu
+
+
+def test_from_dict_copies_unless_told_not_to(tiny: g.Estimate) -> None:
+    """A caller's later change reaches a step made with copy=False, never one made without."""
+    data = tiny.to_dict()
+    copied, kept = g.StepMemory.from_dict(data), g.StepMemory.from_dict(data, copy=False)
+    data["notes"].append("changed afterwards")
+    assert copied.to_dict()["notes"] == tiny.to_dict()["notes"]
+    assert kept.to_dict()["notes"] == data["notes"]
     assert any(note.id == "allocator_replay_assumed" for note in tiny.notes)
     assert any("(assumed: none was named)" in str(note) for note in tiny.notes)
     assert any("没有指定 GPU" in note.text("zh") for note in tiny.notes)

@@ -148,7 +148,7 @@ def verdict(row: dict[str, Any], gpu: gpus.GPU) -> Verdict | None:
     """Whether one rank's step fits `gpu`: Estimate.fits, the one rule (plan/fit.py), on the
     allocator's figures replayed with that GPU's cuBLAS workspaces and its CUDA context plus
     the rank's NCCL communicators; None for a result without the allocator's figures."""
-    step = StepMemory.from_dict(row["result"])
+    step = StepMemory.from_dict(row["result"], copy=False)
     if step.reserved_bytes is None:
         return None
     return step.fits(gpu.name)

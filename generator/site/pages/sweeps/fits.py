@@ -137,7 +137,7 @@ def needs_on(results: list[Result], gpu: gpus.GPU) -> dict[int, int]:
     figures for it (a sweep of the CPU, or estimates older than the GPU catalogue)."""
     found = {}
     for result in results:
-        step = StepMemory.from_dict(result)
+        step = StepMemory.from_dict(result, copy=False)
         if step.reserved_bytes is None:
             return {}
         try:
