@@ -11,6 +11,7 @@ of links, empty for a page with no numbers of its own) is taken at its word.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -30,16 +31,26 @@ def data_files(page: Page, context: Any, *, sources: list[str] | None = None,
         return sorted(page.variables["data_files"])
     data = page.variables or context
     if page.shares_context is not None and sources is not None and isinstance(data, dict):
-        named = set(page.shares_context)
-        for source in sources:
-            named |= jinja2.meta.find_undeclared_variables(environment().parse(source))
-        read = {name for source in sources
-                for name in re.findall(r"""site(?:\.get\(|\[)["']([a-z_]+)["']""", source)}
+        named = set(page.shares_context).union(*map(_variables, sources))
+        read = set().union(*map(_read_through_site, sources))
         data = [*(value for key, value in data.items() if key in named),
                 *((site or {}).get(name) for name in sorted(read))]
     found: set[str] = set()
     _walk(data, found, set())
     return sorted(found)
+
+
+@functools.cache
+def _variables(source: str) -> frozenset[str]:
+    """The variables a template's source reads (parsed once per source: every page of a
+    template, in each language, asks again)."""
+    return frozenset(jinja2.meta.find_undeclared_variables(environment().parse(source)))
+
+
+@functools.cache
+def _read_through_site(source: str) -> frozenset[str]:
+    """The pages' contexts a template's source reads through `site`."""
+    return frozenset(re.findall(r"""site(?:\.get\(|\[)["']([a-z_]+)["']""", source))
 
 
 def _walk(value: Any, found: set[str], seen: set[int]) -> None:
