@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,7 +269,10 @@ def settled(session: Session) -> None:
     page = session.page
     page.wait_for_function("() => (window.__workersAnswered || 0) >= (window.__workersStarted || 0)")
     page.evaluate("document.fonts.ready.then(() => true)")
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
     while session.in_flight:
+        assert time.monotonic() < deadline, \
+            f"still in flight: {sorted(r.url for r in session.in_flight)}"
         page.wait_for_timeout(10)  # the events that empty the set arrive while Playwright waits
 
 
