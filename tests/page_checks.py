@@ -40,7 +40,7 @@ def contexts(results: list[dict[str, Any]], studies: list[dict[str, Any]]) -> di
 @functools.cache
 def committed_contexts() -> tuple[tuple[list, list], dict[str, Any]]:
     """site_inputs(COMMITTED) and every page module's context from them, worked out once per
-    test process (the calculator's alone takes about 10 s). Contexts are read, never
+    test process (the calculator's alone takes about 7 s). Contexts are read, never
     changed, as render.render shares them between pages."""
     inputs = site_inputs(COMMITTED)
     return inputs, contexts(*inputs)
